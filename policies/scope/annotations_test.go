@@ -1,0 +1,126 @@
+package scope
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+func TestAnnotations(t *testing.T) {
+	const at = "metadata.annotations"
+	key := func(k string) string { return at + "[" + k + "]" }
+	tests := []struct {
+		name        string
+		annotations map[string]any // nil: no annotations at all
+		want        []result
+	}{
+		{name: "no annotations"},
+		{name: "no secret annotations", annotations: map[string]any{"example.com/x": "y", "secrets.kubedoop.dev.evil/x": "y"}},
+		{name: "minimal", annotations: map[string]any{annotationClass: "tls"}},
+		{name: "every known key valid", annotations: map[string]any{
+			annotationClass: "tls", annotationScope: "pod,node", annotationFormat: "kerberos",
+			annotationAutoTLSCertLifetime: "24h", annotationAutoTLSCertRestartBuffer: "10m", annotationAutoTLSCertJitterFactor: "0.2",
+			annotationKerberosServiceNames: "HTTP,hdfs", annotationPodInfo: "anything",
+		}},
+		{name: "jitter zero", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "0"}},
+
+		{name: "class missing", annotations: map[string]any{annotationScope: "pod"},
+			want: []result{deny(SecretClassMissing, key(annotationClass))}},
+		{name: "class empty", annotations: map[string]any{annotationClass: "", annotationScope: "pod"},
+			want: []result{deny(SecretClassMissing, key(annotationClass))}},
+		{name: "class not a string", annotations: map[string]any{annotationClass: float64(1), annotationScope: "pod"},
+			want: []result{deny(SecretClassMissing, key(annotationClass))}},
+
+		{name: "scope grammar", annotations: map[string]any{annotationClass: "tls", annotationScope: "pod,,node"},
+			want: []result{deny(ScopeEntryEmpty, key(annotationScope))}},
+
+		{name: "format unknown", annotations: map[string]any{annotationClass: "tls", annotationFormat: "pem"},
+			want: []result{deny(SecretFormatUnknown, key(annotationFormat))}},
+		{name: "format empty", annotations: map[string]any{annotationClass: "tls", annotationFormat: ""},
+			want: []result{deny(SecretFormatUnknown, key(annotationFormat))}},
+		{name: "format wrong case", annotations: map[string]any{annotationClass: "tls", annotationFormat: "TLS-PEM"},
+			want: []result{deny(SecretFormatUnknown, key(annotationFormat))}},
+
+		{name: "lifetime not a duration", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertLifetime: "7"},
+			want: []result{deny(SecretDurationInvalid, key(annotationAutoTLSCertLifetime))}},
+		{name: "lifetime days", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertLifetime: "7d"},
+			want: []result{deny(SecretDurationInvalid, key(annotationAutoTLSCertLifetime))}},
+		{name: "lifetime zero", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertLifetime: "0s"},
+			want: []result{deny(SecretDurationInvalid, key(annotationAutoTLSCertLifetime))}},
+		{name: "restart buffer negative", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertRestartBuffer: "-1h"},
+			want: []result{deny(SecretDurationInvalid, key(annotationAutoTLSCertRestartBuffer))}},
+
+		{name: "jitter one", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "1.0"},
+			want: []result{deny(SecretJitterFactorInvalid, key(annotationAutoTLSCertJitterFactor))}},
+		{name: "jitter negative", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "-0.1"},
+			want: []result{deny(SecretJitterFactorInvalid, key(annotationAutoTLSCertJitterFactor))}},
+		{name: "jitter NaN", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "NaN"},
+			want: []result{deny(SecretJitterFactorInvalid, key(annotationAutoTLSCertJitterFactor))}},
+		{name: "jitter Inf", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "-Inf"},
+			want: []result{deny(SecretJitterFactorInvalid, key(annotationAutoTLSCertJitterFactor))}},
+		{name: "jitter text", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "low"},
+			want: []result{deny(SecretJitterFactorInvalid, key(annotationAutoTLSCertJitterFactor))}},
+
+		{name: "tls-p12 default password", annotations: map[string]any{annotationClass: "tls", annotationFormat: "tls-p12"},
+			want: []result{warn(SecretPasswordReadable, key(annotationPKCS12Password))}},
+		{name: "tls-p12 with password", annotations: map[string]any{annotationClass: "tls", annotationFormat: "tls-p12", annotationPKCS12Password: "hunter2"},
+			want: []result{warn(SecretPasswordReadable, key(annotationPKCS12Password))}},
+		{name: "password without tls-p12", annotations: map[string]any{annotationClass: "tls", annotationPKCS12Password: "changeit"},
+			want: []result{warn(SecretPasswordReadable, key(annotationPKCS12Password))}},
+
+		{name: "unknown key", annotations: map[string]any{annotationClass: "tls", "secrets.kubedoop.dev/scopes": "pod"},
+			want: []result{warn(SecretAnnotationUnknown, key("secrets.kubedoop.dev/scopes"))}},
+		{name: "only an unknown key", annotations: map[string]any{"secrets.kubedoop.dev/": "x"},
+			want: []result{warn(SecretAnnotationUnknown, key("secrets.kubedoop.dev/")), deny(SecretClassMissing, key(annotationClass))}},
+
+		{name: "everything wrong, sorted by path", annotations: map[string]any{
+			annotationScope: "service", annotationFormat: "x", annotationAutoTLSCertLifetime: "x",
+			annotationAutoTLSCertJitterFactor: "x", annotationAutoTLSCertRestartBuffer: "x", "secrets.kubedoop.dev/zz": "x",
+		}, want: []result{
+			deny(SecretJitterFactorInvalid, key(annotationAutoTLSCertJitterFactor)),
+			deny(SecretDurationInvalid, key(annotationAutoTLSCertLifetime)),
+			deny(SecretDurationInvalid, key(annotationAutoTLSCertRestartBuffer)),
+			deny(SecretClassMissing, key(annotationClass)),
+			deny(SecretFormatUnknown, key(annotationFormat)),
+			deny(ScopeValueMissing, key(annotationScope)),
+			warn(SecretAnnotationUnknown, key("secrets.kubedoop.dev/zz")),
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := basePVC()
+			if tt.annotations == nil {
+				delete(dig(obj, "metadata"), "annotations")
+			} else {
+				dig(obj, "metadata")["annotations"] = tt.annotations
+			}
+			if got := results(Validate(gkPVC, obj)); !slices.Equal(got, tt.want) {
+				t.Errorf("findings = %v\nwant       %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAnnotationEvidence: the evidence of a finding is the offending value,
+// so the webhook can ratchet an unchanged one.
+func TestAnnotationEvidence(t *testing.T) {
+	obj := basePVC()
+	annotations := dig(obj, "metadata", "annotations")
+	annotations[annotationFormat] = "pem"
+	annotations[annotationAutoTLSCertLifetime] = "7d"
+	for _, f := range Validate(gkPVC, obj) {
+		var want string
+		switch f.Code {
+		case SecretFormatUnknown:
+			want = "pem"
+		case SecretDurationInvalid:
+			want = "7d"
+		default:
+			t.Fatalf("unexpected finding %+v", f)
+		}
+		if f.Evidence != policies.Fingerprint(want) {
+			t.Errorf("%s: evidence is not the annotation value", f.Code)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package scope
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
+)
+
+// setPodAnnotation returns a tweak that sets one annotation of the Pod's
+// secret volume; an empty value deletes it.
+func setPodAnnotation(key, value string) func(map[string]any) {
+	return func(obj map[string]any) {
+		if value == "" {
+			delete(podAnnotations(obj), key)
+			return
+		}
+		podAnnotations(obj)[key] = value
+	}
+}
+
+func setHdfsScope(list string, names ...any) func(map[string]any) {
+	return func(obj map[string]any) { hdfsScope(obj)[list] = names }
+}
+
+func fixtures() []golden.Fixture {
+	fx := func(name string, expect golden.Outcome, base func() map[string]any, tweak func(map[string]any)) golden.Fixture {
+		return golden.Fixture{Name: name, Expect: expect, Object: golden.Tweak(base, tweak)}
+	}
+	pass, fail := golden.Pass, golden.Fail
+	return []golden.Fixture{
+		fx("pod-secret-volume", pass, basePod, nil),
+		fx("pod-scope-unknown-key", pass, basePod, setPodAnnotation(annotationScope, "pod,zone=eu")),
+		fx("pod-tls-p12-default-password", pass, basePod, setPodAnnotation(annotationFormat, "tls-p12")),
+		fx("pod-tls-p12-password", pass, basePod, func(obj map[string]any) {
+			podAnnotations(obj)[annotationFormat] = "tls-p12"
+			podAnnotations(obj)[annotationPKCS12Password] = "changeit"
+		}),
+		fx("pod-cert-lifetime-jitter-buffer", pass, basePod, func(obj map[string]any) {
+			podAnnotations(obj)[annotationAutoTLSCertLifetime] = "168h"
+			podAnnotations(obj)[annotationAutoTLSCertJitterFactor] = "0.2"
+			podAnnotations(obj)[annotationAutoTLSCertRestartBuffer] = "8h"
+		}),
+		fx("pod-kerberos", pass, basePod, func(obj map[string]any) {
+			podAnnotations(obj)[annotationClass] = "kerberos"
+			podAnnotations(obj)[annotationFormat] = "kerberos"
+			podAnnotations(obj)[annotationKerberosServiceNames] = "HTTP,hdfs"
+		}),
+		fx("pod-annotation-unknown", pass, basePod, setPodAnnotation("secrets.kubedoop.dev/formats", "tls-pem")),
+		fx("pvc-secret-annotations", pass, basePVC, nil),
+		fx("statefulset-secret-volumes", pass, baseStatefulSet, nil),
+		fx("hdfscluster-scope-valid", pass, baseHdfsCluster, setHdfsScope("listenerVolumes", "listener")),
+
+		fx("pod-scope-empty-entry", fail, basePod, setPodAnnotation(annotationScope, "pod,,node")),
+		fx("pod-scope-trailing-comma", fail, basePod, setPodAnnotation(annotationScope, "pod,node,")),
+		fx("pod-scope-service-bare", fail, basePod, setPodAnnotation(annotationScope, "pod,service")),
+		fx("pod-scope-value-has-delimiter", fail, basePod, setPodAnnotation(annotationScope, "service=a=b")),
+		fx("pod-scope-node-with-value", fail, basePod, setPodAnnotation(annotationScope, "node=x")),
+		fx("pod-format-unknown", fail, basePod, setPodAnnotation(annotationFormat, "pem")),
+		fx("pod-cert-lifetime-invalid", fail, basePod, setPodAnnotation(annotationAutoTLSCertLifetime, "7d")),
+		fx("pod-restart-buffer-negative", fail, basePod, setPodAnnotation(annotationAutoTLSCertRestartBuffer, "-1h")),
+		fx("pod-jitter-factor-one", fail, basePod, setPodAnnotation(annotationAutoTLSCertJitterFactor, "1.0")),
+		fx("pod-class-missing", fail, basePod, setPodAnnotation(annotationClass, "")),
+		fx("pvc-scope-empty", fail, basePVC, func(obj map[string]any) {
+			dig(obj, "metadata", "annotations")[annotationScope] = ""
+		}),
+		fx("statefulset-volumeclaimtemplate", fail, baseStatefulSet, func(obj map[string]any) {
+			claim := dig(obj, "spec")["volumeClaimTemplates"].([]any)[0].(map[string]any)
+			dig(claim, "metadata", "annotations")[annotationScope] = "service=a=b"
+		}),
+		fx("deployment-template", fail, baseDeployment, func(obj map[string]any) {
+			templateAnnotations(obj, "spec", "template", "spec")[annotationScope] = "pod,,node"
+		}),
+		fx("cronjob-template", fail, baseCronJob, func(obj map[string]any) {
+			templateAnnotations(obj, "spec", "jobTemplate", "spec", "template", "spec")[annotationFormat] = "p12"
+		}),
+		fx("hdfscluster-service-splices-node", fail, baseHdfsCluster, setHdfsScope("services", "mysvc,node")),
+		fx("hdfscluster-authentication-list", fail, baseHdfsCluster, func(obj map[string]any) {
+			dig(obj, "spec", "clusterConfig")["authentication"] = []any{
+				map[string]any{"tls": credentialsHolder("web", "web,pod,service=admin")},
+			}
+		}),
+		fx("hdfscluster-listener-volume-has-delimiter", fail, baseHdfsCluster, setHdfsScope("listenerVolumes", "a=b")),
+		fx("hdfscluster-service-empty", fail, baseHdfsCluster, setHdfsScope("services", "")),
+		fx("hdfscluster-podoverrides-volume", fail, baseHdfsCluster, func(obj map[string]any) {
+			annotations := validSecretAnnotations()
+			annotations[annotationScope] = "node,service"
+			dig(obj, "spec", "nameNodes", "roleGroups", "default")["podOverrides"] = map[string]any{
+				"spec": map[string]any{"volumes": []any{secretVolume("extra-tls", annotations)}},
+			}
+		}),
+	}
+}
+
+// groupKindOf reads the kind of a fixture from its apiVersion and kind.
+func groupKindOf(obj map[string]any) schema.GroupKind {
+	apiVersion, _ := fields.String(obj, "apiVersion")
+	kind, _ := fields.String(obj, "kind")
+	return schema.FromAPIVersionAndKind(apiVersion, kind).GroupKind()
+}
+
+func TestGolden(t *testing.T) {
+	golden.Run(t, "testdata", fixtures(), func(obj map[string]any) []policies.Finding {
+		return Validate(groupKindOf(obj), obj)
+	})
+}
