@@ -1,0 +1,71 @@
+package serviceaccount
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// TestNoPayloadInFindings plants marker values in every ServiceAccount field
+// the policy reads and proves that no finding's message or field path carries
+// one (CONTRACTS.md §0.3). Names may appear in messages; the values set may not.
+func TestNoPayloadInFindings(t *testing.T) {
+	const marker = "MARKERsa7f3b"
+	values := []any{
+		marker,
+		"sa-" + marker + "-x",
+		map[string]any{"name": marker},
+		[]any{marker},
+	}
+	type input struct {
+		gk  schema.GroupKind
+		obj map[string]any
+	}
+	var inputs []input
+	for _, v := range values {
+		for _, field := range serviceAccountFields {
+			cr := hdfsCluster()
+			setPodOverrideSA(cr, field, v, "spec", "nameNode")
+			setPodOverrideSA(cr, field, v, "spec", "dataNode", "roleGroups", "default")
+			inputs = append(inputs, input{hdfsGK, cr})
+
+			unnamed := hdfsCluster()
+			delete(getMap(unnamed, "metadata"), "name")
+			setPodOverrideSA(unnamed, field, v, "spec", "nameNode")
+			inputs = append(inputs, input{hdfsGK, unnamed})
+
+			for _, w := range []struct {
+				gk  schema.GroupKind
+				obj func() map[string]any
+			}{
+				{statefulSetGK, statefulSet}, {deploymentGK, deployment}, {jobGK, job}, {cronJobGK, cronJob}, {podGK, pod},
+			} {
+				obj := w.obj()
+				setPodSA(w.gk, obj, field, v)
+				inputs = append(inputs, input{w.gk, obj})
+
+				anonymous := w.obj()
+				ref := hdfsOwner()
+				delete(ref, "name")
+				setOwners(anonymous, ref)
+				setPodSA(w.gk, anonymous, field, v)
+				inputs = append(inputs, input{w.gk, anonymous})
+			}
+		}
+	}
+
+	for i, in := range inputs {
+		findings := Validate(in.gk, in.obj, policies.DefaultProducts)
+		if !policies.Denied(findings) {
+			t.Errorf("input %d (%s): a planted ServiceAccount was not denied", i, in.gk)
+		}
+		for _, f := range findings {
+			if strings.Contains(f.Message, marker) || strings.Contains(f.Field, marker) {
+				t.Errorf("input %d (%s): finding leaks the value set: %s: %s", i, in.gk, f.Field, f.Message)
+			}
+		}
+	}
+}

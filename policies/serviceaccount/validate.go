@@ -1,0 +1,81 @@
+// Dispatch, finding codes and messages shared by the two SA rules.
+//
+// Reads: the group and kind of the object, to choose a rule.
+// Allows: every object that is neither a product custom resource nor a kind
+// that runs pods; those get no findings.
+
+// Package serviceaccount implements contract SA (CONTRACTS.md §3): a product
+// cluster's pods run as the ServiceAccount the operator derives from the
+// cluster's kind and name, and nothing may override it — neither a product
+// custom resource's podOverrides (productcr.go) nor a workload or Pod that a
+// product controls (ownedpod.go).
+package serviceaccount
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// Finding codes of contract SA.
+const (
+	// CodeOverridden (deny): a product custom resource's podOverrides sets
+	// the pod ServiceAccount to something other than the derived name.
+	CodeOverridden policies.Code = "ServiceAccountOverridden"
+	// CodeOverrideRedundant (warn): a podOverrides sets the pod
+	// ServiceAccount to the derived name, which the operator uses anyway.
+	CodeOverrideRedundant policies.Code = "ServiceAccountOverrideRedundant"
+	// CodeMismatch (deny): a workload or Pod whose controller is a product
+	// custom resource runs as another ServiceAccount than the owner's derived
+	// name.
+	CodeMismatch policies.Code = "ServiceAccountMismatch"
+)
+
+// The two pod spec fields that choose the ServiceAccount, in the order they
+// are checked: the current one and its deprecated alias.
+var serviceAccountFields = [...]string{"serviceAccountName", "serviceAccount"}
+
+// Messages. None of them includes the value that was set: only kinds, object
+// names and the derived name (itself built from a kind and a name).
+const (
+	msgOverridden = "podOverrides may not change the workload ServiceAccount; " +
+		"this %s's pods run as %q (remove the field)"
+	msgOverriddenNoName = "podOverrides may not change the workload ServiceAccount; " +
+		"this %s has no metadata.name yet, so the ServiceAccount its pods will run as cannot be derived (remove the field)"
+	msgOverrideRedundant = "the operator already runs this cluster's pods as its derived ServiceAccount; the field is redundant"
+	msgMismatch          = "pods controlled by %s %q run as its derived ServiceAccount %q; " +
+		"set the field to that name or remove it"
+	msgMismatchNoOwner = "pods controlled by a product custom resource run as the ServiceAccount derived from its kind and name, " +
+		"but the controller ownerReference lacks a kind or name; remove the field"
+)
+
+// Validate evaluates one object of kind gk against contract SA and returns
+// its findings, sorted.
+//
+// A product custom resource (products.Matches(gk.Group)) is checked for
+// ServiceAccount overrides in its podOverrides; a Pod or a workload that
+// carries a pod template is checked against the derived name of its product
+// controller, if it has one. Every other kind gets no findings.
+func Validate(gk schema.GroupKind, obj map[string]any, products policies.ProductSelector) []policies.Finding {
+	var findings []policies.Finding
+	if products.Matches(gk.Group) {
+		findings = validateProductCR(gk.Kind, obj)
+	} else {
+		findings = validateOwnedPod(gk, obj, products)
+	}
+	policies.Sort(findings)
+	return findings
+}
+
+// evidenceOf renders a set value for Finding.Evidence, which hashes it. A
+// string is taken as is; anything else is prefixed with its Go type so that,
+// say, the number 1 and the string "1" differ. fmt prints map keys sorted, so
+// the rendering is deterministic.
+func evidenceOf(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}

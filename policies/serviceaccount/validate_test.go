@@ -1,0 +1,463 @@
+package serviceaccount
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// want is the part of a finding the table tests compare exactly.
+type want struct {
+	sev   policies.Severity
+	code  policies.Code
+	field string
+}
+
+func (w want) String() string {
+	sev := "deny"
+	if w.sev == policies.Warn {
+		sev = "warn"
+	}
+	return fmt.Sprintf("%s %s %s", sev, w.code, w.field)
+}
+
+func deny(code policies.Code, field string) want { return want{policies.Deny, code, field} }
+func warn(code policies.Code, field string) want { return want{policies.Warn, code, field} }
+
+func summarize(findings []policies.Finding) []want {
+	var out []want
+	for _, f := range findings {
+		out = append(out, want{f.Severity, f.Code, f.Field})
+	}
+	return out
+}
+
+// nested returns obj with a chain of depth maps under keys n0, n1, ...,
+// the innermost holding a podOverrides that sets serviceAccountName; the
+// innermost map sits at depth depth below obj.
+func nested(obj map[string]any, depth int) (map[string]any, string) {
+	cur := obj
+	var keys []string
+	for i := range depth {
+		k := fmt.Sprintf("n%d", i)
+		keys = append(keys, k)
+		next := map[string]any{}
+		cur[k] = next
+		cur = next
+	}
+	cur["podOverrides"] = map[string]any{"spec": map[string]any{"serviceAccountName": "other"}}
+	return obj, strings.Join(append(keys, "podOverrides.spec.serviceAccountName"), ".")
+}
+
+func TestValidate(t *testing.T) {
+	const (
+		roleSA      = "spec.nameNode.podOverrides.spec.serviceAccountName"
+		groupSA     = "spec.nameNode.roleGroups.default.podOverrides.spec.serviceAccountName"
+		stsSA       = "spec.template.spec.serviceAccountName"
+		stsDeprecSA = "spec.template.spec.serviceAccount"
+	)
+	longCluster := "prod-" + strings.Repeat("a", 245)
+	deepFound, deepFoundPath := nested(hdfsCluster(), maxWalkDepth)
+	deepHidden, _ := nested(hdfsCluster(), maxWalkDepth+1)
+
+	tests := []struct {
+		name     string
+		gk       schema.GroupKind
+		obj      map[string]any
+		products *policies.ProductSelector // nil: policies.DefaultProducts
+		want     []want
+	}{
+		// Rule 1: product custom resources.
+		{name: "CR without podOverrides", gk: hdfsGK, obj: hdfsCluster()},
+		{name: "CR podOverrides without ServiceAccount", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			getMap(o, "spec", "nameNode", "podOverrides", "spec")["nodeSelector"] = map[string]any{"disk": "ssd"}
+			return o
+		}()},
+		{name: "CR role podOverrides sets another ServiceAccount", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode")
+			return o
+		}(), want: []want{deny(CodeOverridden, roleSA)}},
+		{name: "CR roleGroup podOverrides sets another ServiceAccount", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode", "roleGroups", "default")
+			return o
+		}(), want: []want{deny(CodeOverridden, groupSA)}},
+		{name: "CR deprecated serviceAccount", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccount", "admin", "spec", "dataNode")
+			return o
+		}(), want: []want{deny(CodeOverridden, "spec.dataNode.podOverrides.spec.serviceAccount")}},
+		{name: "CR redundant derived name", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", derivedProd, "spec", "nameNode", "roleGroups", "default")
+			return o
+		}(), want: []want{warn(CodeOverrideRedundant, groupSA)}},
+		{name: "CR both fields, one redundant one overriding", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", derivedProd, "spec", "nameNode")
+			setPodOverrideSA(o, "serviceAccount", "default", "spec", "nameNode")
+			return o
+		}(), want: []want{
+			deny(CodeOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
+			warn(CodeOverrideRedundant, roleSA),
+		}},
+		{name: "CR empty string", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", "", "spec", "nameNode")
+			return o
+		}(), want: []want{deny(CodeOverridden, roleSA)}},
+		{name: "CR non-string values", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", int64(5), "spec", "nameNode")
+			setPodOverrideSA(o, "serviceAccount", map[string]any{"name": derivedProd}, "spec", "nameNode")
+			return o
+		}(), want: []want{
+			deny(CodeOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
+			deny(CodeOverridden, roleSA),
+		}},
+		{name: "CR null is absent", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", nil, "spec", "nameNode")
+			return o
+		}()},
+		{name: "CR findings in every role, sorted by path", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			for _, role := range []string{"nameNode", "journalNode", "dataNode"} {
+				setPodOverrideSA(o, "serviceAccountName", "admin", "spec", role, "roleGroups", "default")
+				setPodOverrideSA(o, "serviceAccountName", "admin", "spec", role)
+			}
+			return o
+		}(), want: []want{
+			deny(CodeOverridden, "spec.dataNode.podOverrides.spec.serviceAccountName"),
+			deny(CodeOverridden, "spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName"),
+			deny(CodeOverridden, "spec.journalNode.podOverrides.spec.serviceAccountName"),
+			deny(CodeOverridden, "spec.journalNode.roleGroups.default.podOverrides.spec.serviceAccountName"),
+			deny(CodeOverridden, roleSA),
+			deny(CodeOverridden, groupSA),
+		}},
+		{name: "CR podOverrides inside a list", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			getMap(o, "spec")["extraRoles"] = []any{"x", map[string]any{
+				"podOverrides": map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}},
+			}}
+			return o
+		}(), want: []want{deny(CodeOverridden, "spec.extraRoles[1].podOverrides.spec.serviceAccountName")}},
+		{name: "CR podOverrides at the top level", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", "admin")
+			return o
+		}(), want: []want{deny(CodeOverridden, "podOverrides.spec.serviceAccountName")}},
+		{name: "CR podOverrides at the depth bound", gk: hdfsGK, obj: deepFound,
+			want: []want{deny(CodeOverridden, deepFoundPath)}},
+		{name: "CR podOverrides past the depth bound", gk: hdfsGK, obj: deepHidden},
+		{name: "CR without a name denies even the would-be derived name", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			meta := getMap(o, "metadata")
+			delete(meta, "name")
+			meta["generateName"] = "prod-"
+			setPodOverrideSA(o, "serviceAccountName", "hdfscluster-", "spec", "nameNode")
+			return o
+		}(), want: []want{deny(CodeOverridden, roleSA)}},
+		{name: "CR of another product derives from its own kind", gk: schema.GroupKind{Group: "trino.kubedoop.dev", Kind: "TrinoCluster"}, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", "trinocluster-prod", "spec", "nameNode")
+			setPodOverrideSA(o, "serviceAccount", derivedProd, "spec", "nameNode")
+			return o
+		}(), want: []want{
+			deny(CodeOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
+			warn(CodeOverrideRedundant, roleSA),
+		}},
+		{name: "CR with a long name, hashed derived name is redundant", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			getMap(o, "metadata")["name"] = longCluster
+			setPodOverrideSA(o, "serviceAccountName", DerivedServiceAccountName("HdfsCluster", longCluster), "spec", "nameNode")
+			return o
+		}(), want: []want{warn(CodeOverrideRedundant, roleSA)}},
+		{name: "non-product group is not a product CR", gk: schema.GroupKind{Group: "example.com", Kind: "Widget"}, obj: func() map[string]any {
+			o := hdfsCluster()
+			setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode")
+			return o
+		}()},
+		{name: "configured product selector", gk: schema.GroupKind{Group: "data.example.com", Kind: "Widget"},
+			products: &policies.ProductSelector{GroupSuffixes: []string{".example.com"}},
+			obj: func() map[string]any {
+				o := hdfsCluster()
+				setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode")
+				return o
+			}(), want: []want{deny(CodeOverridden, roleSA)}},
+		{name: "configured product selector excludes the default", gk: hdfsGK,
+			products: &policies.ProductSelector{GroupSuffixes: []string{".example.com"}},
+			obj: func() map[string]any {
+				o := hdfsCluster()
+				setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode")
+				return o
+			}()},
+		{name: "CR hostile: podOverrides is a string", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			getMap(o, "spec", "nameNode")["podOverrides"] = "serviceAccountName: admin"
+			return o
+		}()},
+		{name: "CR hostile: podOverrides.spec is a list", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			getMap(o, "spec", "nameNode", "podOverrides")["spec"] = []any{map[string]any{"serviceAccountName": "admin"}}
+			return o
+		}()},
+		{name: "CR hostile: metadata and spec of the wrong type", gk: hdfsGK, obj: map[string]any{
+			"metadata": "prod", "spec": []any{nil, 1.5, []any{}, map[string]any{"podOverrides": nil}},
+		}},
+		{name: "CR hostile: nil object", gk: hdfsGK, obj: nil},
+
+		// Rule 2: workloads and Pods.
+		{name: "StatefulSet owned by a product, another ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet owned by a product, derived ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
+			setPodSA(statefulSetGK, o, "serviceAccount", derivedProd)
+			return o
+		}()},
+		{name: "StatefulSet owned by a product, no ServiceAccount", gk: statefulSetGK, obj: statefulSet()},
+		{name: "StatefulSet owned by a product, empty and null are unset", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", "")
+			setPodSA(statefulSetGK, o, "serviceAccount", nil)
+			return o
+		}()},
+		{name: "StatefulSet deprecated serviceAccount", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
+			setPodSA(statefulSetGK, o, "serviceAccount", "default")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsDeprecSA)}},
+		{name: "StatefulSet non-string ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", true)
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet owned by a product with a long name, hashed ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setOwners(o, ownerRef("hdfs.kubedoop.dev/v1alpha1", "HdfsCluster", longCluster, true))
+			setPodSA(statefulSetGK, o, "serviceAccountName", DerivedServiceAccountName("HdfsCluster", longCluster))
+			return o
+		}()},
+		{name: "StatefulSet owned by a product with a long name, naively cut ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setOwners(o, ownerRef("hdfs.kubedoop.dev/v1alpha1", "HdfsCluster", longCluster, true))
+			setPodSA(statefulSetGK, o, "serviceAccountName", ("hdfscluster-" + longCluster)[:253])
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet owned by another product kind", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setOwners(o, ownerRef("trino.kubedoop.dev/v1alpha1", "TrinoCluster", clusterName, true))
+			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet with two product controllers must match both", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setOwners(o, hdfsOwner(), ownerRef("trino.kubedoop.dev/v1alpha1", "TrinoCluster", clusterName, true))
+			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet owner reference without a name", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			ref := hdfsOwner()
+			delete(ref, "name")
+			setOwners(o, ref)
+			setPodSA(statefulSetGK, o, "serviceAccountName", "hdfscluster-")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "Deployment owned by a product", gk: deploymentGK, obj: func() map[string]any {
+			o := deployment()
+			setPodSA(deploymentGK, o, "serviceAccountName", "admin")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "Job owned by a product", gk: jobGK, obj: func() map[string]any {
+			o := job()
+			setPodSA(jobGK, o, "serviceAccount", "admin")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsDeprecSA)}},
+		{name: "CronJob owned by a product", gk: cronJobGK, obj: func() map[string]any {
+			o := cronJob()
+			setPodSA(cronJobGK, o, "serviceAccountName", "admin")
+			return o
+		}(), want: []want{deny(CodeMismatch, "spec.jobTemplate.spec.template.spec.serviceAccountName")}},
+		{name: "PodTemplate owned by a product", gk: schema.GroupKind{Kind: "PodTemplate"}, obj: map[string]any{
+			"metadata": map[string]any{"name": "t", "ownerReferences": []any{hdfsOwner()}},
+			"template": map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}},
+		}, want: []want{deny(CodeMismatch, "template.spec.serviceAccountName")}},
+		{name: "Pod owned directly by a product", gk: podGK, obj: func() map[string]any {
+			o := pod()
+			setPodSA(podGK, o, "serviceAccountName", "admin")
+			return o
+		}(), want: []want{deny(CodeMismatch, "spec.serviceAccountName")}},
+		{name: "Pod controlled by a ReplicaSet", gk: podGK, obj: func() map[string]any {
+			o := pod()
+			setOwners(o, ownerRef("apps/v1", "ReplicaSet", "prod-httpfs-5d8f7", true))
+			setPodSA(podGK, o, "serviceAccountName", "admin")
+			return o
+		}()},
+		{name: "Pod owner in the core group", gk: podGK, obj: func() map[string]any {
+			o := pod()
+			setOwners(o, ownerRef("v1", "HdfsCluster", clusterName, true))
+			setPodSA(podGK, o, "serviceAccountName", "admin")
+			return o
+		}()},
+		{name: "StatefulSet product owner without controller: true", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setOwners(o, ownerRef("hdfs.kubedoop.dev/v1alpha1", "HdfsCluster", clusterName, false))
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			return o
+		}()},
+		{name: "StatefulSet product owner with controller: false", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			ref := hdfsOwner()
+			ref["controller"] = false
+			setOwners(o, ref)
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			return o
+		}()},
+		{name: "StatefulSet hostile: ownerReferences is not a list", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			getMap(o, "metadata")["ownerReferences"] = map[string]any{"0": hdfsOwner()}
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			return o
+		}()},
+		{name: "StatefulSet hostile: owner reference fields of the wrong type", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setOwners(o, "hdfs", nil, 7, map[string]any{"controller": "true", "apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": clusterName},
+				map[string]any{"controller": true, "apiVersion": []any{"hdfs.kubedoop.dev/v1alpha1"}, "kind": "HdfsCluster", "name": clusterName})
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			return o
+		}()},
+		{name: "StatefulSet hostile: kind and name of the wrong type", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setOwners(o, map[string]any{"controller": true, "apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": 1, "name": []any{}})
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet hostile: template is a string", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			getMap(o, "spec")["template"] = "spec: {serviceAccountName: admin}"
+			return o
+		}()},
+		{name: "StatefulSet hostile: nil object", gk: statefulSetGK, obj: nil},
+		{name: "kind that runs no pods", gk: schema.GroupKind{Kind: "ConfigMap"}, obj: map[string]any{
+			"metadata": map[string]any{"ownerReferences": []any{hdfsOwner()}},
+			"spec":     map[string]any{"serviceAccountName": "admin"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			products := policies.DefaultProducts
+			if tc.products != nil {
+				products = *tc.products
+			}
+			got := summarize(Validate(tc.gk, tc.obj, products))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("findings\n got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestValidateMessagesAndEvidence pins the wording that names the derived
+// ServiceAccount, and checks that Evidence fingerprints the value that was set.
+func TestValidateMessagesAndEvidence(t *testing.T) {
+	cr := hdfsCluster()
+	setPodOverrideSA(cr, "serviceAccountName", "admin", "spec", "nameNode")
+	setPodOverrideSA(cr, "serviceAccount", derivedProd, "spec", "nameNode")
+	sts := statefulSet()
+	setPodSA(statefulSetGK, sts, "serviceAccountName", "admin")
+	unnamed := hdfsCluster()
+	delete(getMap(unnamed, "metadata"), "name")
+	setPodOverrideSA(unnamed, "serviceAccountName", "admin", "spec", "nameNode")
+
+	tests := []struct {
+		name     string
+		findings []policies.Finding
+		messages []string
+		evidence []string
+	}{
+		{
+			name:     "product CR",
+			findings: Validate(hdfsGK, cr, policies.DefaultProducts),
+			messages: []string{
+				msgOverrideRedundant,
+				`podOverrides may not change the workload ServiceAccount; this HdfsCluster's pods run as "hdfscluster-prod" (remove the field)`,
+			},
+			evidence: []string{derivedProd, "admin"},
+		},
+		{
+			name:     "product CR without a name",
+			findings: Validate(hdfsGK, unnamed, policies.DefaultProducts),
+			messages: []string{
+				"podOverrides may not change the workload ServiceAccount; this HdfsCluster has no metadata.name yet, " +
+					"so the ServiceAccount its pods will run as cannot be derived (remove the field)",
+			},
+			evidence: []string{"admin"},
+		},
+		{
+			name:     "StatefulSet",
+			findings: Validate(statefulSetGK, sts, policies.DefaultProducts),
+			messages: []string{
+				`pods controlled by HdfsCluster "prod" run as its derived ServiceAccount "hdfscluster-prod"; set the field to that name or remove it`,
+			},
+			evidence: []string{"admin"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.findings) != len(tc.messages) {
+				t.Fatalf("got %d findings, want %d: %+v", len(tc.findings), len(tc.messages), tc.findings)
+			}
+			for i, f := range tc.findings {
+				if f.Message != tc.messages[i] {
+					t.Errorf("finding %d message\n got %q\nwant %q", i, f.Message, tc.messages[i])
+				}
+				if f.Evidence != policies.Fingerprint(tc.evidence[i]) {
+					t.Errorf("finding %d evidence is not the fingerprint of %q", i, tc.evidence[i])
+				}
+			}
+		})
+	}
+}
+
+// TestEvidenceOfNonStrings checks that a non-string value gets a stable
+// evidence that differs from the string with the same text.
+func TestEvidenceOfNonStrings(t *testing.T) {
+	a := evidenceOf(map[string]any{"b": 1, "a": []any{"x"}})
+	for range 10 {
+		if b := evidenceOf(map[string]any{"a": []any{"x"}, "b": 1}); b != a {
+			t.Fatalf("evidence not deterministic: %q vs %q", a, b)
+		}
+	}
+	if evidenceOf(int64(1)) == evidenceOf("1") {
+		t.Error("the number 1 and the string \"1\" have the same evidence")
+	}
+}
+
+// TestValidateSelfReferencingMap checks that the depth bound ends the walk of
+// a map that contains itself: each of the maxWalkDepth+1 levels the walk
+// examines reports the podOverrides once.
+func TestValidateSelfReferencingMap(t *testing.T) {
+	obj := hdfsCluster()
+	setPodOverrideSA(obj, "serviceAccountName", "admin")
+	obj["self"] = obj
+	findings := Validate(hdfsGK, obj, policies.DefaultProducts)
+	if len(findings) != maxWalkDepth+1 {
+		t.Fatalf("got %d findings, want %d", len(findings), maxWalkDepth+1)
+	}
+	if want := strings.Repeat("self.", maxWalkDepth) + "podOverrides.spec.serviceAccountName"; findings[len(findings)-1].Field != want {
+		t.Errorf("deepest finding at %s, want %s", findings[len(findings)-1].Field, want)
+	}
+}
