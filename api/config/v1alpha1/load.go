@@ -1,0 +1,103 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Default returns the configuration used when no file is given.
+func Default() ServerConfig {
+	var c ServerConfig
+	c.SetDefaults()
+	return c
+}
+
+// SetDefaults fills every unset field with its default.
+func (c *ServerConfig) SetDefaults() {
+	if c.APIVersion == "" {
+		c.APIVersion = APIVersion
+	}
+	if c.Kind == "" {
+		c.Kind = Kind
+	}
+	s := &c.Serving
+	if s.Port == 0 {
+		s.Port = 9443
+	}
+	if s.TLSMinVersion == "" {
+		s.TLSMinVersion = "1.2"
+	}
+	if s.ProbeAddress == "" {
+		s.ProbeAddress = ":8081"
+	}
+	if s.MetricsAddress == "" {
+		s.MetricsAddress = ":8080"
+	}
+	if len(c.Products.GroupSuffixes) == 0 {
+		c.Products.GroupSuffixes = []string{".kubedoop.dev"}
+	}
+}
+
+// Validate checks the values that defaulting cannot fix. knownWebhooks are
+// the registry's names; a configuration naming another webhook is an error
+// (a typo would otherwise leave a webhook silently enabled).
+func (c *ServerConfig) Validate(knownWebhooks []string) error {
+	var errs []string
+	if c.APIVersion != APIVersion {
+		errs = append(errs, fmt.Sprintf("apiVersion: must be %q", APIVersion))
+	}
+	if c.Kind != Kind {
+		errs = append(errs, fmt.Sprintf("kind: must be %q", Kind))
+	}
+	if c.Serving.Port < 1 || c.Serving.Port > 65535 {
+		errs = append(errs, "serving.port: must be between 1 and 65535")
+	}
+	if c.Serving.TLSMinVersion != "1.2" && c.Serving.TLSMinVersion != "1.3" {
+		errs = append(errs, `serving.tlsMinVersion: must be "1.2" or "1.3"`)
+	}
+	known := map[string]bool{}
+	for _, n := range knownWebhooks {
+		known[n] = true
+	}
+	for name := range c.Webhooks {
+		if !known[name] {
+			errs = append(errs, fmt.Sprintf("webhooks[%s]: no such webhook (known: %s)", name, strings.Join(knownWebhooks, ", ")))
+		}
+	}
+	for i, s := range c.Products.GroupSuffixes {
+		if !strings.HasPrefix(s, ".") || len(s) < 2 {
+			errs = append(errs, fmt.Sprintf("products.groupSuffixes[%d]: must start with \".\" and name a domain", i))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Enabled reports whether the named webhook is switched on.
+func (c *ServerConfig) Enabled(name string) bool {
+	w, ok := c.Webhooks[name]
+	return !ok || w.Enabled == nil || *w.Enabled
+}
+
+// Load reads a configuration file strictly (unknown fields are errors) and
+// defaults it.
+func Load(path string) (ServerConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ServerConfig{}, err
+	}
+	var c ServerConfig
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return ServerConfig{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.APIVersion != APIVersion || c.Kind != Kind {
+		return ServerConfig{}, fmt.Errorf("%s: must start with apiVersion: %s and kind: %s", path, APIVersion, Kind)
+	}
+	c.SetDefaults()
+	return c, nil
+}

@@ -1,0 +1,59 @@
+// Package v1alpha1 is gatehouse's server configuration file format
+// (apiVersion gatehouse.dev/v1alpha1, kind ServerConfig). Every default of
+// every contract lives here; flags of `gatehouse serve` override the common
+// knobs.
+package v1alpha1
+
+// APIVersion and Kind identify the configuration file format.
+const (
+	APIVersion = "gatehouse.dev/v1alpha1"
+	Kind       = "ServerConfig"
+)
+
+// ServerConfig is the whole server configuration.
+type ServerConfig struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+
+	// Serving configures the listeners.
+	Serving Serving `json:"serving,omitempty"`
+
+	// Webhooks switches individual webhooks by their registry name
+	// (secret-scope, service-account, ...). A webhook not listed is enabled.
+	Webhooks map[string]Webhook `json:"webhooks,omitempty"`
+
+	// Products selects the custom resources that SCOPE's CR walk and SA's
+	// derived-name rules apply to.
+	Products Products `json:"products,omitempty"`
+}
+
+// Serving configures the webhook, probe and metrics listeners.
+type Serving struct {
+	// Port of the HTTPS webhook listener. Default 9443.
+	Port int `json:"port,omitempty"`
+	// Host the webhook listener binds to. Default: all addresses.
+	Host string `json:"host,omitempty"`
+	// CertDir holds tls.crt and tls.key, reloaded when they change.
+	CertDir string `json:"certDir,omitempty"`
+	// TLSMinVersion is "1.2" (default) or "1.3".
+	TLSMinVersion string `json:"tlsMinVersion,omitempty"`
+	// EnableHTTP2 serves HTTP/2 as well as HTTP/1.1. Off by default: HTTP/2
+	// rapid-reset and stream exhaustion bugs have hit admission webhooks,
+	// and the API server talks HTTP/1.1 to webhooks anyway.
+	EnableHTTP2 bool `json:"enableHTTP2,omitempty"`
+	// ProbeAddress serves /healthz and /readyz. Default ":8081".
+	ProbeAddress string `json:"probeAddress,omitempty"`
+	// MetricsAddress serves Prometheus metrics; "0" disables. Default ":8080".
+	MetricsAddress string `json:"metricsAddress,omitempty"`
+}
+
+// Webhook switches one webhook.
+type Webhook struct {
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// Products selects product custom resources by API group suffix.
+type Products struct {
+	// GroupSuffixes, each starting with ".", e.g. ".kubedoop.dev" (the default).
+	GroupSuffixes []string `json:"groupSuffixes,omitempty"`
+}

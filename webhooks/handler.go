@@ -1,0 +1,115 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// Webhook is one enabled registry entry, ready to serve.
+type Webhook struct {
+	Definition
+	handler *handler
+	// Admission is controller-runtime's HTTP adapter around the handler: it
+	// caps the body, checks the content type, echoes the UID and recovers
+	// panics into a denying 500.
+	Admission *admission.Webhook
+}
+
+// Build returns the enabled webhooks of the registry, in registry order.
+func Build(opts Options, enabled func(name string) bool) []*Webhook {
+	var out []*Webhook
+	for _, def := range Registry {
+		if !enabled(def.Name) {
+			continue
+		}
+		h := &handler{def: def, opts: opts, eval: def.New(opts)}
+		out = append(out, &Webhook{
+			Definition: def,
+			handler:    h,
+			Admission:  &admission.Webhook{Handler: h},
+		})
+	}
+	return out
+}
+
+// handler is the adapter shared by every webhook: decode -> evaluate ->
+// ratchet -> respond, with one log line and one metric per decision.
+type handler struct {
+	def  Definition
+	opts Options
+	eval Evaluator
+}
+
+func (h *handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	findings, resp := h.decide(ctx, &req)
+	record(ctx, findings)
+	decision := decisionOf(resp)
+	recordDecision(h.def.Name, decision, findings)
+	log := logf.FromContext(ctx)
+	log.Info("decision",
+		"webhook", h.def.Name,
+		"uid", req.UID,
+		"operation", req.Operation,
+		"resource", req.Resource.Resource,
+		"namespace", req.Namespace,
+		"name", req.Name,
+		"decision", decision,
+		"codes", findingCodes(findings),
+		"durationSeconds", time.Since(start).Seconds(),
+	)
+	return resp
+}
+
+func (h *handler) decide(ctx context.Context, req *admission.Request) ([]policies.Finding, admission.Response) {
+	review, err := decodeReview(h.def, h.opts, req)
+	if err != nil {
+		return nil, admission.Errored(http.StatusBadRequest, err)
+	}
+	findings, err := h.eval.Evaluate(ctx, review)
+	if err != nil {
+		return nil, internalError(h.def, err)
+	}
+	if review.Operation == admissionregistrationv1.Update {
+		old := *review
+		old.Object, old.OldObject = review.OldObject, nil
+		oldFindings, err := h.eval.Evaluate(ctx, &old)
+		if err != nil {
+			return nil, internalError(h.def, err)
+		}
+		findings = ratchet(findings, oldFindings)
+	}
+	policies.Sort(findings)
+	return findings, respond(h.def.Name, review, findings)
+}
+
+// internalError denies: an enforcing webhook that cannot decide never allows.
+func internalError(def Definition, err error) admission.Response {
+	return admission.Errored(http.StatusInternalServerError, fmt.Errorf("webhook %s could not evaluate the request: %w", def.Name, err))
+}
+
+// Decisions as they appear in logs and the decision metric.
+const (
+	DecisionAllowed = "allowed"
+	DecisionDenied  = "denied"
+	DecisionErrored = "errored"
+)
+
+func decisionOf(resp admission.Response) string {
+	switch {
+	case resp.Allowed:
+		return DecisionAllowed
+	case resp.Result != nil && resp.Result.Code == http.StatusUnprocessableEntity:
+		return DecisionDenied
+	default:
+		return DecisionErrored
+	}
+}

@@ -1,0 +1,119 @@
+package webhooks
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+)
+
+const scopeField = "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]"
+
+func TestHTTPDenialIs422WithCauses(t *testing.T) {
+	ts := startServer(t)
+	body := reviewBody(t, "uid-deny", admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod,,node")), nil)
+	status, r := ts.post(t, "/validate/secret-scope", "application/json", body)
+	if status != http.StatusOK {
+		t.Fatalf("HTTP status %d", status)
+	}
+	if r.UID != "uid-deny" {
+		t.Errorf("UID not echoed: %q", r.UID)
+	}
+	if r.Allowed || r.Result == nil || r.Result.Code != http.StatusUnprocessableEntity || r.Result.Reason != "Invalid" {
+		t.Fatalf("want a 422 Invalid denial, got allowed=%v result=%+v", r.Allowed, r.Result)
+	}
+	causes := r.Result.Details.Causes
+	if len(causes) != 1 || causes[0].Type != "ScopeEntryEmpty" || causes[0].Field != scopeField {
+		t.Fatalf("causes: %s", fmtCauses(r))
+	}
+	if r.Result.Details.Kind != "Pod" || r.Result.Details.Name != "web" {
+		t.Errorf("details name the wrong object: %+v", r.Result.Details)
+	}
+	if !strings.Contains(r.Result.Message, scopeField) {
+		t.Errorf("message does not name the field path: %s", r.Result.Message)
+	}
+	if !strings.HasPrefix(causes[0].Message, "ScopeEntryEmpty: ") || !strings.HasSuffix(causes[0].Message, " (gatehouse secret-scope)") {
+		t.Errorf("cause message must lead with the code and name the webhook: %q", causes[0].Message)
+	}
+	if got := r.AuditAnnotations[AuditAnnotationCodes]; got != "ScopeEntryEmpty" {
+		t.Errorf("audit annotation %q", got)
+	}
+}
+
+func TestHTTPWarningsReachTheClient(t *testing.T) {
+	ts := startServer(t)
+	body := reviewBody(t, "uid-warn", admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod,future=x")), nil)
+	_, r := ts.post(t, "/validate/secret-scope", "application/json", body)
+	if !r.Allowed {
+		t.Fatalf("denied: %s", fmtCauses(r))
+	}
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], "gatehouse secret-scope: ScopeUnknownKey at "+scopeField+": ") {
+		t.Fatalf("warnings: %q", r.Warnings)
+	}
+}
+
+func TestHTTPBadRequests(t *testing.T) {
+	ts := startServer(t)
+	valid := secretPod(scopeAnnotations("pod"))
+	cases := []struct {
+		name        string
+		path        string
+		contentType string
+		body        []byte
+		wantCode    int32
+	}{
+		{"malformed JSON", "/validate/secret-scope", "application/json", []byte(`{"apiVersion": "admission.k8s.io/v1", "request": {`), http.StatusBadRequest},
+		{"wrong content type", "/validate/secret-scope", "text/plain", reviewBody(t, "u", admissionv1.Create, podKind, podResource, valid, nil), http.StatusBadRequest},
+		{"body over the limit", "/validate/secret-scope", "application/json", bytes.Repeat([]byte(" "), 8<<20), http.StatusRequestEntityTooLarge},
+		{"kind and resource disagree", "/validate/secret-scope", "application/json",
+			reviewBody(t, "u", admissionv1.Create, [3]string{"apps", "v1", "Deployment"}, podResource, valid, nil), http.StatusBadRequest},
+		{"object disagrees with kind", "/validate/service-account", "application/json",
+			reviewBody(t, "u", admissionv1.Create, [3]string{"apps", "v1", "StatefulSet"}, [3]string{"apps", "v1", "statefulsets"}, valid, nil), http.StatusBadRequest},
+		{"resource not intercepted", "/validate/secret-scope", "application/json",
+			reviewBody(t, "u", admissionv1.Create, [3]string{"", "v1", "ConfigMap"}, [3]string{"", "v1", "configmaps"}, map[string]any{"kind": "ConfigMap"}, nil), http.StatusBadRequest},
+		{"operation not intercepted", "/validate/secret-scope", "application/json",
+			reviewBody(t, "u", admissionv1.Delete, podKind, podResource, valid, nil), http.StatusBadRequest},
+		{"object missing", "/validate/secret-scope", "application/json",
+			reviewBody(t, "u", admissionv1.Create, podKind, podResource, nil, nil), http.StatusBadRequest},
+		{"object not a JSON object", "/validate/secret-scope", "application/json",
+			reviewBody(t, "u", admissionv1.Create, podKind, podResource, []any{1, 2}, nil), http.StatusBadRequest},
+		{"UPDATE without oldObject", "/validate/secret-scope", "application/json",
+			reviewBody(t, "u", admissionv1.Update, podKind, podResource, valid, nil), http.StatusBadRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, r := ts.post(t, tc.path, tc.contentType, tc.body)
+			if r.Allowed {
+				t.Fatal("allowed")
+			}
+			if r.Result == nil || r.Result.Code != tc.wantCode {
+				t.Fatalf("want code %d, got %+v", tc.wantCode, r.Result)
+			}
+		})
+	}
+}
+
+func TestHTTPUpdateRatchetsUnchangedValues(t *testing.T) {
+	ts := startServer(t)
+	bad := secretPod(scopeAnnotations("pod,,node"))
+	relabelled := secretPod(scopeAnnotations("pod,,node"))
+	relabelled["metadata"].(map[string]any)["labels"] = map[string]any{"team": "a"}
+	changed := secretPod(scopeAnnotations("node,,pod"))
+
+	_, r := ts.post(t, "/validate/secret-scope", "application/json",
+		reviewBody(t, "u1", admissionv1.Update, podKind, podResource, relabelled, bad))
+	if !r.Allowed {
+		t.Fatalf("an unchanged offending value must be ratcheted: %s", fmtCauses(r))
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "ScopeEntryEmpty") {
+		t.Errorf("ratcheted finding must stay visible as a warning: %q", r.Warnings)
+	}
+
+	_, r = ts.post(t, "/validate/secret-scope", "application/json",
+		reviewBody(t, "u2", admissionv1.Update, podKind, podResource, changed, bad))
+	if r.Allowed {
+		t.Fatal("a changed offending value must be denied")
+	}
+}

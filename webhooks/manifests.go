@@ -1,0 +1,180 @@
+package webhooks
+
+import (
+	"bytes"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// ManifestOptions say where the API server reaches gatehouse.
+type ManifestOptions struct {
+	// Namespace and Service route requests through a Service (port 443).
+	Namespace string
+	Service   string
+	// URL, when set, is used instead of the Service (base URL, no trailing
+	// slash): for a local control plane without kube-proxy.
+	URL string
+	// Certificate is the cert-manager Certificate ("<namespace>/<name>")
+	// whose CA cainjector writes into every caBundle.
+	Certificate string
+	// Products must equal the server's product selection.
+	Products policies.ProductSelector
+}
+
+// ConfigurationName is the name of both webhook configurations.
+const ConfigurationName = "gatehouse"
+
+// TimeoutSeconds bounds every call the API server makes to gatehouse.
+const TimeoutSeconds = 5
+
+// excludedNamespaces are never sent to gatehouse, so that gatehouse, the
+// control plane and node heartbeats can always start, whatever gatehouse's state.
+func excludedNamespaces(own string) []string {
+	return []string{own, "kube-system", "kube-node-lease"}
+}
+
+// WebhookConfigurations renders the registry as the validating and mutating
+// webhook configurations the API server needs, as one multi-document YAML.
+func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: o.objectMeta(),
+	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: o.objectMeta(),
+	}
+	for _, def := range Registry {
+		w := o.validatingWebhook(def)
+		switch def.Type {
+		case Validating:
+			validating.Webhooks = append(validating.Webhooks, w)
+		case Mutating:
+			ifNeeded := admissionregistrationv1.IfNeededReinvocationPolicy
+			mutating.Webhooks = append(mutating.Webhooks, admissionregistrationv1.MutatingWebhook{
+				Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy,
+				MatchPolicy: w.MatchPolicy, NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
+				SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+				MatchConditions: w.MatchConditions, ReinvocationPolicy: &ifNeeded,
+			})
+		}
+	}
+	var out bytes.Buffer
+	for _, obj := range []any{mutating, validating} {
+		if obj == any(mutating) && len(mutating.Webhooks) == 0 {
+			continue
+		}
+		doc, err := marshalManifest(obj)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		out.Write(doc)
+	}
+	return out.Bytes(), nil
+}
+
+func (o ManifestOptions) objectMeta() metav1.ObjectMeta {
+	meta := metav1.ObjectMeta{Name: ConfigurationName, Labels: map[string]string{"app.kubernetes.io/name": "gatehouse"}}
+	if o.Certificate != "" {
+		meta.Annotations = map[string]string{"cert-manager.io/inject-ca-from": o.Certificate}
+	}
+	return meta
+}
+
+func (o ManifestOptions) validatingWebhook(def Definition) admissionregistrationv1.ValidatingWebhook {
+	failure := def.FailurePolicy
+	equivalent := admissionregistrationv1.Equivalent
+	none := admissionregistrationv1.SideEffectClassNone
+	timeout := int32(TimeoutSeconds)
+	w := admissionregistrationv1.ValidatingWebhook{
+		Name:                    def.Name + ".gatehouse.dev",
+		ClientConfig:            o.clientConfig(def.Path),
+		Rules:                   def.Intercept.rules(),
+		FailurePolicy:           &failure,
+		MatchPolicy:             &equivalent,
+		SideEffects:             &none,
+		TimeoutSeconds:          &timeout,
+		AdmissionReviewVersions: []string{"v1"},
+		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key:      "kubernetes.io/metadata.name",
+			Operator: metav1.LabelSelectorOpNotIn,
+			Values:   excludedNamespaces(o.Namespace),
+		}}},
+	}
+	if def.Intercept.Products {
+		w.MatchConditions = []admissionregistrationv1.MatchCondition{{
+			Name:       "gatehouse-resources",
+			Expression: def.Intercept.matchConditionExpression(o.Products),
+		}}
+	}
+	return w
+}
+
+func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
+	if o.URL != "" {
+		url := o.URL + path
+		return admissionregistrationv1.WebhookClientConfig{URL: &url}
+	}
+	port := int32(443)
+	return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+		Namespace: o.Namespace, Name: o.Service, Path: &path, Port: &port,
+	}}
+}
+
+// rules groups the built-in resources by API group; Products adds a wildcard
+// rule that the match condition narrows to product groups.
+func (in Intercept) rules() []admissionregistrationv1.RuleWithOperations {
+	allScopes := admissionregistrationv1.AllScopes
+	var out []admissionregistrationv1.RuleWithOperations
+	index := map[string]int{}
+	for _, r := range in.Resources {
+		i, ok := index[r.GVR.Group]
+		if !ok {
+			i = len(out)
+			index[r.GVR.Group] = i
+			out = append(out, admissionregistrationv1.RuleWithOperations{
+				Operations: in.Operations,
+				Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{r.GVR.Group}, APIVersions: []string{r.GVR.Version}, Scope: &allScopes,
+				},
+			})
+		}
+		out[i].Resources = append(out[i].Resources, r.GVR.Resource)
+	}
+	if in.Products {
+		out = append(out, admissionregistrationv1.RuleWithOperations{
+			Operations: in.Operations,
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}, Scope: &allScopes,
+			},
+		})
+	}
+	return out
+}
+
+// marshalManifest renders obj as YAML without the empty creationTimestamp
+// that metav1.ObjectMeta always serialises.
+func marshalManifest(obj any) ([]byte, error) {
+	raw, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		delete(meta, "creationTimestamp")
+	}
+	out, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("rendering manifest: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+package webhooks
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// TestNoPayloadLeaves plants marker values in every place an object can carry
+// a secret or a user-chosen value, sends valid and invalid objects through
+// every webhook over HTTPS, and proves that no response, warning, log line or
+// metric label contains a marker (CONTRACTS.md §0.3).
+func TestNoPayloadLeaves(t *testing.T) {
+	ts := startServer(t)
+	const marker = "PLANTED-MARKER"
+	m := func(i string) string { return marker + "-" + i }
+
+	pod := secretPod(map[string]any{
+		"secrets.kubedoop.dev/class":                   m("class"),
+		"secrets.kubedoop.dev/scope":                   "service=" + m("svc") + "=x,,node=" + m("node") + "," + m("unknownkey") + "=v",
+		"secrets.kubedoop.dev/format":                  m("format"),
+		"secrets.kubedoop.dev/tlsPKCS12Password":       m("password"),
+		"secrets.kubedoop.dev/autoTlsCertLifetime":     m("lifetime"),
+		"secrets.kubedoop.dev/autoTlsCertJitterFactor": m("jitter"),
+	})
+	spec := pod["spec"].(map[string]any)
+	spec["serviceAccountName"] = m("sa")
+	spec["containers"] = []any{map[string]any{
+		"name": "app", "image": m("image"), "command": []any{m("command")},
+		"env": []any{map[string]any{"name": "PASSWORD", "value": m("envvalue")}},
+	}}
+	pod["metadata"].(map[string]any)["ownerReferences"] = []any{map[string]any{
+		"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": "prod", "uid": "1", "controller": true,
+	}}
+
+	product := map[string]any{
+		"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster",
+		"metadata": map[string]any{"name": "prod", "namespace": "team-a"},
+		"spec": map[string]any{
+			"clusterConfig": map[string]any{"authentication": []any{map[string]any{"tls": map[string]any{
+				"secretClass": m("secretclass"),
+				"scope":       map[string]any{"services": []any{m("a") + ",node", m("b") + "=c", ""}, "listenerVolumes": []any{m("lv") + ",pod"}},
+			}}}},
+			"nameNode": map[string]any{"podOverrides": map[string]any{"spec": map[string]any{
+				"serviceAccountName": m("override"), "serviceAccount": m("deprecated"),
+			}}},
+		},
+	}
+	productKind := [3]string{"hdfs.kubedoop.dev", "v1alpha1", "HdfsCluster"}
+	productResource := [3]string{"hdfs.kubedoop.dev", "v1alpha1", "hdfsclusters"}
+
+	var answers bytes.Buffer
+	send := func(path string, body []byte) {
+		resp, err := ts.client.Post(ts.base+path, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		answers.Write(raw)
+	}
+	denied := 0
+	for _, path := range []string{"/validate/secret-scope", "/validate/service-account"} {
+		for _, req := range [][]byte{
+			reviewBody(t, "p1", admissionv1.Create, podKind, podResource, pod, nil),
+			reviewBody(t, "p2", admissionv1.Update, podKind, podResource, pod, pod),
+			reviewBody(t, "c1", admissionv1.Create, productKind, productResource, product, nil),
+			reviewBody(t, "c2", admissionv1.Update, productKind, productResource, product, secretPod(nil)),
+			// a mismatched review whose object still carries the markers
+			reviewBody(t, "bad", admissionv1.Create, [3]string{"apps", "v1", "Deployment"}, podResource, pod, nil),
+		} {
+			send(path, req)
+		}
+		_, r := ts.post(t, path, "application/json", reviewBody(t, "check", admissionv1.Create, productKind, productResource, product, nil))
+		if !r.Allowed {
+			denied++
+		}
+	}
+	if denied != 2 {
+		t.Fatalf("the planted product CR must be denied by both webhooks, denied by %d", denied)
+	}
+	if !strings.Contains(answers.String(), "ScopeNameHasDelimiter") || !strings.Contains(answers.String(), "ServiceAccountMismatch") {
+		t.Fatalf("the answers do not carry the expected codes; the test would prove nothing:\n%s", answers.String())
+	}
+
+	metricsText := &bytes.Buffer{}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		metricsText.WriteString(f.String())
+	}
+	if testutil.CollectAndCount(decisions) == 0 {
+		t.Fatal("no decisions were counted")
+	}
+	for what, text := range map[string]string{"responses": answers.String(), "logs": logBuffer.String(), "metrics": metricsText.String()} {
+		if len(text) == 0 {
+			t.Fatalf("%s are empty; the test would prove nothing", what)
+		}
+		if i := strings.Index(text, marker); i >= 0 {
+			lo, hi := max(0, i-200), min(len(text), i+100)
+			t.Errorf("%s contain a planted value: ...%s...", what, text[lo:hi])
+		}
+	}
+	if !strings.Contains(logBuffer.String(), `"decision"`) {
+		t.Error("no decision log lines were written")
+	}
+}
+
+// TestDecisionMetric checks the per-webhook counter's labels.
+func TestDecisionMetric(t *testing.T) {
+	ts := startServer(t)
+	before := testutil.ToFloat64(decisions.WithLabelValues("secret-scope", DecisionDenied, "ScopeEntryEmpty"))
+	ts.post(t, "/validate/secret-scope", "application/json",
+		reviewBody(t, "m", admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations(",")), nil))
+	after := testutil.ToFloat64(decisions.WithLabelValues("secret-scope", DecisionDenied, "ScopeEntryEmpty"))
+	if after != before+1 {
+		t.Fatalf("counter went from %v to %v", before, after)
+	}
+}

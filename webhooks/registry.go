@@ -1,0 +1,117 @@
+// Package webhooks adapts the pure evaluators in policies/ to admission
+// requests: decode, call a policy, build the response. The registry below is
+// the one table of every webhook gatehouse serves; the server, `gatehouse
+// check` and the manifests in deploy/ all read it.
+package webhooks
+
+import (
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// Type says whether a webhook validates or mutates.
+type Type string
+
+const (
+	Validating Type = "Validating"
+	Mutating   Type = "Mutating"
+)
+
+// Definition is one row of the registry. Name and Path are public API: they
+// appear in deploy/, metrics, logs and `gatehouse check` output.
+type Definition struct {
+	Name          string
+	Path          string
+	Type          Type
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+	Intercept     Intercept
+	// New builds the webhook's evaluator from the server options.
+	New func(Options) Evaluator
+}
+
+// Options are the parts of the server configuration that evaluators read.
+type Options struct {
+	Products policies.ProductSelector
+}
+
+var (
+	createUpdate = []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+
+	pvcs = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim", Namespaced: true}
+)
+
+// Registry lists every webhook gatehouse serves, in the order the API server
+// would call them within one kind (mutating first, then validating).
+var Registry = []Definition{
+	{
+		Name:          "secret-scope",
+		Path:          "/validate/secret-scope",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: append(podResources(), pvcs), Products: true},
+		New:           newSecretScope,
+	},
+	{
+		Name:          "service-account",
+		Path:          "/validate/service-account",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: podResources(), Products: true},
+		New:           newServiceAccount,
+	},
+}
+
+// Names returns the registry's webhook names in order.
+func Names() []string {
+	out := make([]string, len(Registry))
+	for i, d := range Registry {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// Lookup returns the definition named name.
+func Lookup(name string) (Definition, bool) {
+	for _, d := range Registry {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Definition{}, false
+}
+
+// validateRegistry checks the table itself: unique names and paths, paths
+// that say what the webhook does, a known failure policy, a constructor.
+func validateRegistry(defs []Definition) error {
+	names, paths := map[string]bool{}, map[string]bool{}
+	for _, d := range defs {
+		if d.Name == "" || names[d.Name] {
+			return fmt.Errorf("webhook name %q is empty or used twice", d.Name)
+		}
+		if paths[d.Path] {
+			return fmt.Errorf("webhook %s: path %q is used twice", d.Name, d.Path)
+		}
+		names[d.Name], paths[d.Path] = true, true
+		wantPrefix := map[Type]string{Validating: "/validate/", Mutating: "/mutate/"}[d.Type]
+		if wantPrefix == "" || d.Path != wantPrefix+d.Name {
+			return fmt.Errorf("webhook %s: path %q must be %q", d.Name, d.Path, wantPrefix+d.Name)
+		}
+		if d.FailurePolicy != admissionregistrationv1.Fail && d.FailurePolicy != admissionregistrationv1.Ignore {
+			return fmt.Errorf("webhook %s: failure policy %q", d.Name, d.FailurePolicy)
+		}
+		if d.New == nil || len(d.Intercept.Operations) == 0 {
+			return fmt.Errorf("webhook %s: no evaluator or no operations", d.Name)
+		}
+	}
+	return nil
+}
+
+func init() {
+	if err := validateRegistry(Registry); err != nil {
+		panic(err)
+	}
+}

@@ -1,0 +1,97 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// Evaluator decides one decoded review. It returns the findings of the
+// object in review.Object; an error is an internal failure and denies.
+type Evaluator interface {
+	Evaluate(ctx context.Context, review *Review) ([]policies.Finding, error)
+}
+
+// EvaluatorFunc adapts a function to Evaluator.
+type EvaluatorFunc func(ctx context.Context, review *Review) ([]policies.Finding, error)
+
+// Evaluate calls f.
+func (f EvaluatorFunc) Evaluate(ctx context.Context, review *Review) ([]policies.Finding, error) {
+	return f(ctx, review)
+}
+
+// Review is an admission request decoded once for the evaluators.
+type Review struct {
+	Operation admissionregistrationv1.OperationType
+	Kind      schema.GroupVersionKind
+	Resource  schema.GroupVersionResource
+	Namespace string
+	Name      string
+	// Object is the object being admitted, decoded from JSON.
+	Object map[string]any
+	// OldObject is the stored object on UPDATE, nil otherwise.
+	OldObject map[string]any
+	// Request is the raw request, for evaluators that need userInfo.
+	Request *admission.Request
+}
+
+// decodeReview turns a request into a Review, or says why it cannot: a
+// resource this webhook does not intercept, a kind that disagrees with the
+// resource, or an object that is missing or not a JSON object. The errors
+// never quote the object.
+func decodeReview(def Definition, opts Options, req *admission.Request) (*Review, error) {
+	op := admissionregistrationv1.OperationType(req.Operation)
+	gvr := schema.GroupVersionResource(req.Resource)
+	gvk := schema.GroupVersionKind(req.Kind)
+	if !def.Intercept.Matches(op, gvr, req.SubResource, opts.Products) {
+		res := gvr.GroupResource().String()
+		if req.SubResource != "" {
+			res += "/" + req.SubResource
+		}
+		return nil, fmt.Errorf("webhook %s does not handle %s of %s; check the rules of its webhook configuration", def.Name, op, res)
+	}
+	if err := def.Intercept.checkKind(gvr, gvk); err != nil {
+		return nil, err
+	}
+	obj, err := decodeObject("object", req.Object.Raw, gvk)
+	if err != nil {
+		return nil, err
+	}
+	r := &Review{
+		Operation: op,
+		Kind:      gvk,
+		Resource:  gvr,
+		Namespace: req.Namespace,
+		Name:      req.Name,
+		Object:    obj,
+		Request:   req,
+	}
+	if op == admissionregistrationv1.Update {
+		if r.OldObject, err = decodeObject("oldObject", req.OldObject.Raw, gvk); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("request.%s is missing", what)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("request.%s is not a JSON object", what)
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if (apiVersion != "" || kind != "") && (apiVersion != gvk.GroupVersion().String() || kind != gvk.Kind) {
+		return nil, fmt.Errorf("request.%s is not a %s, as request.kind says", what, gvk.Kind)
+	}
+	return obj, nil
+}

@@ -1,0 +1,16 @@
+package webhooks
+
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/scope"
+)
+
+// secret-scope: SCOPE (CONTRACTS.md §1) on PVCs, Pods, every workload kind
+// and product custom resources.
+func newSecretScope(Options) Evaluator {
+	return EvaluatorFunc(func(_ context.Context, r *Review) ([]policies.Finding, error) {
+		return scope.Validate(r.Kind.GroupKind(), r.Object), nil
+	})
+}
