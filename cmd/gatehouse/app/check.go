@@ -1,0 +1,280 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/spf13/cobra"
+	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
+
+// CheckUser is the user `gatehouse check` admits objects as.
+const CheckUser = "gatehouse-check"
+
+type checkFlags struct {
+	files  []string
+	state  []string
+	output string
+	config string
+}
+
+func newCheck() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check -f PATH... [--state PATH...] [-o text|json]",
+		Short: "Admit manifests offline through the same webhooks the server runs",
+		Long: `check admits every object in PATH (a file of YAML or JSON documents, a directory walked
+recursively, or - for stdin; List kinds are unwrapped) as a CREATE through every enabled webhook
+that intercepts it, mutating webhooks first, exactly as the server would decide it.
+
+--state supplies existing cluster objects for webhooks that consult cluster state; objects given
+with -f are admitted in order, each against the state plus the objects admitted before it.
+
+Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreadable input or bad usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(f.files) == 0 {
+				return usageError("check needs at least one -f PATH")
+			}
+			if f.output != "text" && f.output != "json" {
+				return usageError("-o must be text or json, not %q", f.output)
+			}
+			cfg, err := loadConfig(f.config)
+			if err != nil {
+				return err
+			}
+			docs, err := readInputs(f.files, cmd.InOrStdin())
+			if err != nil {
+				return usageError("%v", err)
+			}
+			if _, err := readInputs(f.state, cmd.InOrStdin()); err != nil {
+				return usageError("--state: %v", err)
+			}
+			hooks := webhooks.Build(webhookOptions(cfg), cfg.Enabled)
+			ctx := log.IntoContext(cmd.Context(), log.Log) // decisions are the output here, not log lines
+			results, err := admitAll(ctx, hooks, webhookOptions(cfg).Products, docs)
+			if err != nil {
+				return err
+			}
+			if f.output == "json" {
+				err = writeJSON(cmd.OutOrStdout(), results)
+			} else {
+				writeText(cmd.OutOrStdout(), docs, results)
+			}
+			if err != nil {
+				return err
+			}
+			for _, r := range results {
+				if !r.Allowed {
+					return &exitError{code: exitDenied}
+				}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.files, "filename", "f", nil, "file, directory or - (repeatable)")
+	fl.StringArrayVar(&f.state, "state", nil, "existing cluster objects: file, directory or - (repeatable)")
+	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
+	return cmd
+}
+
+// ObjectRef names an admitted object in the output.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// FindingOut is one denying finding in the output.
+type FindingOut struct {
+	Code    string `json:"code"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// CheckResult is the decision of one webhook on one object.
+type CheckResult struct {
+	Object    ObjectRef                               `json:"object"`
+	Webhook   string                                  `json:"webhook"`
+	Operation string                                  `json:"operation"`
+	Allowed   bool                                    `json:"allowed"`
+	Findings  []FindingOut                            `json:"findings"`
+	Warnings  []string                                `json:"warnings"`
+	Patch     []gomodulesjsonpatch.JsonPatchOperation `json:"patch"`
+	// Error is set when the webhook could not decide (the server would
+	// answer with this error and the API server would deny).
+	Error string `json:"error,omitempty"`
+
+	doc int
+}
+
+// admitAll admits each document as a CREATE through the webhooks that
+// intercept it: mutating webhooks first, each seeing the previous one's
+// output, then validating webhooks on the final object.
+func admitAll(ctx context.Context, hooks []*webhooks.Webhook, products policies.ProductSelector, docs []Document) ([]CheckResult, error) {
+	ordered := make([]*webhooks.Webhook, 0, len(hooks))
+	for _, t := range []webhooks.Type{webhooks.Mutating, webhooks.Validating} {
+		for _, w := range hooks {
+			if w.Type == t {
+				ordered = append(ordered, w)
+			}
+		}
+	}
+	results := []CheckResult{}
+	for i, d := range docs {
+		ref := objectRef(d.Object)
+		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+		raw, err := json.Marshal(d.Object)
+		if err != nil {
+			return nil, usageError("%s: %v", d.Where(), err)
+		}
+		for _, w := range ordered {
+			if !w.Intercept.Matches(admissionregistrationv1.Create, gvr, "", products) {
+				continue
+			}
+			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				UID:             types.UID(fmt.Sprintf("check-%d-%s", i, w.Name)),
+				Kind:            metav1.GroupVersionKind(gvk),
+				Resource:        metav1.GroupVersionResource(gvr),
+				RequestKind:     ptr(metav1.GroupVersionKind(gvk)),
+				RequestResource: ptr(metav1.GroupVersionResource(gvr)),
+				Name:            ref.Name,
+				Namespace:       ref.Namespace,
+				Operation:       admissionv1.Create,
+				UserInfo:        authenticationv1.UserInfo{Username: CheckUser},
+				Object:          runtime.RawExtension{Raw: raw},
+			}}
+			resp, findings := webhooks.Decide(ctx, w, req)
+			res := CheckResult{
+				Object: ref, Webhook: w.Name, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
+				Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
+				Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: i,
+			}
+			for _, f := range findings {
+				if f.Severity == policies.Deny {
+					res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
+				}
+			}
+			if !resp.Allowed && len(res.Findings) == 0 && resp.Result != nil {
+				res.Error = resp.Result.Message
+			}
+			if resp.Allowed && len(resp.Patches) > 0 {
+				if raw, err = applyPatch(raw, resp.Patches); err != nil {
+					res.Allowed, res.Error = false, fmt.Sprintf("applying the patch of %s: %v", w.Name, err)
+				}
+			}
+			results = append(results, res)
+		}
+	}
+	return results, nil
+}
+
+func applyPatch(raw []byte, ops []gomodulesjsonpatch.JsonPatchOperation) ([]byte, error) {
+	opsJSON, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.DecodePatch(opsJSON)
+	if err != nil {
+		return nil, err
+	}
+	return patch.Apply(raw)
+}
+
+func objectRef(obj map[string]any) ObjectRef {
+	ref := ObjectRef{}
+	ref.APIVersion, _ = obj["apiVersion"].(string)
+	ref.Kind, _ = obj["kind"].(string)
+	if m, ok := obj["metadata"].(map[string]any); ok {
+		ref.Namespace, _ = m["namespace"].(string)
+		ref.Name, _ = m["name"].(string)
+	}
+	return ref
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func writeJSON(w io.Writer, results []CheckResult) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Results []CheckResult `json:"results"`
+	}{results})
+}
+
+// writeText prints one block per object: its verdict per webhook, with the
+// findings, warnings and a summary of the patch.
+func writeText(w io.Writer, docs []Document, results []CheckResult) {
+	byDoc := map[int][]CheckResult{}
+	for _, r := range results {
+		byDoc[r.doc] = append(byDoc[r.doc], r)
+	}
+	denied := 0
+	for i, d := range docs {
+		ref := objectRef(d.Object)
+		name := ref.Name
+		if ref.Namespace != "" {
+			name = ref.Namespace + "/" + ref.Name
+		}
+		rs := byDoc[i]
+		if len(rs) == 0 {
+			fmt.Fprintf(w, "%-7s %s %s: no webhook intercepts it (%s)\n", "skip", ref.Kind, name, d.Where())
+			continue
+		}
+		verdict := "allowed"
+		for _, r := range rs {
+			if !r.Allowed {
+				verdict = "DENIED"
+			}
+		}
+		if verdict == "DENIED" {
+			denied++
+		}
+		fmt.Fprintf(w, "%-7s %s %s (%s)\n", verdict, ref.Kind, name, d.Where())
+		for _, r := range rs {
+			state := "allowed"
+			if !r.Allowed {
+				state = "denied"
+			}
+			fmt.Fprintf(w, "  %s: %s\n", r.Webhook, state)
+			for _, f := range r.Findings {
+				fmt.Fprintf(w, "    x %s\n      %s: %s\n", f.Field, f.Code, f.Message)
+			}
+			for _, warning := range r.Warnings {
+				fmt.Fprintf(w, "    ! warning: %s\n", warning)
+			}
+			if r.Error != "" {
+				fmt.Fprintf(w, "    x error: %s\n", r.Error)
+			}
+			if len(r.Patch) > 0 {
+				paths := make([]string, len(r.Patch))
+				for i, op := range r.Patch {
+					paths[i] = op.Operation + " " + op.Path
+				}
+				fmt.Fprintf(w, "    patch: %d %s: %s\n", len(r.Patch), policies.Plural(len(r.Patch), "operation"), strings.Join(paths, ", "))
+			}
+		}
+	}
+	fmt.Fprintf(w, "\n%d %s checked, %d denied\n", len(docs), policies.Plural(len(docs), "object"), denied)
+}

@@ -1,0 +1,167 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// run executes the command line and returns exit code, stdout and stderr.
+func run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+type checkOutput struct {
+	Results []struct {
+		Object    ObjectRef    `json:"object"`
+		Webhook   string       `json:"webhook"`
+		Operation string       `json:"operation"`
+		Allowed   bool         `json:"allowed"`
+		Findings  []FindingOut `json:"findings"`
+		Warnings  []string     `json:"warnings"`
+		Patch     []any        `json:"patch"`
+		Error     string       `json:"error"`
+	} `json:"results"`
+}
+
+// TestCheckExamples pins what `gatehouse check -o json` says about every
+// example in deploy/examples: verdict, codes and field paths.
+func TestCheckExamples(t *testing.T) {
+	code, stdout, stderr := run(t, "", "check", "-f", "../../../deploy/examples", "-o", "json")
+	if code != exitDenied {
+		t.Fatalf("exit %d (stderr %q), want 1: the examples include denied objects", code, stderr)
+	}
+	var out checkOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
+	}
+	var got []string
+	for _, r := range out.Results {
+		if r.Operation != "CREATE" || r.Findings == nil || r.Warnings == nil || r.Patch == nil {
+			t.Errorf("%s/%s: malformed result %+v", r.Object.Name, r.Webhook, r)
+		}
+		line := r.Object.Kind + " " + r.Object.Name + " " + r.Webhook + " "
+		if r.Allowed {
+			line += "allowed"
+		} else {
+			line += "denied"
+		}
+		for _, f := range r.Findings {
+			line += " " + f.Code + "@" + f.Field
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"HdfsCluster prod secret-scope allowed",
+		"HdfsCluster prod service-account allowed",
+		"HdfsCluster prod-widened secret-scope denied ScopeNameHasDelimiter@spec.clusterConfig.authentication.tls.scope.services[0]",
+		"HdfsCluster prod-widened service-account denied ServiceAccountOverridden@spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName",
+		"Pod web secret-scope allowed",
+		"Pod web service-account allowed",
+		"Pod web-broken-scope secret-scope denied ScopeEntryEmpty@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope] ScopeValueMissing@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]",
+		"Pod web-broken-scope service-account allowed",
+		"PersistentVolumeClaim gateway-tls secret-scope allowed",
+		"PersistentVolumeClaim gateway-tls-broken secret-scope denied SecretJitterFactorInvalid@metadata.annotations[secrets.kubedoop.dev/autoTlsCertJitterFactor] SecretFormatUnknown@metadata.annotations[secrets.kubedoop.dev/format]",
+		"StatefulSet prod-namenode-default secret-scope allowed",
+		"StatefulSet prod-namenode-default service-account allowed",
+		"StatefulSet prod-datanode-default secret-scope denied ScopeValueHasDelimiter@spec.volumeClaimTemplates[0].metadata.annotations[secrets.kubedoop.dev/scope]",
+		"StatefulSet prod-datanode-default service-account denied ServiceAccountMismatch@spec.template.spec.serviceAccountName",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("check results:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestCheckExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	allowed := write("allowed.yaml", "# leading comment\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"+
+		"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: b\n  annotations: {secrets.kubedoop.dev/class: tls}\n")
+	denied := write("denied.json", `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"c","annotations":{"secrets.kubedoop.dev/scope":"node"}}}]}`)
+	badYAML := write("bad.yaml", "apiVersion: v1\nkind: Pod\n---\nkey: [unclosed\n")
+	noKind := write("nokind.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\nmetadata: {name: b}\n")
+	badItem := write("baditem.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n- 7\n")
+
+	cases := []struct {
+		name       string
+		stdin      string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"allowed", "", []string{"check", "-f", allowed}, exitOK, ""},
+		{"denied inside a List", "", []string{"check", "-f", denied}, exitDenied, ""},
+		{"stdin", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: s, annotations: {secrets.kubedoop.dev/scope: ','}}\n", []string{"check", "-f", "-"}, exitDenied, ""},
+		{"unparsable document", "", []string{"check", "-f", badYAML}, exitUsage, "bad.yaml, document 2"},
+		{"document without kind", "", []string{"check", "-f", noKind}, exitUsage, "nokind.yaml, document 2: apiVersion and kind must be set"},
+		{"List item not an object", "", []string{"check", "-f", badItem}, exitUsage, "baditem.yaml, document 1, item 2: not an object"},
+		{"missing file", "", []string{"check", "-f", filepath.Join(dir, "nope.yaml")}, exitUsage, "nope.yaml"},
+		{"no -f", "", []string{"check"}, exitUsage, "at least one -f"},
+		{"bad -o", "", []string{"check", "-f", allowed, "-o", "yaml"}, exitUsage, "-o must be text or json"},
+		{"bad --state", "", []string{"check", "-f", allowed, "--state", badYAML}, exitUsage, "--state: "},
+		{"unknown flag", "", []string{"check", "--nope"}, exitUsage, "unknown flag"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.stdin, tc.args...)
+			if code != tc.wantCode || !strings.Contains(stderr, tc.wantStderr) {
+				t.Fatalf("exit %d stderr %q; want exit %d and stderr containing %q", code, stderr, tc.wantCode, tc.wantStderr)
+			}
+		})
+	}
+}
+
+func TestCheckTextNamesEveryFinding(t *testing.T) {
+	code, stdout, _ := run(t, "", "check", "-f", "../../../deploy/examples/pod-denied.yaml")
+	if code != exitDenied {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{
+		"DENIED  Pod team-a/web-broken-scope",
+		"ScopeEntryEmpty", "ScopeValueMissing",
+		"spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]",
+		"1 object checked, 1 denied",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestCheckConfigSwitchesWebhooksOff proves that check honours the server
+// configuration: with secret-scope off, only service-account decides.
+func TestCheckConfigSwitchesWebhooksOff(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\nwebhooks:\n  secret-scope: {enabled: false}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "check", "--config", cfg, "-o", "json", "-f", "../../../deploy/examples/pod-denied.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var out checkOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	var hooks []string
+	for _, r := range out.Results {
+		hooks = append(hooks, r.Webhook)
+	}
+	sort.Strings(hooks)
+	if strings.Join(hooks, ",") != "service-account" {
+		t.Fatalf("webhooks that decided: %v", hooks)
+	}
+}

@@ -1,0 +1,175 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// maxDocumentBytes bounds one YAML or JSON document, like the API server's
+// request limit, so that a runaway file cannot exhaust memory.
+const maxDocumentBytes = 3 * 1024 * 1024
+
+// Document is one object read from an input, with where it came from.
+type Document struct {
+	Source string // file path, or "-" for standard input
+	Index  int    // 0-based document index in the file
+	// Item is the 0-based index inside a List document, or -1.
+	Item   int
+	Object map[string]any
+}
+
+// Where names the document in messages: "file.yaml, document 2".
+func (d Document) Where() string {
+	w := fmt.Sprintf("%s, document %d", d.Source, d.Index+1)
+	if d.Item >= 0 {
+		w += fmt.Sprintf(", item %d", d.Item+1)
+	}
+	return w
+}
+
+// readInputs reads every path: a file, a directory (walked recursively for
+// .yaml, .yml and .json files, in lexical order) or "-" for stdin.
+func readInputs(paths []string, stdin io.Reader) ([]Document, error) {
+	var out []Document
+	for _, p := range paths {
+		if p == "-" {
+			docs, err := readDocuments("-", stdin)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, docs...)
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		files := []string{p}
+		if info.IsDir() {
+			if files, err = manifestFiles(p); err != nil {
+				return nil, err
+			}
+		}
+		for _, f := range files {
+			fh, err := os.Open(f)
+			if err != nil {
+				return nil, err
+			}
+			docs, err := readDocuments(f, fh)
+			fh.Close()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, docs...)
+		}
+	}
+	return out, nil
+}
+
+func manifestFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".yaml", ".yml", ".json":
+			files = append(files, path)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// readDocuments splits a multi-document YAML (or JSON) stream into objects,
+// unwrapping List kinds. Empty documents are skipped; anything that is not an
+// object with apiVersion and kind is an error naming the document.
+func readDocuments(source string, r io.Reader) ([]Document, error) {
+	reader := yaml.NewYAMLReader(bufio.NewReaderSize(io.LimitReader(r, 64*maxDocumentBytes), 64*1024))
+	var out []Document
+	for index := 0; ; index++ {
+		raw, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		where := Document{Source: source, Index: index, Item: -1}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where.Where(), err)
+		}
+		if len(raw) > maxDocumentBytes {
+			return nil, fmt.Errorf("%s: larger than %d bytes", where.Where(), maxDocumentBytes)
+		}
+		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
+			index-- // a comment-only chunk or a leading "---" is not a document
+			continue
+		}
+		var obj map[string]any
+		if err := yaml.Unmarshal(raw, &obj); err != nil {
+			return nil, fmt.Errorf("%s: not valid YAML or JSON: %w", where.Where(), err)
+		}
+		if obj == nil {
+			continue
+		}
+		if err := requireTypeMeta(obj); err != nil {
+			return nil, fmt.Errorf("%s: %w", where.Where(), err)
+		}
+		kind, _ := obj["kind"].(string)
+		if !strings.HasSuffix(kind, "List") || obj["items"] == nil {
+			where.Object = obj
+			out = append(out, where)
+			continue
+		}
+		items, ok := obj["items"].([]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s.items is not a list", where.Where(), kind)
+		}
+		for i, item := range items {
+			d := Document{Source: source, Index: index, Item: i}
+			m, ok := item.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: not an object", d.Where())
+			}
+			if err := requireTypeMeta(m); err != nil {
+				return nil, fmt.Errorf("%s: %w", d.Where(), err)
+			}
+			d.Object = m
+			out = append(out, d)
+		}
+	}
+}
+
+func requireTypeMeta(obj map[string]any) error {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if apiVersion == "" || kind == "" {
+		return errors.New("apiVersion and kind must be set")
+	}
+	return nil
+}
+
+func stripComments(raw []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 || t[0] == '#' || bytes.Equal(t, []byte("---")) {
+			continue
+		}
+		out = append(out, line...)
+		out = append(out, '\n')
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
+
+// Defaults of the installation in deploy/.
+const (
+	DefaultNamespace   = "gatehouse-system"
+	DefaultService     = "gatehouse"
+	DefaultCertificate = DefaultNamespace + "/gatehouse-serving"
+)
+
+func newManifests() *cobra.Command {
+	var (
+		o      webhooks.ManifestOptions
+		config string
+	)
+	cmd := &cobra.Command{
+		Use:   "manifests",
+		Short: "Print the webhook configurations for the registry and a server configuration",
+		Long: `Print the MutatingWebhookConfiguration and ValidatingWebhookConfiguration that route the API
+server's requests to gatehouse, rendered from the same registry that routes objects in check.
+deploy/ holds this output for the default configuration; regenerate it with 'make manifests'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(config)
+			if err != nil {
+				return err
+			}
+			o.Products = webhookOptions(cfg).Products
+			out, err := webhooks.WebhookConfigurations(o)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Namespace, "namespace", DefaultNamespace, "namespace gatehouse runs in (excluded from admission)")
+	fl.StringVar(&o.Service, "service", DefaultService, "Service in front of gatehouse")
+	fl.StringVar(&o.URL, "url", "", "base URL to call instead of the Service (local control planes)")
+	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
+	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
+	return cmd
+}

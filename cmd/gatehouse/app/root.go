@@ -1,0 +1,103 @@
+// Package app is gatehouse's command tree: serve, check, manifests, version.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK     = 0
+	exitDenied = 1
+	exitUsage  = 2
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return Run(context.Background(), args, stdin, stdout, stderr)
+}
+
+// Run is Main with a context: cancelling it stops `serve` as SIGTERM does.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.code != exitDenied {
+			fmt.Fprintln(stderr, "gatehouse:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "gatehouse:", err)
+	return exitUsage
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "gatehouse",
+		Short:         "Admission webhooks for the platform's security and ownership contracts",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newServe(), newCheck(), newManifests(), newVersion())
+	return root
+}
+
+// loadConfig reads the configuration file, or the defaults when path is empty.
+func loadConfig(path string) (configv1alpha1.ServerConfig, error) {
+	cfg := configv1alpha1.Default()
+	if path != "" {
+		var err error
+		if cfg, err = configv1alpha1.Load(path); err != nil {
+			return cfg, usageError("%v", err)
+		}
+	}
+	if err := cfg.Validate(webhooks.Names()); err != nil {
+		return cfg, usageError("%v", err)
+	}
+	return cfg, nil
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			version := "(devel)"
+			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+				version = info.Main.Version
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "gatehouse", version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,277 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/certs"
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
+
+type serveFlags struct {
+	config         string
+	dev            bool
+	devDir         string
+	disable        []string
+	logLevel       int
+	shutdownDelay  time.Duration
+	certPoll       time.Duration
+	port           int
+	host           string
+	certDir        string
+	tlsMinVersion  string
+	enableHTTP2    bool
+	probeAddress   string
+	metricsAddress string
+}
+
+func newServe() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the admission webhooks over HTTPS",
+		Long: `Serve every enabled webhook of the registry at its path over HTTPS, with /healthz and /readyz
+on the probe address and Prometheus metrics on the metrics address. The serving certificate is read
+from --cert-dir (tls.crt, tls.key) and reloaded when the files change. --dev creates a self-signed
+CA and a certificate for localhost instead, and prints where.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(f.config)
+			if err != nil {
+				return err
+			}
+			if err := f.apply(cmd, &cfg); err != nil {
+				return err
+			}
+			log := newLogger(cmd.ErrOrStderr(), f.logLevel)
+			ctrl.SetLogger(log)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if f.dev {
+				dir := f.devDir
+				if dir == "" {
+					if dir, err = os.MkdirTemp("", "gatehouse-dev-"); err != nil {
+						return err
+					}
+				}
+				bundle, err := certs.Dev(dir, certs.DevHosts, 30*24*time.Hour)
+				if err != nil {
+					return fmt.Errorf("bootstrapping development certificates: %w", err)
+				}
+				cfg.Serving.CertDir = bundle.Dir
+				fmt.Fprintf(cmd.OutOrStdout(), "development certificates in %s\nCA bundle: %s\n", bundle.Dir, bundle.CAFile)
+			}
+			if cfg.Serving.CertDir == "" {
+				return usageError("serve needs --cert-dir (or serving.certDir in the config, or --dev)")
+			}
+			srv, err := NewServer(cfg, log, f.shutdownDelay, f.certPoll)
+			if err != nil {
+				return err
+			}
+			return srv.Run(ctx)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "server configuration file (apiVersion "+configv1alpha1.APIVersion+", kind "+configv1alpha1.Kind+")")
+	fl.BoolVar(&f.dev, "dev", false, "bootstrap a self-signed CA and a serving certificate for localhost, and serve with it")
+	fl.StringVar(&f.devDir, "dev-dir", "", "directory for --dev certificates (default: a new temporary directory)")
+	fl.StringSliceVar(&f.disable, "disable-webhook", nil, "switch off a webhook by name (repeatable)")
+	fl.IntVar(&f.logLevel, "v", 0, "log verbosity")
+	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, report not-ready for this long before draining, so endpoints stop routing to this replica first")
+	fl.DurationVar(&f.certPoll, "cert-poll-interval", 10*time.Second, "how often the certificate files are re-read in addition to file events")
+	fl.IntVar(&f.port, "port", 0, "webhook HTTPS port (default 9443)")
+	fl.StringVar(&f.host, "host", "", "address the webhook listener binds to (default all; 127.0.0.1 with --dev)")
+	fl.StringVar(&f.certDir, "cert-dir", "", "directory holding tls.crt and tls.key")
+	fl.StringVar(&f.tlsMinVersion, "tls-min-version", "", `minimum TLS version, "1.2" (default) or "1.3"`)
+	fl.BoolVar(&f.enableHTTP2, "enable-http2", false, "serve HTTP/2 too (off by default)")
+	fl.StringVar(&f.probeAddress, "probe-address", "", `address of /healthz and /readyz (default ":8081")`)
+	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
+	return cmd
+}
+
+// apply lays the flags that were set over the configuration file.
+func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig) error {
+	set := cmd.Flags().Changed
+	s := &cfg.Serving
+	if set("port") {
+		s.Port = f.port
+	}
+	if set("host") {
+		s.Host = f.host
+	} else if f.dev && s.Host == "" {
+		s.Host = "127.0.0.1"
+	}
+	if set("cert-dir") {
+		s.CertDir = f.certDir
+	}
+	if set("tls-min-version") {
+		s.TLSMinVersion = f.tlsMinVersion
+	}
+	if set("enable-http2") {
+		s.EnableHTTP2 = f.enableHTTP2
+	}
+	if set("probe-address") {
+		s.ProbeAddress = f.probeAddress
+	}
+	if set("metrics-address") {
+		s.MetricsAddress = f.metricsAddress
+	}
+	off := false
+	for _, name := range f.disable {
+		if cfg.Webhooks == nil {
+			cfg.Webhooks = map[string]configv1alpha1.Webhook{}
+		}
+		cfg.Webhooks[name] = configv1alpha1.Webhook{Enabled: &off}
+	}
+	if err := cfg.Validate(webhooks.Names()); err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
+// newLogger writes JSON lines to w. It does not sample: every decision is
+// logged.
+func newLogger(w io.Writer, level int) logr.Logger {
+	enc := zap.NewProductionEncoderConfig()
+	enc.TimeKey = "ts"
+	enc.EncodeTime = zapcore.RFC3339NanoTimeEncoder
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(w)), zapcore.Level(-level))
+	return zapr.NewLogger(zap.New(core))
+}
+
+func webhookOptions(cfg configv1alpha1.ServerConfig) webhooks.Options {
+	return webhooks.Options{Products: policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes}}
+}
+
+// Server is `gatehouse serve`: the webhook listener, the probe listener, the
+// metrics listener and the certificate source, run together.
+type Server struct {
+	cfg           configv1alpha1.ServerConfig
+	log           logr.Logger
+	certs         *certs.FileSource
+	webhook       webhook.Server
+	metrics       metricsserver.Server
+	shutdownDelay time.Duration
+	stopping      atomic.Bool
+	probeListener net.Listener
+}
+
+// NewServer assembles the server; nothing listens until Run.
+func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration) (*Server, error) {
+	s := &Server{cfg: cfg, log: log, shutdownDelay: shutdownDelay}
+	s.certs = certs.NewFileSource(cfg.Serving.CertDir, certPoll, log.WithName("certs"))
+	minVersion := uint16(tls.VersionTLS12)
+	if cfg.Serving.TLSMinVersion == "1.3" {
+		minVersion = tls.VersionTLS13
+	}
+	s.webhook = webhook.NewServer(webhook.Options{
+		Host: cfg.Serving.Host,
+		Port: cfg.Serving.Port,
+		TLSOpts: []func(*tls.Config){func(c *tls.Config) {
+			c.MinVersion = minVersion
+			c.GetCertificate = s.certs.GetCertificate
+			if !cfg.Serving.EnableHTTP2 {
+				c.NextProtos = []string{"http/1.1"}
+			}
+		}},
+	})
+	for _, w := range webhooks.Build(webhookOptions(cfg), cfg.Enabled) {
+		s.webhook.Register(w.Path, w.Admission)
+		log.Info("webhook enabled", "webhook", w.Name, "path", w.Path)
+	}
+	if cfg.Serving.MetricsAddress != "0" {
+		m, err := metricsserver.NewServer(metricsserver.Options{BindAddress: cfg.Serving.MetricsAddress}, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		s.metrics = m
+	}
+	probe, err := net.Listen("tcp", cfg.Serving.ProbeAddress)
+	if err != nil {
+		return nil, fmt.Errorf("probe address: %w", err)
+	}
+	s.probeListener = probe
+	return s, nil
+}
+
+// ProbeAddr is the address the probe listener is bound to.
+func (s *Server) ProbeAddr() string { return s.probeListener.Addr().String() }
+
+// Run serves until ctx ends, then reports not-ready for the shutdown delay
+// and drains in-flight reviews.
+func (s *Server) Run(ctx context.Context) error {
+	serveCtx, stopServing := context.WithCancel(context.Background())
+	defer stopServing()
+	g, gctx := errgroup.WithContext(serveCtx)
+	g.Go(func() error { return s.certs.Start(gctx) })
+	g.Go(func() error { return s.webhook.Start(gctx) })
+	if s.metrics != nil {
+		g.Go(func() error { return s.metrics.Start(gctx) })
+	}
+	probes := &http.Server{Handler: s.probeMux(), ReadHeaderTimeout: 10 * time.Second}
+	g.Go(func() error {
+		if err := probes.Serve(s.probeListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	g.Go(func() error {
+		select {
+		case <-ctx.Done():
+			s.stopping.Store(true)
+			s.log.Info("shutting down: not ready from now on", "delay", s.shutdownDelay.String())
+			select {
+			case <-time.After(s.shutdownDelay):
+			case <-gctx.Done():
+			}
+		case <-gctx.Done():
+		}
+		stopServing() // the webhook server drains in-flight reviews on this
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return probes.Shutdown(shutdownCtx)
+	})
+	return g.Wait()
+}
+
+func (s *Server) probeMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/healthz", http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}))
+	mux.Handle("/healthz/", http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}))
+	ready := &healthz.Handler{Checks: map[string]healthz.Checker{
+		"certificate":    s.certs.Ready,
+		"webhook-server": s.webhook.StartedChecker(),
+		"shutdown": func(*http.Request) error {
+			if s.stopping.Load() {
+				return errors.New("shutting down")
+			}
+			return nil
+		},
+	}}
+	mux.Handle("/readyz", http.StripPrefix("/readyz", ready))
+	mux.Handle("/readyz/", http.StripPrefix("/readyz", ready))
+	return mux
+}

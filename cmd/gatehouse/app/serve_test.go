@@ -1,0 +1,249 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/gatehouse-dev/gatehouse/certs"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// serving is a `gatehouse serve` process run in-process through Run.
+type serving struct {
+	port, probe, metrics string
+	stdout, stderr       *lockedBuffer
+	exit                 chan int
+	cancel               context.CancelFunc
+}
+
+func startServe(t *testing.T, extra ...string) *serving {
+	t.Helper()
+	s := &serving{port: freePort(t), probe: freePort(t), metrics: freePort(t), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, exit: make(chan int, 1)}
+	args := append([]string{"serve", "--port", s.port, "--host", "127.0.0.1",
+		"--probe-address", "127.0.0.1:" + s.probe, "--metrics-address", "127.0.0.1:" + s.metrics,
+		"--shutdown-delay", "0s", "--cert-poll-interval", "100ms"}, extra...)
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go func() { s.exit <- Run(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-s.exit:
+			if code != exitOK {
+				t.Errorf("serve exited %d: %s", code, s.stderr.String())
+			}
+		case <-time.After(90 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	return s
+}
+
+func eventually(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+}
+
+func (s *serving) readyz() error {
+	resp, err := http.Get("http://127.0.0.1:" + s.probe + "/readyz?verbose")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("readyz %d: %s", resp.StatusCode, body)
+	}
+	return nil
+}
+
+func clientFor(t *testing.T, caFile string) *http.Client {
+	t.Helper()
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		t.Fatal("no CA in " + caFile)
+	}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+}
+
+const deniedPodReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"dev-1",
+"kind":{"group":"","version":"v1","kind":"PersistentVolumeClaim"},"resource":{"group":"","version":"v1","resource":"persistentvolumeclaims"},
+"operation":"CREATE","namespace":"team-a","name":"c","userInfo":{"username":"alice"},
+"object":{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"c","annotations":{"secrets.kubedoop.dev/class":"tls","secrets.kubedoop.dev/scope":"node=x"}}}}}`
+
+// TestServeDev runs `gatehouse serve --dev` and sends it an AdmissionReview
+// over HTTPS, trusting only the CA bundle it printed.
+func TestServeDev(t *testing.T) {
+	dir := t.TempDir()
+	s := startServe(t, "--dev", "--dev-dir", dir)
+	eventually(t, "ready", s.readyz)
+	caFile := filepath.Join(dir, certs.CAFile)
+	if !strings.Contains(s.stdout.String(), "CA bundle: "+caFile) {
+		t.Fatalf("serve --dev did not print the CA bundle path: %q", s.stdout.String())
+	}
+	client := clientFor(t, caFile)
+	resp, err := client.Post("https://127.0.0.1:"+s.port+"/validate/secret-scope", "application/json", strings.NewReader(deniedPodReview))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 1 {
+		t.Errorf("HTTP/%d negotiated; HTTP/2 must be off unless asked for", resp.ProtoMajor)
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(resp.Body).Decode(&review); err != nil {
+		t.Fatal(err)
+	}
+	r := review.Response
+	if r == nil || r.UID != "dev-1" || r.Allowed || r.Result.Code != 422 || r.Result.Details.Causes[0].Type != "ScopeUnexpectedValue" {
+		t.Fatalf("unexpected answer: %+v", r)
+	}
+
+	// TLS 1.0 and 1.1 handshakes are refused.
+	for _, v := range []uint16{tls.VersionTLS10, tls.VersionTLS11} {
+		conn, err := tls.Dial("tcp", "127.0.0.1:"+s.port, &tls.Config{InsecureSkipVerify: true, MinVersion: v, MaxVersion: v})
+		if err == nil {
+			conn.Close()
+			t.Errorf("TLS version %x accepted", v)
+		}
+	}
+
+	metricsResp, err := http.Get("http://127.0.0.1:" + s.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer metricsResp.Body.Close()
+	body, _ := io.ReadAll(metricsResp.Body)
+	for _, want := range []string{
+		`gatehouse_webhook_decisions_total{code="ScopeUnexpectedValue",decision="denied",webhook="secret-scope"}`,
+		`controller_runtime_webhook_requests_total`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestServeReloadsCertificate starts with an empty --cert-dir (not ready, no
+// handshake), then writes a certificate (ready, served), then replaces it: the
+// new one is served without a restart.
+func TestServeReloadsCertificate(t *testing.T) {
+	dir := t.TempDir()
+	s := startServe(t, "--cert-dir", dir)
+	eventually(t, "probe listener", func() error {
+		err := s.readyz()
+		if err == nil {
+			return fmt.Errorf("ready without a certificate")
+		}
+		if !strings.Contains(err.Error(), "certificate") {
+			return err
+		}
+		return nil
+	})
+
+	first, err := certs.Dev(dir, certs.DevHosts, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "ready after the certificate appeared", s.readyz)
+	eventually(t, "first certificate served", func() error { return servedIs(s.port, first.CertFile) })
+
+	second, err := certs.Dev(dir, certs.DevHosts, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "replaced certificate served", func() error { return servedIs(s.port, second.CertFile) })
+	if err := s.readyz(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// servedIs reports whether the server presents the certificate in certFile.
+func servedIs(port, certFile string) error {
+	raw, err := os.ReadFile(certFile)
+	if err != nil {
+		return err
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil {
+		return fmt.Errorf("no PEM in %s", certFile)
+	}
+	conn, err := tls.Dial("tcp", "127.0.0.1:"+port, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if !bytes.Equal(conn.ConnectionState().PeerCertificates[0].Raw, block.Bytes) {
+		return fmt.Errorf("server presents another certificate")
+	}
+	return nil
+}
+
+func TestServeRejectsBadUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve"}, // no certificate source
+		{"serve", "--dev", "--tls-min-version", "1.1"},
+		{"serve", "--dev", "--disable-webhook", "no-such-webhook"},
+		{"serve", "--config", "/nonexistent/config.yaml"},
+	} {
+		code, _, stderr := run(t, "", args...)
+		if code != exitUsage || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+}
