@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -74,21 +75,34 @@ func (h *handler) decide(ctx context.Context, req *admission.Request) ([]policie
 	if err != nil {
 		return nil, admission.Errored(http.StatusBadRequest, err)
 	}
-	findings, err := h.eval.Evaluate(ctx, review)
+	result, err := h.eval.Evaluate(ctx, review)
 	if err != nil {
 		return nil, internalError(h.def, err)
 	}
-	if review.Operation == admissionregistrationv1.Update {
+	findings := result.Findings
+	if review.Operation == admissionregistrationv1.Update && h.def.Type == Validating {
 		old := *review
 		old.Object, old.OldObject = review.OldObject, nil
-		oldFindings, err := h.eval.Evaluate(ctx, &old)
+		oldResult, err := h.eval.Evaluate(ctx, &old)
 		if err != nil {
 			return nil, internalError(h.def, err)
 		}
-		findings = ratchet(findings, oldFindings)
+		findings = ratchet(findings, oldResult.Findings)
 	}
 	policies.Sort(findings)
-	return findings, respond(h.def.Name, review, findings)
+	resp := respond(h.def.Name, review, findings)
+	if result.Mutated && resp.Allowed {
+		mutated, err := json.Marshal(review.Object)
+		if err != nil {
+			return findings, internalError(h.def, err)
+		}
+		patched := admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+		if !patched.Allowed {
+			return findings, patched
+		}
+		resp.Patches, resp.PatchType = patched.Patches, patched.PatchType
+	}
+	return findings, resp
 }
 
 // internalError denies: an enforcing webhook that cannot decide never allows.

@@ -12,17 +12,22 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
-// Resource is one built-in resource a webhook intercepts, with the kind the
-// API server sends for it.
+// Resource is one built-in resource (or subresource) a webhook intercepts,
+// with the kind the API server sends for it.
 type Resource struct {
-	GVR        schema.GroupVersionResource
-	Kind       string
-	Namespaced bool
+	GVR         schema.GroupVersionResource
+	Subresource string
+	Kind        string
+	// Operations, when set, replace the Intercept's operations for this
+	// resource (pods are defaulted on CREATE, pods/ephemeralcontainers on
+	// UPDATE).
+	Operations []admissionregistrationv1.OperationType
 }
 
 // Intercept is what a webhook receives. The same value routes objects in
-// `gatehouse check` (Matches) and renders the rules and matchConditions of the
-// webhook configurations in deploy/ (manifests.go), so the two cannot differ.
+// `gatehouse check` (Matches) and renders the rules, namespaceSelector and
+// matchConditions of the webhook configurations in deploy/ (manifests.go), so
+// the two cannot differ.
 type Intercept struct {
 	Operations []admissionregistrationv1.OperationType
 	Resources  []Resource
@@ -30,34 +35,53 @@ type Intercept struct {
 	// (rendered as a wildcard rule narrowed by a matchConditions expression,
 	// since rules cannot match a group suffix).
 	Products bool
+	// OptIn limits the webhook to namespaces that carry the security-defaults
+	// label (Options.SecurityDefaultsLabel), rendered as a namespaceSelector.
+	OptIn bool
 }
 
 func podResources() []Resource {
 	out := make([]Resource, 0, len(workload.Kinds))
 	for _, k := range workload.Kinds {
-		out = append(out, Resource{GVR: k.Resource, Kind: k.Kind, Namespaced: true})
+		out = append(out, Resource{GVR: k.Resource, Kind: k.Kind})
 	}
 	return out
+}
+
+func (r Resource) operations(in Intercept) []admissionregistrationv1.OperationType {
+	if len(r.Operations) > 0 {
+		return r.Operations
+	}
+	return in.Operations
 }
 
 // Matches reports whether a request for gvr (with subresource, if any) and op
 // is one this webhook handles. The version is ignored: the webhook
 // configurations use matchPolicy Equivalent, so the API server converts other
 // versions of an intercepted resource to the one named in the rules.
-func (in Intercept) Matches(op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, subresource string, products policies.ProductSelector) bool {
-	if !slices.Contains(in.Operations, op) || subresource != "" {
-		return false
+// Namespace opt-in is not part of this: see NamespaceMatches.
+func (in Intercept) Matches(op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, subresource string, opts Options) bool {
+	if r, ok := in.builtin(gvr.GroupResource(), subresource); ok {
+		return slices.Contains(r.operations(in), op)
 	}
-	if _, ok := in.builtin(gvr.GroupResource()); ok {
-		return true
-	}
-	return in.Products && products.Matches(gvr.Group)
+	return subresource == "" && in.Products && opts.Products.Matches(gvr.Group) && slices.Contains(in.Operations, op)
 }
 
-// builtin returns the intercepted built-in resource for gr.
-func (in Intercept) builtin(gr schema.GroupResource) (Resource, bool) {
+// NamespaceMatches reports whether an object in a namespace with these labels
+// reaches the webhook; the API server decides it with the rendered
+// namespaceSelector, `gatehouse check` with this.
+func (in Intercept) NamespaceMatches(namespaceLabels map[string]string, opts Options) bool {
+	if !in.OptIn {
+		return true
+	}
+	v, ok := namespaceLabels[opts.SecurityDefaultsLabel.Key]
+	return ok && v == opts.SecurityDefaultsLabel.Value
+}
+
+// builtin returns the intercepted built-in resource for gr and subresource.
+func (in Intercept) builtin(gr schema.GroupResource, subresource string) (Resource, bool) {
 	for _, r := range in.Resources {
-		if r.GVR.GroupResource() == gr {
+		if r.GVR.GroupResource() == gr && r.Subresource == subresource {
 			return r, true
 		}
 	}
@@ -66,8 +90,8 @@ func (in Intercept) builtin(gr schema.GroupResource) (Resource, bool) {
 
 // checkKind guards against a request whose kind and resource disagree, which
 // the API server never sends but a hand-made or hostile request can.
-func (in Intercept) checkKind(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) error {
-	if r, ok := in.builtin(gvr.GroupResource()); ok {
+func (in Intercept) checkKind(gvr schema.GroupVersionResource, subresource string, gvk schema.GroupVersionKind) error {
+	if r, ok := in.builtin(gvr.GroupResource(), subresource); ok {
 		if gvk.Group != r.GVR.Group || gvk.Kind != r.Kind {
 			return fmt.Errorf("resource %s is served as kind %s, not %s", gvr.GroupResource(), r.Kind, gvk.GroupKind())
 		}
@@ -93,7 +117,9 @@ func (in Intercept) matchConditionExpression(products policies.ProductSelector) 
 		if _, seen := byGroup[g]; !seen {
 			groups = append(groups, g)
 		}
-		byGroup[g] = append(byGroup[g], fmt.Sprintf("%q", r.GVR.Resource))
+		if !slices.Contains(byGroup[g], fmt.Sprintf("%q", r.GVR.Resource)) {
+			byGroup[g] = append(byGroup[g], fmt.Sprintf("%q", r.GVR.Resource))
+		}
 	}
 	for _, g := range groups {
 		terms = append(terms, fmt.Sprintf("(request.resource.group == %q && request.resource.resource in [%s])", g, strings.Join(byGroup[g], ", ")))

@@ -7,8 +7,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 // ManifestOptions say where the API server reaches gatehouse.
@@ -22,8 +20,8 @@ type ManifestOptions struct {
 	// Certificate is the cert-manager Certificate ("<namespace>/<name>")
 	// whose CA cainjector writes into every caBundle.
 	Certificate string
-	// Products must equal the server's product selection.
-	Products policies.ProductSelector
+	// Options must equal the server's.
+	Options
 }
 
 // ConfigurationName is the name of both webhook configurations.
@@ -107,6 +105,13 @@ func (o ManifestOptions) validatingWebhook(def Definition) admissionregistration
 			Values:   excludedNamespaces(o.Namespace),
 		}}},
 	}
+	if def.Intercept.OptIn {
+		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key:      o.SecurityDefaultsLabel.Key,
+			Operator: metav1.LabelSelectorOpIn,
+			Values:   []string{o.SecurityDefaultsLabel.Value},
+		})
+	}
 	if def.Intercept.Products {
 		w.MatchConditions = []admissionregistrationv1.MatchCondition{{
 			Name:       "gatehouse-resources",
@@ -127,25 +132,32 @@ func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.Webho
 	}}
 }
 
-// rules groups the built-in resources by API group; Products adds a wildcard
-// rule that the match condition narrows to product groups.
+// rules groups the built-in resources by API group, version and operations
+// (subresources as "<resource>/<subresource>"); Products adds a wildcard rule
+// that the match condition narrows to product groups.
 func (in Intercept) rules() []admissionregistrationv1.RuleWithOperations {
 	allScopes := admissionregistrationv1.AllScopes
 	var out []admissionregistrationv1.RuleWithOperations
 	index := map[string]int{}
 	for _, r := range in.Resources {
-		i, ok := index[r.GVR.Group]
+		ops := r.operations(in)
+		key := fmt.Sprintf("%s/%s/%v", r.GVR.Group, r.GVR.Version, ops)
+		i, ok := index[key]
 		if !ok {
 			i = len(out)
-			index[r.GVR.Group] = i
+			index[key] = i
 			out = append(out, admissionregistrationv1.RuleWithOperations{
-				Operations: in.Operations,
+				Operations: ops,
 				Rule: admissionregistrationv1.Rule{
 					APIGroups: []string{r.GVR.Group}, APIVersions: []string{r.GVR.Version}, Scope: &allScopes,
 				},
 			})
 		}
-		out[i].Resources = append(out[i].Resources, r.GVR.Resource)
+		name := r.GVR.Resource
+		if r.Subresource != "" {
+			name += "/" + r.Subresource
+		}
+		out[i].Resources = append(out[i].Resources, name)
 	}
 	if in.Products {
 		out = append(out, admissionregistrationv1.RuleWithOperations{

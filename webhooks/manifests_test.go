@@ -19,8 +19,8 @@ import (
 // compiles it) and proves they send exactly the requests that Intercept.Matches
 // routes in `gatehouse check` and accepts in the handler.
 func TestRenderedRulesRouteLikeCheck(t *testing.T) {
-	products := policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}}
-	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Products: products})
+	opts := Options{Products: policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}}}
+	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 				for _, p := range programs {
 					sent = sent && evalBool(t, p, gvr)
 				}
-				routed := def.Intercept.Matches(op, gvr, "", products)
+				routed := def.Intercept.Matches(op, gvr, "", opts)
 				if sent != routed {
 					t.Errorf("%s %s %s: API server would send=%v, check routes=%v", def.Name, op, gvr, sent, routed)
 				}

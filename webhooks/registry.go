@@ -33,15 +33,22 @@ type Definition struct {
 	New func(Options) Evaluator
 }
 
-// Options are the parts of the server configuration that evaluators read.
+// Options are the parts of the server configuration that evaluators and the
+// rendered webhook configurations read.
 type Options struct {
 	Products policies.ProductSelector
+	// SecurityDefaultsLabel is the namespace label that opts a namespace in
+	// to the pod security webhooks.
+	SecurityDefaultsLabel Label
 }
+
+// Label is one label key and value.
+type Label struct{ Key, Value string }
 
 var (
 	createUpdate = []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 
-	pvcs = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim", Namespaced: true}
+	pvcs = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
 )
 
 // Registry lists every webhook gatehouse serves, in the order the API server

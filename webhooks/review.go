@@ -12,18 +12,27 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
-// Evaluator decides one decoded review. It returns the findings of the
-// object in review.Object; an error is an internal failure and denies.
+// Evaluator decides one decoded review; an error is an internal failure and
+// denies.
 type Evaluator interface {
-	Evaluate(ctx context.Context, review *Review) ([]policies.Finding, error)
+	Evaluate(ctx context.Context, review *Review) (Result, error)
 }
 
 // EvaluatorFunc adapts a function to Evaluator.
-type EvaluatorFunc func(ctx context.Context, review *Review) ([]policies.Finding, error)
+type EvaluatorFunc func(ctx context.Context, review *Review) (Result, error)
 
 // Evaluate calls f.
-func (f EvaluatorFunc) Evaluate(ctx context.Context, review *Review) ([]policies.Finding, error) {
+func (f EvaluatorFunc) Evaluate(ctx context.Context, review *Review) (Result, error) {
 	return f(ctx, review)
+}
+
+// Result is what an evaluator decided.
+type Result struct {
+	Findings []policies.Finding
+	// Mutated reports that a mutating evaluator changed review.Object in
+	// place. The adapter turns the change into a JSON patch against the raw
+	// request bytes, so fields the evaluator does not know survive.
+	Mutated bool
 }
 
 // Review is an admission request decoded once for the evaluators.
@@ -49,14 +58,14 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 	op := admissionregistrationv1.OperationType(req.Operation)
 	gvr := schema.GroupVersionResource(req.Resource)
 	gvk := schema.GroupVersionKind(req.Kind)
-	if !def.Intercept.Matches(op, gvr, req.SubResource, opts.Products) {
+	if !def.Intercept.Matches(op, gvr, req.SubResource, opts) {
 		res := gvr.GroupResource().String()
 		if req.SubResource != "" {
 			res += "/" + req.SubResource
 		}
 		return nil, fmt.Errorf("webhook %s does not handle %s of %s; check the rules of its webhook configuration", def.Name, op, res)
 	}
-	if err := def.Intercept.checkKind(gvr, gvk); err != nil {
+	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
 		return nil, err
 	}
 	obj, err := decodeObject("object", req.Object.Raw, gvk)

@@ -3,14 +3,13 @@ package webhooks
 import (
 	"context"
 
-	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
 )
 
 // secret-scope: SCOPE (CONTRACTS.md §1) on PVCs, Pods, every workload kind
 // and product custom resources.
 func newSecretScope(Options) Evaluator {
-	return EvaluatorFunc(func(_ context.Context, r *Review) ([]policies.Finding, error) {
-		return scope.Validate(r.Kind.GroupKind(), r.Object), nil
+	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		return Result{Findings: scope.Validate(r.Kind.GroupKind(), r.Object)}, nil
 	})
 }

@@ -3,14 +3,13 @@ package webhooks
 import (
 	"context"
 
-	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
 // service-account: SA (CONTRACTS.md §3) on product custom resources, Pods and
 // every workload kind.
 func newServiceAccount(opts Options) Evaluator {
-	return EvaluatorFunc(func(_ context.Context, r *Review) ([]policies.Finding, error) {
-		return serviceaccount.Validate(r.Kind.GroupKind(), r.Object, opts.Products), nil
+	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		return Result{Findings: serviceaccount.Validate(r.Kind.GroupKind(), r.Object, opts.Products)}, nil
 	})
 }

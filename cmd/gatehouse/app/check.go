@@ -64,12 +64,13 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			if err != nil {
 				return usageError("%v", err)
 			}
-			if _, err := readInputs(f.state, cmd.InOrStdin()); err != nil {
+			stateDocs, err := readInputs(f.state, cmd.InOrStdin())
+			if err != nil {
 				return usageError("--state: %v", err)
 			}
 			hooks := webhooks.Build(webhookOptions(cfg), cfg.Enabled)
 			ctx := log.IntoContext(cmd.Context(), log.Log) // decisions are the output here, not log lines
-			results, err := admitAll(ctx, hooks, webhookOptions(cfg).Products, docs)
+			results, err := admitAll(ctx, hooks, webhookOptions(cfg), newClusterState(stateDocs), docs)
 			if err != nil {
 				return err
 			}
@@ -131,7 +132,7 @@ type CheckResult struct {
 // admitAll admits each document as a CREATE through the webhooks that
 // intercept it: mutating webhooks first, each seeing the previous one's
 // output, then validating webhooks on the final object.
-func admitAll(ctx context.Context, hooks []*webhooks.Webhook, products policies.ProductSelector, docs []Document) ([]CheckResult, error) {
+func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Options, state *clusterState, docs []Document) ([]CheckResult, error) {
 	ordered := make([]*webhooks.Webhook, 0, len(hooks))
 	for _, t := range []webhooks.Type{webhooks.Mutating, webhooks.Validating} {
 		for _, w := range hooks {
@@ -150,7 +151,8 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, products policies.
 			return nil, usageError("%s: %v", d.Where(), err)
 		}
 		for _, w := range ordered {
-			if !w.Intercept.Matches(admissionregistrationv1.Create, gvr, "", products) {
+			if !w.Intercept.Matches(admissionregistrationv1.Create, gvr, "", opts) ||
+				!w.Intercept.NamespaceMatches(state.labelsOf(ref.Namespace), opts) {
 				continue
 			}
 			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
@@ -186,8 +188,24 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, products policies.
 			}
 			results = append(results, res)
 		}
+		if admittedAll(results, i) {
+			var admitted map[string]any
+			if err := json.Unmarshal(raw, &admitted); err == nil {
+				state.add(admitted)
+			}
+		}
 	}
 	return results, nil
+}
+
+// admittedAll reports whether every webhook allowed document doc.
+func admittedAll(results []CheckResult, doc int) bool {
+	for _, r := range results {
+		if r.doc == doc && !r.Allowed {
+			return false
+		}
+	}
+	return true
 }
 
 func applyPatch(raw []byte, ops []gomodulesjsonpatch.JsonPatchOperation) ([]byte, error) {

@@ -30,7 +30,7 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 			if err != nil {
 				return err
 			}
-			o.Products = webhookOptions(cfg).Products
+			o.Options = webhookOptions(cfg)
 			out, err := webhooks.WebhookConfigurations(o)
 			if err != nil {
 				return err
