@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -42,6 +43,12 @@ var DevHosts = []string{"localhost", "127.0.0.1", "::1"}
 // by it, in dir: tls.crt, tls.key and ca.crt. The certificate is valid for
 // validity from now. It is for local development and tests only.
 func Dev(dir string, hosts []string, validity time.Duration) (DevBundle, error) {
+	if len(hosts) == 0 {
+		return DevBundle{}, errors.New("the development certificate needs at least one host")
+	}
+	if validity <= 0 {
+		return DevBundle{}, errors.New("the development certificate needs a positive validity")
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return DevBundle{}, err
 	}

@@ -1,10 +1,13 @@
 package v1alpha1
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -62,7 +65,12 @@ func (c *ServerConfig) Validate(knownWebhooks []string) error {
 	for _, n := range knownWebhooks {
 		known[n] = true
 	}
+	names := make([]string, 0, len(c.Webhooks))
 	for name := range c.Webhooks {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
 		if !known[name] {
 			errs = append(errs, fmt.Sprintf("webhooks[%s]: no such webhook (known: %s)", name, strings.Join(knownWebhooks, ", ")))
 		}
@@ -91,9 +99,19 @@ func Load(path string) (ServerConfig, error) {
 	if err != nil {
 		return ServerConfig{}, err
 	}
-	var c ServerConfig
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+	// Decoding is case-sensitive and strict: a misspelt, miscased or
+	// duplicated key is an error, never silently ignored.
+	jsonData, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
 		return ServerConfig{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var c ServerConfig
+	strictErrs, err := kjson.UnmarshalStrict(jsonData, &c)
+	if err != nil {
+		return ServerConfig{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(strictErrs) > 0 {
+		return ServerConfig{}, fmt.Errorf("%s: %w", path, errors.Join(strictErrs...))
 	}
 	if c.APIVersion != APIVersion || c.Kind != Kind {
 		return ServerConfig{}, fmt.Errorf("%s: must start with apiVersion: %s and kind: %s", path, APIVersion, Kind)

@@ -1,0 +1,404 @@
+package v1alpha1
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var knownWebhooks = []string{"secret-scope", "service-account"}
+
+func ptr[T any](v T) *T { return &v }
+
+// writeConfig writes content to a fresh file and returns its path.
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDefault(t *testing.T) {
+	want := ServerConfig{
+		APIVersion: "gatehouse.dev/v1alpha1",
+		Kind:       "ServerConfig",
+		Serving: Serving{
+			Port:           9443,
+			TLSMinVersion:  "1.2",
+			ProbeAddress:   ":8081",
+			MetricsAddress: ":8080",
+		},
+		Products: Products{GroupSuffixes: []string{".kubedoop.dev"}},
+	}
+	got := Default()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Default() = %+v, want %+v", got, want)
+	}
+	if err := got.Validate(knownWebhooks); err != nil {
+		t.Errorf("Default().Validate() = %v, want nil", err)
+	}
+	// Each call returns its own slice: changing one default must not change the next.
+	got.Products.GroupSuffixes[0] = ".changed"
+	if again := Default(); again.Products.GroupSuffixes[0] != ".kubedoop.dev" {
+		t.Errorf("Default() shares GroupSuffixes between calls: %v", again.Products.GroupSuffixes)
+	}
+}
+
+func TestSetDefaultsKeepsSetFields(t *testing.T) {
+	c := ServerConfig{
+		APIVersion: "other/v1",
+		Kind:       "Other",
+		Serving: Serving{
+			Port:           1,
+			TLSMinVersion:  "1.3",
+			ProbeAddress:   ":1",
+			MetricsAddress: "0",
+		},
+		Products: Products{GroupSuffixes: []string{".example.com"}},
+	}
+	want := c
+	want.Products.GroupSuffixes = []string{".example.com"}
+	c.SetDefaults()
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("SetDefaults() = %+v, want %+v", c, want)
+	}
+}
+
+func TestLoadFull(t *testing.T) {
+	path := writeConfig(t, `apiVersion: gatehouse.dev/v1alpha1
+kind: ServerConfig
+serving:
+  port: 8443
+  host: 0.0.0.0
+  certDir: /var/run/certs
+  tlsMinVersion: "1.3"
+  enableHTTP2: true
+  probeAddress: ":9091"
+  metricsAddress: "0"
+webhooks:
+  secret-scope:
+    enabled: false
+  service-account:
+    enabled: true
+products:
+  groupSuffixes:
+    - .example.com
+    - .stackable.tech
+`)
+	want := ServerConfig{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Serving: Serving{
+			Port:           8443,
+			Host:           "0.0.0.0",
+			CertDir:        "/var/run/certs",
+			TLSMinVersion:  "1.3",
+			EnableHTTP2:    true,
+			ProbeAddress:   ":9091",
+			MetricsAddress: "0",
+		},
+		Webhooks: map[string]Webhook{
+			"secret-scope":    {Enabled: ptr(false)},
+			"service-account": {Enabled: ptr(true)},
+		},
+		Products: Products{GroupSuffixes: []string{".example.com", ".stackable.tech"}},
+	}
+	got, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Load() = %+v, want %+v", got, want)
+	}
+	if err := got.Validate(knownWebhooks); err != nil {
+		t.Errorf("Validate() = %v, want nil", err)
+	}
+	if got.Enabled("secret-scope") {
+		t.Errorf("Enabled(secret-scope) = true, want false")
+	}
+	if !got.Enabled("service-account") {
+		t.Errorf("Enabled(service-account) = false, want true")
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		want    ServerConfig
+	}{
+		{
+			name:    "header only",
+			content: "apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\n",
+			want:    Default(),
+		},
+		{
+			name:    "partial serving",
+			content: "apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\nserving:\n  port: 10250\n  certDir: /certs\n",
+			want: func() ServerConfig {
+				c := Default()
+				c.Serving.Port = 10250
+				c.Serving.CertDir = "/certs"
+				return c
+			}(),
+		},
+		{
+			name:    "empty group suffix list defaults",
+			content: "apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\nproducts:\n  groupSuffixes: []\n",
+			want:    Default(),
+		},
+		{
+			name:    "webhook without enabled",
+			content: "apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\nwebhooks:\n  secret-scope: {}\n",
+			want: func() ServerConfig {
+				c := Default()
+				c.Webhooks = map[string]Webhook{"secret-scope": {}}
+				return c
+			}(),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Load(writeConfig(t, tt.content))
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Load() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	const header = "apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\n"
+	tests := []struct {
+		name    string
+		content string
+		wantErr string // substring of the error
+	}{
+		{name: "unknown top-level field", content: header + "servng:\n  port: 1\n", wantErr: `unknown field "servng"`},
+		{name: "unknown serving field", content: header + "serving:\n  prot: 8443\n", wantErr: `unknown field "serving.prot"`},
+		{name: "unknown webhook field", content: header + "webhooks:\n  secret-scope:\n    enable: false\n", wantErr: `unknown field "webhooks.secret-scope.enable"`},
+		{name: "unknown products field", content: header + "products:\n  groups: [.a]\n", wantErr: `unknown field "products.groups"`},
+		{name: "duplicate key", content: header + "serving:\n  port: 1\n  port: 2\n", wantErr: `"port" already set`},
+		{name: "wrong type", content: header + "serving:\n  port: high\n", wantErr: "port"},
+		{name: "not yaml", content: header + "serving: [\n", wantErr: "yaml"},
+		{name: "empty file", content: "", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "missing apiVersion", content: "kind: ServerConfig\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "missing kind", content: "apiVersion: gatehouse.dev/v1alpha1\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "wrong apiVersion", content: "apiVersion: gatehouse.dev/v1\nkind: ServerConfig\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "other group", content: "apiVersion: example.com/v1alpha1\nkind: ServerConfig\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "wrong kind", content: "apiVersion: gatehouse.dev/v1alpha1\nkind: Config\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "kind lower case", content: "apiVersion: gatehouse.dev/v1alpha1\nkind: serverconfig\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "body without header", content: "serving:\n  port: 8443\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeConfig(t, tt.content)
+			got, err := Load(path)
+			if err == nil {
+				t.Fatalf("Load() = %+v, nil; want error containing %q", got, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Load() error = %q, want it to contain %q", err, tt.wantErr)
+			}
+			if !strings.HasPrefix(err.Error(), path+": ") {
+				t.Errorf("Load() error = %q, want it to start with the path %q", err, path)
+			}
+			if !reflect.DeepEqual(got, ServerConfig{}) {
+				t.Errorf("Load() returned %+v with an error, want zero config", got)
+			}
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "absent.yaml")
+	got, err := Load(path)
+	if !os.IsNotExist(err) {
+		t.Errorf("Load(absent) error = %v, want a not-exist error", err)
+	}
+	if !reflect.DeepEqual(got, ServerConfig{}) {
+		t.Errorf("Load(absent) = %+v, want zero config", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	const prefix = "invalid configuration: "
+	tests := []struct {
+		name    string
+		mutate  func(c *ServerConfig)
+		known   []string
+		wantErr string // exact error; empty for none
+	}{
+		{name: "default", mutate: func(c *ServerConfig) {}},
+		{name: "port 1", mutate: func(c *ServerConfig) { c.Serving.Port = 1 }},
+		{name: "port 65535", mutate: func(c *ServerConfig) { c.Serving.Port = 65535 }},
+		{name: "port 0", mutate: func(c *ServerConfig) { c.Serving.Port = 0 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
+		{name: "port -1", mutate: func(c *ServerConfig) { c.Serving.Port = -1 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
+		{name: "port 65536", mutate: func(c *ServerConfig) { c.Serving.Port = 65536 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
+		{name: "port 70000", mutate: func(c *ServerConfig) { c.Serving.Port = 70000 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
+		{name: "tls 1.3", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.3" }},
+		{name: "tls 1.1", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.1" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
+		{name: "tls 1.0", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.0" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
+		{name: "tls empty", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
+		{name: "tls VersionTLS12", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "VersionTLS12" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
+		{
+			name: "known webhooks",
+			mutate: func(c *ServerConfig) {
+				c.Webhooks = map[string]Webhook{"secret-scope": {Enabled: ptr(false)}, "service-account": {}}
+			},
+		},
+		{
+			name:    "unknown webhook",
+			mutate:  func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scop": {Enabled: ptr(false)}} },
+			wantErr: prefix + "webhooks[secret-scop]: no such webhook (known: secret-scope, service-account)",
+		},
+		{
+			name:    "unknown webhook beside a known one",
+			mutate:  func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {}, "pod-security": {}} },
+			wantErr: prefix + "webhooks[pod-security]: no such webhook (known: secret-scope, service-account)",
+		},
+		{
+			name:    "webhook with no known webhooks",
+			mutate:  func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {}} },
+			known:   []string{},
+			wantErr: prefix + "webhooks[secret-scope]: no such webhook (known: )",
+		},
+		{name: "other suffix", mutate: func(c *ServerConfig) { c.Products.GroupSuffixes = []string{".example.com", ".a"} }},
+		{name: "no suffixes", mutate: func(c *ServerConfig) { c.Products.GroupSuffixes = nil }},
+		{
+			name:    "suffix without dot",
+			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{"kubedoop.dev"} },
+			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
+		},
+		{
+			name:    "second suffix without dot",
+			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{".kubedoop.dev", "example.com"} },
+			wantErr: prefix + `products.groupSuffixes[1]: must start with "." and name a domain`,
+		},
+		{
+			name:    "suffix only dot",
+			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{"."} },
+			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
+		},
+		{
+			name:    "empty suffix",
+			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{""} },
+			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
+		},
+		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: prefix + `apiVersion: must be "gatehouse.dev/v1alpha1"`},
+		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: prefix + `kind: must be "ServerConfig"`},
+		{
+			name: "several errors in field order",
+			mutate: func(c *ServerConfig) {
+				c.Kind = ""
+				c.Serving.Port = 0
+				c.Serving.TLSMinVersion = "1.1"
+				c.Webhooks = map[string]Webhook{"nope": {}}
+				c.Products.GroupSuffixes = []string{"x"}
+			},
+			wantErr: prefix + `kind: must be "ServerConfig"; ` +
+				"serving.port: must be between 1 and 65535; " +
+				`serving.tlsMinVersion: must be "1.2" or "1.3"; ` +
+				"webhooks[nope]: no such webhook (known: secret-scope, service-account); " +
+				`products.groupSuffixes[0]: must start with "." and name a domain`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Default()
+			tt.mutate(&c)
+			known := tt.known
+			if known == nil {
+				known = knownWebhooks
+			}
+			err := c.Validate(known)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Errorf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want %q", tt.wantErr)
+			}
+			if err.Error() != tt.wantErr {
+				t.Errorf("Validate() = %q,\nwant %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestValidateNilKnownWebhooks(t *testing.T) {
+	c := Default()
+	if err := c.Validate(nil); err != nil {
+		t.Errorf("Validate(nil) without webhooks = %v, want nil", err)
+	}
+	c.Webhooks = map[string]Webhook{"secret-scope": {}}
+	if err := c.Validate(nil); err == nil {
+		t.Errorf("Validate(nil) with a webhook = nil, want error")
+	}
+}
+
+func TestEnabled(t *testing.T) {
+	c := ServerConfig{Webhooks: map[string]Webhook{
+		"on":    {Enabled: ptr(true)},
+		"off":   {Enabled: ptr(false)},
+		"unset": {},
+	}}
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"on", true},
+		{"off", false},
+		{"unset", true},
+		{"unlisted", true},
+		{"", true},
+		{"OFF", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := c.Enabled(tt.name); got != tt.want {
+				t.Errorf("Enabled(%q) = %v, want %v", tt.name, got, tt.want)
+			}
+		})
+	}
+
+	var empty ServerConfig
+	if !empty.Enabled("secret-scope") {
+		t.Errorf("Enabled with no webhooks map = false, want true")
+	}
+}
+
+func TestLoadRejectsMiscasedAndDuplicatedKeys(t *testing.T) {
+	for _, body := range []string{
+		"Serving:\n  port: 8443\n",
+		"serving:\n  PORT: 8443\n",
+		"serving:\n  port: 8443\n  Port: 1\n",
+		"webhooks:\n  secret-scope:\n    Enabled: false\n",
+		"serving:\n  port: 8443\n  port: 1\n",
+	} {
+		path := writeConfig(t, "apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\n"+body)
+		if c, err := Load(path); err == nil {
+			t.Errorf("Load(%q) = %+v, nil; want an error", body, c.Serving)
+		}
+	}
+}
+
+func TestValidateErrorIsDeterministic(t *testing.T) {
+	c := Default()
+	c.Webhooks = map[string]Webhook{"a": {}, "b": {}, "c": {}, "d": {}}
+	first := c.Validate(knownWebhooks).Error()
+	for range 50 {
+		if got := c.Validate(knownWebhooks).Error(); got != first {
+			t.Fatalf("Validate() error differs between calls:\n%s\n%s", first, got)
+		}
+	}
+}
