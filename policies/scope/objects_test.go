@@ -99,6 +99,9 @@ func baseDeployment() map[string]any {
 }
 
 func baseCronJob() map[string]any {
+	template := podTemplate()
+	// The API server requires a Job's pods to say how they restart.
+	template["spec"].(map[string]any)["restartPolicy"] = "OnFailure"
 	return map[string]any{
 		"apiVersion": "batch/v1",
 		"kind":       "CronJob",
@@ -106,7 +109,7 @@ func baseCronJob() map[string]any {
 		"spec": map[string]any{
 			"schedule": "0 * * * *",
 			"jobTemplate": map[string]any{
-				"spec": map[string]any{"template": podTemplate()},
+				"spec": map[string]any{"template": template},
 			},
 		},
 	}

@@ -63,9 +63,15 @@ func checkPodServiceAccount(pod workload.Pod, kind, name string) []policies.Find
 	ownerKnown := kind != "" && name != ""
 	derived := DerivedServiceAccountName(kind, name)
 	var findings []policies.Finding
-	for _, f := range serviceAccountFields {
+	for i, f := range serviceAccountFields {
 		v, set := pod.Spec[f]
 		if !set || v == nil {
+			continue
+		}
+		// The API server copies serviceAccountName into the deprecated
+		// serviceAccount before admission, so the two usually hold the
+		// same value: report it once, at the current field.
+		if i > 0 && sameString(v, pod.Spec[serviceAccountFields[0]]) {
 			continue
 		}
 		if s, isString := v.(string); isString && (s == "" || ownerKnown && s == derived) {
@@ -79,6 +85,14 @@ func checkPodServiceAccount(pod workload.Pod, kind, name string) []policies.Find
 		}
 	}
 	return findings
+}
+
+// sameString reports whether a and b are equal strings; values of other
+// types (which may not even be comparable) never are.
+func sameString(a, b any) bool {
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	return aok && bok && as == bs
 }
 
 // groupOf returns the API group of an apiVersion: the part before "/", or

@@ -226,6 +226,24 @@ func TestValidate(t *testing.T) {
 			setPodSA(statefulSetGK, o, "serviceAccount", derivedProd)
 			return o
 		}()},
+		{name: "StatefulSet as the API server sends it: both fields hold the same other name, reported once", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			setPodSA(statefulSetGK, o, "serviceAccount", "admin")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet with two different other names: both reported", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
+			setPodSA(statefulSetGK, o, "serviceAccount", "root")
+			return o
+		}(), want: []want{deny(CodeMismatch, stsDeprecSA), deny(CodeMismatch, stsSA)}},
+		{name: "StatefulSet with equal non-string values is not deduplicated (and does not panic)", gk: statefulSetGK, obj: func() map[string]any {
+			o := statefulSet()
+			setPodSA(statefulSetGK, o, "serviceAccountName", map[string]any{"a": 1})
+			setPodSA(statefulSetGK, o, "serviceAccount", map[string]any{"a": 1})
+			return o
+		}(), want: []want{deny(CodeMismatch, stsDeprecSA), deny(CodeMismatch, stsSA)}},
 		{name: "StatefulSet owned by a product, no ServiceAccount", gk: statefulSetGK, obj: statefulSet()},
 		{name: "StatefulSet owned by a product, empty and null are unset", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
