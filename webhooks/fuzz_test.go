@@ -12,7 +12,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatehouse-dev/gatehouse/policies"
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 )
 
 // FuzzHandler feeds random AdmissionReview bodies to every webhook's HTTP
@@ -24,7 +24,7 @@ func FuzzHandler(f *testing.F) {
 	seedFromFixtures(f)
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"kind":"Pod","version":"v1"},"resource":{"resource":"pods","version":"v1"},"operation":"CREATE","object":{"spec":{"volumes":[{"ephemeral":{"volumeClaimTemplate":{"metadata":{"annotations":{"secrets.kubedoop.dev/scope":",="}}}}}]}}}}`))
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"group":"a.kubedoop.dev","kind":"X","version":"v1"},"resource":{"group":"a.kubedoop.dev","resource":"xs","version":"v1"},"operation":"UPDATE","object":{"a":[[[[{"podOverrides":{"spec":{"serviceAccount":1}}}]]]]},"oldObject":{}}}`))
-	hooks := Build(Options{Products: policies.DefaultProducts}, func(string) bool { return true })
+	hooks := Build(OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true })
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, w := range hooks {
 			rec := httptest.NewRecorder()

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -100,9 +104,24 @@ func (h *handler) decide(ctx context.Context, req *admission.Request) ([]policie
 		if !patched.Allowed {
 			return findings, patched
 		}
-		resp.Patches, resp.PatchType = patched.Patches, patched.PatchType
+		resp.Patches, resp.PatchType = canonicalPatch(patched.Patches), patched.PatchType
 	}
 	return findings, resp
+}
+
+// canonicalPatch orders a generated patch by path, so the same request always
+// gets the same patch (the generator walks Go maps). Reordering is safe only
+// when no operation inserts into or removes from an array, which shifts the
+// indices later operations refer to; such a patch keeps the generator's order.
+func canonicalPatch(ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
+	for _, op := range ops {
+		last := op.Path[strings.LastIndex(op.Path, "/")+1:]
+		if _, err := strconv.Atoi(last); (err == nil || last == "-") && op.Operation != "replace" {
+			return ops
+		}
+	}
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Path < ops[j].Path })
+	return ops
 }
 
 // internalError denies: an enforcing webhook that cannot decide never allows.

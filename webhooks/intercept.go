@@ -48,6 +48,21 @@ func podResources() []Resource {
 	return out
 }
 
+// podTemplateResources are the workload kinds that carry a pod template.
+func podTemplateResources() []Resource {
+	var out []Resource
+	for _, k := range workload.Kinds {
+		if len(k.Template) > 0 {
+			out = append(out, Resource{GVR: k.Resource, Kind: k.Kind})
+		}
+	}
+	return out
+}
+
+func (r Resource) groupKind() schema.GroupKind {
+	return schema.GroupKind{Group: r.GVR.Group, Kind: r.Kind}
+}
+
 func (r Resource) operations(in Intercept) []admissionregistrationv1.OperationType {
 	if len(r.Operations) > 0 {
 		return r.Operations

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -19,63 +21,97 @@ import (
 // compiles it) and proves they send exactly the requests that Intercept.Matches
 // routes in `gatehouse check` and accepts in the handler.
 func TestRenderedRulesRouteLikeCheck(t *testing.T) {
-	opts := Options{Products: policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}}}
+	opts := Options{
+		Products:              policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
+		SecurityDefaultsLabel: Label{Key: "psc.example/opt-in", Value: "yes"},
+	}
 	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	webhooksByName := map[string]admissionregistrationv1.ValidatingWebhook{}
+	// Both kinds of configuration, reduced to what routes a request.
+	type routing struct {
+		rules      []admissionregistrationv1.RuleWithOperations
+		conditions []admissionregistrationv1.MatchCondition
+		namespaces *metav1.LabelSelector
+	}
+	byName := map[string]routing{}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
 	for {
-		var cfg admissionregistrationv1.ValidatingWebhookConfiguration
+		var cfg struct {
+			Kind     string `json:"kind"`
+			Webhooks []struct {
+				Name              string                                       `json:"name"`
+				Rules             []admissionregistrationv1.RuleWithOperations `json:"rules"`
+				MatchConditions   []admissionregistrationv1.MatchCondition     `json:"matchConditions"`
+				NamespaceSelector *metav1.LabelSelector                        `json:"namespaceSelector"`
+			} `json:"webhooks"`
+		}
 		if err := dec.Decode(&cfg); err != nil {
 			break
 		}
-		if cfg.Kind != "ValidatingWebhookConfiguration" {
-			continue
-		}
 		for _, w := range cfg.Webhooks {
-			webhooksByName[w.Name] = w
+			byName[w.Name] = routing{w.Rules, w.MatchConditions, w.NamespaceSelector}
 		}
 	}
 
-	requests := []schema.GroupVersionResource{
-		{Resource: "configmaps", Version: "v1"},
-		{Resource: "secrets", Version: "v1"},
-		{Resource: "namespaces", Version: "v1"},
-		{Group: "apps", Version: "v1", Resource: "controllerrevisions"},
-		{Group: "hdfs.kubedoop.dev", Version: "v1alpha1", Resource: "hdfsclusters"},
-		{Group: "trino.kubedoop.dev", Version: "v1alpha2", Resource: "trinoclusters"},
-		{Group: "kubedoop.dev", Version: "v1", Resource: "things"},
-		{Group: "evilkubedoop.dev", Version: "v1", Resource: "things"},
-		{Group: "a.example.org", Version: "v1", Resource: "things"},
-		{Group: "example.com", Version: "v1", Resource: "things"},
-		{Version: "v1", Resource: "persistentvolumeclaims"},
+	type request struct {
+		gvr schema.GroupVersionResource
+		sub string
+	}
+	requests := []request{
+		{gvr: schema.GroupVersionResource{Resource: "configmaps", Version: "v1"}},
+		{gvr: schema.GroupVersionResource{Resource: "secrets", Version: "v1"}},
+		{gvr: schema.GroupVersionResource{Resource: "namespaces", Version: "v1"}},
+		{gvr: schema.GroupVersionResource{Resource: "pods", Version: "v1"}, sub: "ephemeralcontainers"},
+		{gvr: schema.GroupVersionResource{Resource: "pods", Version: "v1"}, sub: "status"},
+		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}},
+		{gvr: schema.GroupVersionResource{Group: "hdfs.kubedoop.dev", Version: "v1alpha1", Resource: "hdfsclusters"}},
+		{gvr: schema.GroupVersionResource{Group: "trino.kubedoop.dev", Version: "v1alpha2", Resource: "trinoclusters"}},
+		{gvr: schema.GroupVersionResource{Group: "kubedoop.dev", Version: "v1", Resource: "things"}},
+		{gvr: schema.GroupVersionResource{Group: "evilkubedoop.dev", Version: "v1", Resource: "things"}},
+		{gvr: schema.GroupVersionResource{Group: "a.example.org", Version: "v1", Resource: "things"}},
+		{gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "things"}},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}},
 	}
 	for _, r := range podResources() {
-		requests = append(requests, r.GVR)
+		requests = append(requests, request{gvr: r.GVR})
 	}
 	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete}
+	namespaces := []map[string]string{
+		{"kubernetes.io/metadata.name": "team-a"},
+		{"kubernetes.io/metadata.name": "team-b", "psc.example/opt-in": "yes"},
+		{"kubernetes.io/metadata.name": "team-c", "psc.example/opt-in": "no"},
+	}
 
 	for _, def := range Registry {
-		w, ok := webhooksByName[def.Name+".gatehouse.dev"]
+		w, ok := byName[def.Name+".gatehouse.dev"]
 		if !ok {
 			t.Fatalf("%s is not rendered", def.Name)
 		}
 		var programs []cel.Program
-		for _, mc := range w.MatchConditions {
+		for _, mc := range w.conditions {
 			programs = append(programs, compile(t, mc.Expression))
 		}
-		for _, gvr := range requests {
+		selector, err := metav1.LabelSelectorAsSelector(w.namespaces)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range requests {
 			for _, op := range ops {
-				sent := rulesMatch(w.Rules, op, gvr)
+				sent := rulesMatch(w.rules, op, r.gvr, r.sub)
 				for _, p := range programs {
-					sent = sent && evalBool(t, p, gvr)
+					sent = sent && evalBool(t, p, r.gvr)
 				}
-				routed := def.Intercept.Matches(op, gvr, "", opts)
+				routed := def.Intercept.Matches(op, r.gvr, r.sub, opts)
 				if sent != routed {
-					t.Errorf("%s %s %s: API server would send=%v, check routes=%v", def.Name, op, gvr, sent, routed)
+					t.Errorf("%s %s %s/%s: API server would send=%v, check routes=%v", def.Name, op, r.gvr, r.sub, sent, routed)
 				}
+			}
+		}
+		for _, ns := range namespaces {
+			if sent, routed := selector.Matches(labels.Set(ns)), def.Intercept.NamespaceMatches(ns, opts); sent != routed {
+				t.Errorf("%s in namespace %v: API server would send=%v, check routes=%v", def.Name, ns, sent, routed)
 			}
 		}
 	}
@@ -113,16 +149,21 @@ func evalBool(t *testing.T, prg cel.Program, gvr schema.GroupVersionResource) bo
 	return b
 }
 
-// rulesMatch is the API server's rule matching for a request without a
-// subresource.
-func rulesMatch(rules []admissionregistrationv1.RuleWithOperations, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource) bool {
+// rulesMatch is the API server's rule matching: "*" matches every resource
+// but no subresource, "pods/ephemeralcontainers" exactly that subresource.
+func rulesMatch(rules []admissionregistrationv1.RuleWithOperations, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub string) bool {
 	has := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
+	resource := gvr.Resource
+	if sub != "" {
+		resource += "/" + sub
+	}
 	for _, r := range rules {
 		ops := make([]string, len(r.Operations))
 		for i, o := range r.Operations {
 			ops[i] = string(o)
 		}
-		if has(ops, string(op)) && has(r.APIGroups, gvr.Group) && has(r.APIVersions, gvr.Version) && has(r.Resources, gvr.Resource) {
+		resourceMatch := slices.Contains(r.Resources, resource) || (sub == "" && slices.Contains(r.Resources, "*"))
+		if has(ops, string(op)) && has(r.APIGroups, gvr.Group) && has(r.APIVersions, gvr.Version) && resourceMatch {
 			return true
 		}
 	}

@@ -10,7 +10,9 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 )
 
 // Type says whether a webhook validates or mutates.
@@ -40,13 +42,36 @@ type Options struct {
 	// SecurityDefaultsLabel is the namespace label that opts a namespace in
 	// to the pod security webhooks.
 	SecurityDefaultsLabel Label
+	// PodDefaults are the pod security defaults PSC fills in and requires.
+	PodDefaults podsecurity.Defaults
 }
 
 // Label is one label key and value.
 type Label struct{ Key, Value string }
 
+// OptionsFromConfig derives the options from a configuration that passed
+// Validate (which reports everything these conversions could reject).
+func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
+	key, value, _ := cfg.SecurityDefaultsLabel()
+	defaults, _ := cfg.PodDefaults()
+	return Options{
+		Products:              policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
+		SecurityDefaultsLabel: Label{Key: key, Value: value},
+		PodDefaults:           defaults,
+	}
+}
+
 var (
+	create       = []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+	update       = []admissionregistrationv1.OperationType{admissionregistrationv1.Update}
 	createUpdate = []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
+
+	// Pods are judged on CREATE only: a pod's security context is immutable
+	// afterwards, and a namespace that opts in later must not block edits of
+	// the pods it already runs. Ephemeral containers are added by UPDATE of
+	// their own subresource, and each new one is judged.
+	pods                = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Operations: create}
+	ephemeralContainers = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Subresource: "ephemeralcontainers", Kind: "Pod", Operations: update}
 
 	pvcs = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
 )
@@ -54,6 +79,14 @@ var (
 // Registry lists every webhook gatehouse serves, in the order the API server
 // would call them within one kind (mutating first, then validating).
 var Registry = []Definition{
+	{
+		Name:          "pod-security-defaults",
+		Path:          "/mutate/pod-security-defaults",
+		Type:          Mutating,
+		FailurePolicy: admissionregistrationv1.Ignore,
+		Intercept:     Intercept{Operations: create, Resources: []Resource{pods, ephemeralContainers}, OptIn: true},
+		New:           newPodSecurityDefaults,
+	},
 	{
 		Name:          "secret-scope",
 		Path:          "/validate/secret-scope",
@@ -69,6 +102,14 @@ var Registry = []Definition{
 		FailurePolicy: admissionregistrationv1.Fail,
 		Intercept:     Intercept{Operations: createUpdate, Resources: podResources(), Products: true},
 		New:           newServiceAccount,
+	},
+	{
+		Name:          "pod-security",
+		Path:          "/validate/pod-security",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: append([]Resource{pods, ephemeralContainers}, podTemplateResources()...), OptIn: true},
+		New:           newPodSecurity,
 	},
 }
 

@@ -40,8 +40,10 @@ type Review struct {
 	Operation admissionregistrationv1.OperationType
 	Kind      schema.GroupVersionKind
 	Resource  schema.GroupVersionResource
-	Namespace string
-	Name      string
+	// Subresource is set for subresource requests (pods/ephemeralcontainers).
+	Subresource string
+	Namespace   string
+	Name        string
 	// Object is the object being admitted, decoded from JSON.
 	Object map[string]any
 	// OldObject is the stored object on UPDATE, nil otherwise.
@@ -73,13 +75,14 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 		return nil, err
 	}
 	r := &Review{
-		Operation: op,
-		Kind:      gvk,
-		Resource:  gvr,
-		Namespace: req.Namespace,
-		Name:      req.Name,
-		Object:    obj,
-		Request:   req,
+		Operation:   op,
+		Kind:        gvk,
+		Resource:    gvr,
+		Subresource: req.SubResource,
+		Namespace:   req.Namespace,
+		Name:        req.Name,
+		Object:      obj,
+		Request:     req,
 	}
 	if op == admissionregistrationv1.Update {
 		if r.OldObject, err = decodeObject("oldObject", req.OldObject.Raw, gvk); err != nil {

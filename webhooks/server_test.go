@@ -21,9 +21,10 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/certs"
-	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 // logBuffer collects every log line the webhooks write during the tests, so
@@ -74,7 +75,7 @@ func startServer(t testing.TB) *testServer {
 			c.NextProtos = []string{"http/1.1"}
 		}},
 	})
-	for _, w := range Build(Options{Products: policies.DefaultProducts}, func(string) bool { return true }) {
+	for _, w := range Build(OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true }) {
 		srv.Register(w.Path, w.Admission)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -216,4 +217,15 @@ func fmtCauses(r *admissionv1.AdmissionResponse) string {
 		return "<no causes>"
 	}
 	return fmt.Sprintf("%+v", r.Result.Details.Causes)
+}
+
+// admissionRequest builds the request Decide takes, as the HTTP layer would
+// decode it.
+func admissionRequest(t testing.TB, op admissionv1.Operation, kind, resource [3]string, obj any) admission.Request {
+	t.Helper()
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(reviewBody(t, "direct", op, kind, resource, obj, nil), &review); err != nil {
+		t.Fatal(err)
+	}
+	return admission.Request{AdmissionRequest: *review.Request}
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 )
 
 var knownWebhooks = []string{"secret-scope", "service-account"}
@@ -32,7 +34,8 @@ func TestDefault(t *testing.T) {
 			ProbeAddress:   ":8081",
 			MetricsAddress: ":8080",
 		},
-		Products: Products{GroupSuffixes: []string{".kubedoop.dev"}},
+		Products:    Products{GroupSuffixes: []string{".kubedoop.dev"}},
+		PodSecurity: PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -58,7 +61,8 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 			ProbeAddress:   ":1",
 			MetricsAddress: "0",
 		},
-		Products: Products{GroupSuffixes: []string{".example.com"}},
+		Products:    Products{GroupSuffixes: []string{".example.com"}},
+		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on"},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -88,6 +92,11 @@ products:
   groupSuffixes:
     - .example.com
     - .stackable.tech
+podSecurity:
+  namespaceLabel: team.example/psc=on
+  defaults:
+    runAsUser: 2000
+    capabilitiesDrop: [ALL, NET_RAW]
 `)
 	want := ServerConfig{
 		APIVersion: APIVersion,
@@ -106,6 +115,9 @@ products:
 			"service-account": {Enabled: ptr(true)},
 		},
 		Products: Products{GroupSuffixes: []string{".example.com", ".stackable.tech"}},
+		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on", Defaults: PodSecurityDefaults{
+			RunAsUser: ptr(int64(2000)), CapabilitiesDrop: []string{"ALL", "NET_RAW"},
+		}},
 	}
 	got, err := Load(path)
 	if err != nil {
@@ -399,6 +411,45 @@ func TestValidateErrorIsDeterministic(t *testing.T) {
 	for range 50 {
 		if got := c.Validate(knownWebhooks).Error(); got != first {
 			t.Fatalf("Validate() error differs between calls:\n%s\n%s", first, got)
+		}
+	}
+}
+
+func TestPodDefaultsOverlayTheBuiltinTable(t *testing.T) {
+	c := Default()
+	c.PodSecurity.Defaults = PodSecurityDefaults{RunAsUser: ptr(int64(2000)), RunAsNonRoot: ptr(false)}
+	d, err := c.PodDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := podsecurity.BuiltinDefaults()
+	want.RunAsUser, want.RunAsNonRoot = 2000, false
+	if !reflect.DeepEqual(d, want) {
+		t.Errorf("PodDefaults() = %+v, want %+v", d, want)
+	}
+	c.PodSecurity.Defaults = PodSecurityDefaults{RunAsUser: ptr(int64(0))}
+	if _, err := c.PodDefaults(); err == nil {
+		t.Error("runAsUser 0 with the built-in runAsNonRoot true was accepted: every defaulted pod would be denied")
+	}
+}
+
+func TestSecurityDefaultsLabel(t *testing.T) {
+	for label, ok := range map[string]bool{
+		"gatehouse.dev/security-defaults=enabled": true,
+		"psc=on":             true,
+		"no-value":           false,
+		"key=":               false,
+		"bad key!=x":         false,
+		"k=value with space": false,
+	} {
+		c := Default()
+		c.PodSecurity.NamespaceLabel = label
+		_, _, err := c.SecurityDefaultsLabel()
+		if (err == nil) != ok {
+			t.Errorf("%q: err = %v, want ok=%v", label, err, ok)
+		}
+		if verr := c.Validate(knownWebhooks); (verr == nil) != ok {
+			t.Errorf("%q: Validate = %v, want ok=%v", label, verr, ok)
 		}
 	}
 }

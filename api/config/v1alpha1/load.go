@@ -7,8 +7,11 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 )
 
 // Default returns the configuration used when no file is given.
@@ -41,6 +44,54 @@ func (c *ServerConfig) SetDefaults() {
 	}
 	if len(c.Products.GroupSuffixes) == 0 {
 		c.Products.GroupSuffixes = []string{".kubedoop.dev"}
+	}
+	if c.PodSecurity.NamespaceLabel == "" {
+		c.PodSecurity.NamespaceLabel = DefaultSecurityDefaultsLabel
+	}
+}
+
+// DefaultSecurityDefaultsLabel opts a namespace in to the pod security webhooks.
+const DefaultSecurityDefaultsLabel = "gatehouse.dev/security-defaults=enabled"
+
+// SecurityDefaultsLabel splits PodSecurity.NamespaceLabel into key and value.
+func (c *ServerConfig) SecurityDefaultsLabel() (key, value string, err error) {
+	key, value, ok := strings.Cut(c.PodSecurity.NamespaceLabel, "=")
+	if !ok {
+		return "", "", fmt.Errorf("podSecurity.namespaceLabel: must be key=value")
+	}
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		return "", "", fmt.Errorf("podSecurity.namespaceLabel: key: %s", strings.Join(errs, "; "))
+	}
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 || value == "" {
+		return "", "", fmt.Errorf("podSecurity.namespaceLabel: value must be a non-empty label value")
+	}
+	return key, value, nil
+}
+
+// PodDefaults returns the built-in defaults table with the configured
+// overrides applied, checked.
+func (c *ServerConfig) PodDefaults() (podsecurity.Defaults, error) {
+	d := podsecurity.BuiltinDefaults()
+	o := c.PodSecurity.Defaults
+	setIf(&d.RunAsUser, o.RunAsUser)
+	setIf(&d.RunAsGroup, o.RunAsGroup)
+	setIf(&d.FSGroup, o.FSGroup)
+	setIf(&d.FSGroupChangePolicy, o.FSGroupChangePolicy)
+	setIf(&d.RunAsNonRoot, o.RunAsNonRoot)
+	setIf(&d.SeccompProfileType, o.SeccompProfileType)
+	setIf(&d.AllowPrivilegeEscalation, o.AllowPrivilegeEscalation)
+	if o.CapabilitiesDrop != nil {
+		d.CapabilitiesDrop = append([]string(nil), o.CapabilitiesDrop...)
+	}
+	if err := d.Validate(); err != nil {
+		return d, fmt.Errorf("podSecurity.defaults: %w", err)
+	}
+	return d, nil
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
 	}
 }
 
@@ -79,6 +130,12 @@ func (c *ServerConfig) Validate(knownWebhooks []string) error {
 		if !strings.HasPrefix(s, ".") || len(s) < 2 {
 			errs = append(errs, fmt.Sprintf("products.groupSuffixes[%d]: must start with \".\" and name a domain", i))
 		}
+	}
+	if _, _, err := c.SecurityDefaultsLabel(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if _, err := c.PodDefaults(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))

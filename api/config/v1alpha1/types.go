@@ -25,6 +25,31 @@ type ServerConfig struct {
 	// Products selects the custom resources that SCOPE's CR walk and SA's
 	// derived-name rules apply to.
 	Products Products `json:"products,omitempty"`
+
+	// PodSecurity configures the pod security defaults (PSC).
+	PodSecurity PodSecurity `json:"podSecurity,omitempty"`
+}
+
+// PodSecurity configures the pod-security-defaults and pod-security webhooks.
+type PodSecurity struct {
+	// NamespaceLabel is the "key=value" label that opts a namespace in.
+	// Default "gatehouse.dev/security-defaults=enabled".
+	NamespaceLabel string `json:"namespaceLabel,omitempty"`
+	// Defaults override single values of the built-in table; a field left
+	// out keeps the built-in value.
+	Defaults PodSecurityDefaults `json:"defaults,omitempty"`
+}
+
+// PodSecurityDefaults are the overridable values of the defaults table.
+type PodSecurityDefaults struct {
+	RunAsUser                *int64   `json:"runAsUser,omitempty"`
+	RunAsGroup               *int64   `json:"runAsGroup,omitempty"`
+	FSGroup                  *int64   `json:"fsGroup,omitempty"`
+	FSGroupChangePolicy      *string  `json:"fsGroupChangePolicy,omitempty"`
+	RunAsNonRoot             *bool    `json:"runAsNonRoot,omitempty"`
+	SeccompProfileType       *string  `json:"seccompProfileType,omitempty"`
+	AllowPrivilegeEscalation *bool    `json:"allowPrivilegeEscalation,omitempty"`
+	CapabilitiesDrop         []string `json:"capabilitiesDrop,omitempty"`
 }
 
 // Serving configures the webhook, probe and metrics listeners.

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,9 +57,15 @@ func TestCheckExamples(t *testing.T) {
 		for _, f := range r.Findings {
 			line += " " + f.Code + "@" + f.Field
 		}
+		if len(r.Patch) > 0 {
+			line += fmt.Sprintf(" patch(%d)", len(r.Patch))
+		}
 		got = append(got, line)
 	}
 	want := []string{
+		"Deployment legacy-root secret-scope allowed",
+		"Deployment legacy-root service-account allowed",
+		"Deployment legacy-root pod-security denied RunAsRootConflict@spec.template.spec.securityContext.runAsUser",
 		"HdfsCluster prod secret-scope allowed",
 		"HdfsCluster prod service-account allowed",
 		"HdfsCluster prod-widened secret-scope denied ScopeNameHasDelimiter@spec.clusterConfig.authentication.tls.scope.services[0]",
@@ -67,6 +74,14 @@ func TestCheckExamples(t *testing.T) {
 		"Pod web service-account allowed",
 		"Pod web-broken-scope secret-scope denied ScopeEntryEmpty@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope] ScopeValueMissing@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]",
 		"Pod web-broken-scope service-account allowed",
+		"Pod api pod-security-defaults allowed patch(6)",
+		"Pod api secret-scope allowed",
+		"Pod api service-account allowed",
+		"Pod api pod-security allowed",
+		"Pod legacy-root pod-security-defaults allowed patch(6)",
+		"Pod legacy-root secret-scope allowed",
+		"Pod legacy-root service-account allowed",
+		"Pod legacy-root pod-security denied RunAsRootConflict@spec.securityContext.runAsUser",
 		"PersistentVolumeClaim gateway-tls secret-scope allowed",
 		"PersistentVolumeClaim gateway-tls-broken secret-scope denied SecretJitterFactorInvalid@metadata.annotations[secrets.kubedoop.dev/autoTlsCertJitterFactor] SecretFormatUnknown@metadata.annotations[secrets.kubedoop.dev/format]",
 		"StatefulSet prod-namenode-default secret-scope allowed",
@@ -163,5 +178,46 @@ func TestCheckConfigSwitchesWebhooksOff(t *testing.T) {
 	sort.Strings(hooks)
 	if strings.Join(hooks, ",") != "service-account" {
 		t.Fatalf("webhooks that decided: %v", hooks)
+	}
+}
+
+// TestCheckNamespaceOptIn: the pod security webhooks see a pod only when its
+// namespace carries the opt-in label, known from --state or from a Namespace
+// admitted earlier in the same run.
+func TestCheckNamespaceOptIn(t *testing.T) {
+	dir := t.TempDir()
+	ns := filepath.Join(dir, "ns.yaml")
+	pod := filepath.Join(dir, "pod.yaml")
+	if err := os.WriteFile(ns, []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: secure\n  labels: {gatehouse.dev/security-defaults: enabled}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pod, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: secure}\nspec:\n  containers: [{name: c, image: i}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	webhooksFor := func(args ...string) string {
+		code, stdout, stderr := run(t, "", append([]string{"check", "-o", "json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var out checkOutput
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		var hooks []string
+		for _, r := range out.Results {
+			if r.Object.Kind == "Pod" {
+				hooks = append(hooks, r.Webhook)
+			}
+		}
+		return strings.Join(hooks, ",")
+	}
+	if got := webhooksFor("-f", pod); got != "secret-scope,service-account" {
+		t.Errorf("unknown namespace: %s", got)
+	}
+	if got := webhooksFor("-f", pod, "--state", ns); got != "pod-security-defaults,secret-scope,service-account,pod-security" {
+		t.Errorf("opted in by --state: %s", got)
+	}
+	if got := webhooksFor("-f", ns, "-f", pod); got != "pod-security-defaults,secret-scope,service-account,pod-security" {
+		t.Errorf("opted in by an earlier document: %s", got)
 	}
 }

@@ -27,7 +27,6 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/certs"
-	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -163,7 +162,7 @@ func newLogger(w io.Writer, level int) logr.Logger {
 }
 
 func webhookOptions(cfg configv1alpha1.ServerConfig) webhooks.Options {
-	return webhooks.Options{Products: policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes}}
+	return webhooks.OptionsFromConfig(cfg)
 }
 
 // Server is `gatehouse serve`: the webhook listener, the probe listener, the

@@ -1,0 +1,142 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	evanjsonpatch "github.com/evanphx/json-patch/v5"
+	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+)
+
+// TestHTTPMutationPatchesFromRawBytes sends a Pod carrying fields the Go types
+// do not know to the mutating webhook over HTTPS: the patch only adds the
+// defaults, the unknown fields survive its application, and the webhook run
+// on its own output answers with no patch.
+func TestHTTPMutationPatchesFromRawBytes(t *testing.T) {
+	ts := startServer(t)
+	pod := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web", "namespace": "team-a"},
+		"spec": map[string]any{
+			"futureField":     map[string]any{"keep": "me"},
+			"securityContext": map[string]any{"futureSecurityField": true, "runAsUser": 2000},
+			"containers": []any{map[string]any{
+				"name": "app", "image": "registry.example/app:1",
+				"futureContainerField": []any{"x"},
+			}},
+		},
+	}
+	raw := mustJSON(t, pod)
+	_, r := ts.post(t, "/mutate/pod-security-defaults", "application/json",
+		reviewBody(t, "m1", admissionv1.Create, podKind, podResource, pod, nil))
+	if !r.Allowed || r.PatchType == nil || *r.PatchType != admissionv1.PatchTypeJSONPatch || len(r.Patch) == 0 {
+		t.Fatalf("want an allowed JSON patch, got %+v", r)
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(r.Patch, &ops); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		if op["op"] != "add" {
+			t.Errorf("defaulting must only add fields, got %v", op)
+		}
+	}
+	patch, err := evanjsonpatch.DecodePatch(r.Patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutatedRaw, err := patch.Apply(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"futureField":{"keep":"me"}`, `"futureSecurityField":true`, `"futureContainerField":["x"]`, `"runAsUser":2000`, `"drop":["ALL"]`} {
+		if !strings.Contains(string(mutatedRaw), want) {
+			t.Errorf("patched pod lacks %s: %s", want, mutatedRaw)
+		}
+	}
+
+	var mutated map[string]any
+	if err := json.Unmarshal(mutatedRaw, &mutated); err != nil {
+		t.Fatal(err)
+	}
+	_, again := ts.post(t, "/mutate/pod-security-defaults", "application/json",
+		reviewBody(t, "m2", admissionv1.Create, podKind, podResource, mutated, nil))
+	if !again.Allowed || len(again.Patch) != 0 {
+		t.Fatalf("the webhook on its own output must answer without a patch, got %s", again.Patch)
+	}
+	_, guard := ts.post(t, "/validate/pod-security", "application/json",
+		reviewBody(t, "m3", admissionv1.Create, podKind, podResource, mutated, nil))
+	if !guard.Allowed {
+		t.Fatalf("the guard denies the defaulted pod: %s", fmtCauses(guard))
+	}
+	_, bare := ts.post(t, "/validate/pod-security", "application/json",
+		reviewBody(t, "m4", admissionv1.Create, podKind, podResource, pod, nil))
+	if bare.Allowed || bare.Result.Details.Causes[0].Type != "SecurityDefaultsMissing" {
+		t.Fatalf("the guard must deny a pod the mutating webhook did not run on: %+v", bare.Result)
+	}
+}
+
+// TestBrokenDefaultsNeverJudge: with an invalid defaults table (say, a zero
+// value where the configuration was lost) the PSC webhooks answer an error,
+// which the API server treats by failure policy, instead of defaulting to
+// nonsense or allowing.
+func TestBrokenDefaultsNeverJudge(t *testing.T) {
+	hooks := Build(Options{}, func(name string) bool { return strings.HasPrefix(name, "pod-security") })
+	if len(hooks) != 2 {
+		t.Fatalf("want both PSC webhooks, got %d", len(hooks))
+	}
+	for _, w := range hooks {
+		req := admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))
+		resp, _ := Decide(context.Background(), w, req)
+		if resp.Allowed || resp.Result == nil || resp.Result.Code != 500 {
+			t.Errorf("%s answered %+v with a broken table", w.Name, resp.Result)
+		}
+	}
+}
+
+func TestCanonicalPatch(t *testing.T) {
+	op := func(kind, path string) jsonpatch.JsonPatchOperation {
+		return jsonpatch.JsonPatchOperation{Operation: kind, Path: path}
+	}
+	paths := func(ops []jsonpatch.JsonPatchOperation) string {
+		var out []string
+		for _, o := range ops {
+			out = append(out, o.Operation+" "+o.Path)
+		}
+		return strings.Join(out, ", ")
+	}
+	sorted := canonicalPatch([]jsonpatch.JsonPatchOperation{
+		op("add", "/spec/securityContext/runAsNonRoot"), op("replace", "/spec/containers/1"), op("add", "/spec/containers/0/securityContext"),
+	})
+	if got := paths(sorted); got != "add /spec/containers/0/securityContext, replace /spec/containers/1, add /spec/securityContext/runAsNonRoot" {
+		t.Errorf("commuting operations not sorted: %s", got)
+	}
+	shifting := []jsonpatch.JsonPatchOperation{op("remove", "/spec/volumes/2"), op("remove", "/spec/volumes/1"), op("add", "/spec/automountServiceAccountToken")}
+	if got := paths(canonicalPatch(append([]jsonpatch.JsonPatchOperation(nil), shifting...))); got != paths(shifting) {
+		t.Errorf("operations that shift array indices were reordered: %s", got)
+	}
+}
+
+// TestMutationIsDeterministic: the same pod gets the same patch bytes every
+// time, although the patch generator walks Go maps.
+func TestMutationIsDeterministic(t *testing.T) {
+	hooks := Build(OptionsFromConfig(configv1alpha1.Default()), func(name string) bool { return name == "pod-security-defaults" })
+	var first []byte
+	for i := 0; i < 30; i++ {
+		resp, _ := Decide(context.Background(), hooks[0], admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil)))
+		got, err := json.Marshal(resp.Patches)
+		if err != nil || len(resp.Patches) == 0 {
+			t.Fatalf("no patch: %v", err)
+		}
+		if first == nil {
+			first = got
+		} else if string(got) != string(first) {
+			t.Fatalf("patch differs between runs:\n%s\n%s", first, got)
+		}
+	}
+}

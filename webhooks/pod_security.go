@@ -1,0 +1,29 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
+)
+
+// pod-security: PSC's final-state guard (CONTRACTS.md §2) on the Pods that
+// pod-security-defaults mutates, and early on the pod templates of workloads
+// so that a workload whose pods would be refused fails at apply time.
+func newPodSecurity(opts Options) Evaluator {
+	// A broken table fails every review rather than judging by it.
+	invalid := opts.PodDefaults.Validate()
+	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		if invalid != nil {
+			return Result{}, fmt.Errorf("pod security defaults: %w", invalid)
+		}
+		if r.Kind.GroupKind() != pods.groupKind() {
+			return Result{Findings: podsecurity.ValidateTemplate(r.Kind.GroupKind(), r.Object, opts.PodDefaults)}, nil
+		}
+		var old map[string]any
+		if r.Subresource == ephemeralContainers.Subresource {
+			old = r.OldObject
+		}
+		return Result{Findings: podsecurity.ValidatePod(r.Object, old)}, nil
+	})
+}

@@ -1,0 +1,25 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
+)
+
+// pod-security-defaults: PSC's mutation (CONTRACTS.md §2) on Pod CREATE and
+// on pods/ephemeralcontainers UPDATE, in namespaces that opt in. It fails
+// open; pod-security is the enforcement.
+func newPodSecurityDefaults(opts Options) Evaluator {
+	// A broken table fails every review rather than judging by it.
+	invalid := opts.PodDefaults.Validate()
+	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		if invalid != nil {
+			return Result{}, fmt.Errorf("pod security defaults: %w", invalid)
+		}
+		if r.Subresource == ephemeralContainers.Subresource {
+			return Result{Mutated: podsecurity.DefaultNewEphemeralContainers(r.Object, r.OldObject, opts.PodDefaults)}, nil
+		}
+		return Result{Mutated: podsecurity.DefaultPod(r.Object, opts.PodDefaults)}, nil
+	})
+}
