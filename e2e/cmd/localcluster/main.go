@@ -1,0 +1,235 @@
+// Command localcluster is `make run`: it starts a local control plane
+// (kube-apiserver and etcd built from module sources) with cert-manager and
+// gatehouse registered, applies deploy/examples/ through the real API server,
+// prints what was admitted, patched and denied in the API server's own words,
+// and keeps everything running for kubectl until Ctrl-C.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+)
+
+func main() {
+	repo := flag.String("repo", ".", "gatehouse repository root")
+	examples := flag.String("examples", "", "manifests to apply (default <repo>/deploy/examples)")
+	once := flag.Bool("once", false, "stop after applying the examples instead of waiting for Ctrl-C")
+	flag.Parse()
+	if *examples == "" {
+		*examples = filepath.Join(*repo, "deploy", "examples")
+	}
+	if err := run(*repo, *examples, *once); err != nil {
+		fmt.Fprintln(os.Stderr, "localcluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(repo, examples string, once bool) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	work, err := os.MkdirTemp("", "gatehouse-local-")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	c, err := localcluster.Start(ctx, localcluster.Options{
+		Repo:    repo,
+		WorkDir: work,
+		Progress: func(format string, args ...any) {
+			fmt.Printf("[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%w (logs in %s)", err, work)
+	}
+	defer func() {
+		fmt.Println("stopping gatehouse, cert-manager and the control plane")
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping:", err)
+		}
+	}()
+
+	fmt.Printf("\napplying %s through the API server:\n\n", examples)
+	if err := applyExamples(ctx, c, examples); err != nil {
+		return err
+	}
+
+	fmt.Printf(`
+gatehouse is serving at %s, registered with the API server, with the
+certificate cert-manager issued (mirrored into %s).
+  kubeconfig:   %s
+  gatehouse log: %s
+
+Try your own manifests:
+  export KUBECONFIG=%s
+  kubectl create namespace demo
+  kubectl apply -f your-manifests.yaml
+(no scheduler or kubelet runs here: objects are admitted and stored, pods are not started)
+`, c.Gatehouse.URL, c.CertDir, c.Kubeconfig, c.Gatehouse.Log, c.Kubeconfig)
+	if once {
+		return nil
+	}
+	fmt.Println("\nCtrl-C stops everything.")
+	select {
+	case <-ctx.Done():
+	case err := <-c.Errors:
+		return err
+	}
+	return nil
+}
+
+// applyExamples creates every example object in file order, as kubectl
+// apply -f would, and reports each result.
+func applyExamples(ctx context.Context, c *localcluster.Cluster, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	warnings := &warningPrinter{}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WarningHandler = warnings
+	cl, err := client.New(cfg, client.Options{Scheme: localcluster.Scheme()})
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		objs, err := localcluster.ReadManifests(f)
+		if err != nil {
+			return err
+		}
+		for _, obj := range objs {
+			if ns := obj.GetNamespace(); ns != "" {
+				if err := ensureNamespace(ctx, cl, ns); err != nil {
+					return err
+				}
+			}
+			sent := obj.DeepCopy()
+			warnings.list = nil
+			err := cl.Create(ctx, obj)
+			name := obj.GetKind() + " " + qualified(obj)
+			switch {
+			case err == nil:
+				fmt.Printf("admitted  %s\n", name)
+				if changed := securityContextChanges(sent, obj); len(changed) > 0 {
+					fmt.Printf("          patched by gatehouse: %s\n", strings.Join(changed, ", "))
+				}
+			case apierrors.IsAlreadyExists(err):
+				fmt.Printf("exists    %s\n", name)
+			default:
+				fmt.Printf("DENIED    %s\n          %s\n", name, indent(describe(err)))
+			}
+			for _, w := range warnings.list {
+				fmt.Printf("          Warning: %s\n", w)
+			}
+		}
+	}
+	return nil
+}
+
+func ensureNamespace(ctx context.Context, cl client.Client, name string) error {
+	err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	// The ServiceAccount admission plugin needs the default account, which a
+	// controller-manager would create.
+	err = cl.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "default"}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+func qualified(obj *unstructured.Unstructured) string {
+	if obj.GetNamespace() == "" {
+		return obj.GetName()
+	}
+	return obj.GetNamespace() + "/" + obj.GetName()
+}
+
+// describe renders a denial as kubectl does for an Invalid status: the
+// object, then one line per cause.
+func describe(err error) string {
+	var status *apierrors.StatusError
+	if !errors.As(err, &status) || status.Status().Details == nil || len(status.Status().Details.Causes) == 0 {
+		return err.Error()
+	}
+	d := status.Status().Details
+	lines := []string{fmt.Sprintf("The %s %q is invalid:", d.Kind, d.Name)}
+	for _, c := range d.Causes {
+		lines = append(lines, fmt.Sprintf("* %s: %s", c.Field, c.Message))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n          ") }
+
+// securityContextChanges names the security contexts the admission chain
+// filled in.
+func securityContextChanges(sent, stored *unstructured.Unstructured) []string {
+	var out []string
+	paths := [][]string{{"spec", "securityContext"}}
+	containers, _, _ := unstructured.NestedSlice(stored.Object, "spec", "containers")
+	for i := range containers {
+		paths = append(paths, []string{"spec", "containers", fmt.Sprint(i), "securityContext"})
+	}
+	for _, p := range paths {
+		if !reflect.DeepEqual(emptyIsNil(lookup(sent.Object, p)), emptyIsNil(lookup(stored.Object, p))) {
+			out = append(out, strings.Join(p, "."))
+		}
+	}
+	return out
+}
+
+// emptyIsNil treats an empty object as absent: the API server defaults a
+// missing securityContext to {}, which is not gatehouse's doing.
+func emptyIsNil(v any) any {
+	if m, ok := v.(map[string]any); ok && len(m) == 0 {
+		return nil
+	}
+	return v
+}
+
+func lookup(v any, path []string) any {
+	for _, key := range path {
+		switch node := v.(type) {
+		case map[string]any:
+			v = node[key]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(key, &i); err != nil || i >= len(node) {
+				return nil
+			}
+			v = node[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+type warningPrinter struct{ list []string }
+
+func (w *warningPrinter) HandleWarningHeader(_ int, _ string, text string) {
+	w.list = append(w.list, text)
+}

@@ -1,0 +1,474 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/policies/workload"
+)
+
+// contracts maps each landed contract's policy package to the webhook that
+// enforces it; its golden fixtures are replayed through the API server.
+var contracts = []struct {
+	policy, webhook string
+	// optIn: the webhooks see only namespaces with the security-defaults label.
+	optIn bool
+}{
+	{"scope", "secret-scope", false},
+	{"serviceaccount", "service-account", false},
+	{"podsecurity", "pod-security", true},
+}
+
+// optInLabel is the default security-defaults namespace label.
+var optInLabel = map[string]string{"gatehouse.dev/security-defaults": "enabled"}
+
+type expectation struct {
+	severity, code, field string
+}
+
+type fixture struct {
+	name     string // <policy>/<pass|fail>/<file>
+	outcome  string
+	webhook  string
+	optIn    bool
+	file     string
+	object   *unstructured.Unstructured
+	expected []expectation
+}
+
+func loadFixtures(t *testing.T) []fixture {
+	t.Helper()
+	var out []fixture
+	for _, c := range contracts {
+		for _, outcome := range []string{"pass", "fail"} {
+			files, err := filepath.Glob(filepath.Join(repo, "policies", c.policy, "testdata", outcome, "*.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) == 0 {
+				t.Fatalf("no %s fixtures for %s", outcome, c.policy)
+			}
+			for _, f := range files {
+				raw, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				obj := &unstructured.Unstructured{}
+				if err := yaml.Unmarshal(raw, &obj.Object); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				out = append(out, fixture{
+					name:     filepath.Join(c.policy, outcome, strings.TrimSuffix(filepath.Base(f), ".yaml")),
+					outcome:  outcome,
+					webhook:  c.webhook,
+					optIn:    c.optIn,
+					file:     f,
+					object:   obj,
+					expected: readFindings(t, strings.TrimSuffix(f, ".yaml")+".findings"),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// readFindings parses a golden .findings file: "<deny|warn> <Code> <field>: <message>".
+func readFindings(t *testing.T, path string) []expectation {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []expectation
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), " ", 3)
+		if len(parts) != 3 {
+			t.Fatalf("%s: malformed line %q", path, sc.Text())
+		}
+		field, _, _ := strings.Cut(parts[2], ": ")
+		out = append(out, expectation{severity: parts[0], code: parts[1], field: field})
+	}
+	return out
+}
+
+// asTheAPIServerSendsIt applies what the API server does to an object before
+// admission webhooks see it and that matters to the contracts: v1 pod specs
+// carry serviceAccountName in the deprecated serviceAccount field too (and a
+// pod spec stating only serviceAccount gets it as serviceAccountName).
+//
+// Objects also make a round trip through their Go types, as in the API
+// server: empty lists and maps of omitempty fields disappear.
+func asTheAPIServerSendsIt(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	obj = obj.DeepCopy()
+	if typed, err := clientgoscheme.Scheme.New(obj.GroupVersionKind()); err == nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
+			t.Fatal(err)
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj = &unstructured.Unstructured{Object: m}
+		obj.SetCreationTimestamp(metav1.Time{})
+		unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(obj.Object, "status")
+	}
+	pod, ok := workload.PodOf(obj.GroupVersionKind().GroupKind(), obj.Object)
+	if !ok {
+		return obj
+	}
+	name, _ := pod.Spec["serviceAccountName"].(string)
+	if name == "" {
+		name, _ = pod.Spec["serviceAccount"].(string)
+	}
+	if name != "" {
+		pod.Spec["serviceAccountName"], pod.Spec["serviceAccount"] = name, name
+	}
+	return obj
+}
+
+// offline is what `gatehouse check` decides about an object.
+type offline struct {
+	// denials maps each webhook that denies to its findings, "Code@field", sorted.
+	denials map[string][]string
+	// mutated is the object with every mutating webhook's patch applied.
+	mutated map[string]any
+}
+
+// offlineCheck runs `gatehouse check -o json` on an object, in a namespace
+// that carries the opt-in label when optIn is set.
+func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool) offline {
+	t.Helper()
+	var docs bytes.Buffer
+	if optIn {
+		ns := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
+			"name": obj.GetNamespace(), "labels": map[string]any{"gatehouse.dev/security-defaults": "enabled"},
+		}}
+		docs.Write(mustJSON(t, ns))
+		docs.WriteString("\n---\n")
+	}
+	docs.Write(mustJSON(t, obj.Object))
+	file := filepath.Join(t.TempDir(), "objects.yaml")
+	if err := os.WriteFile(file, docs.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := app.Main([]string{"check", "-o", "json", "-f", file}, strings.NewReader(""), &stdout, &stderr)
+	if code == 2 {
+		t.Fatalf("check: %s", stderr.String())
+	}
+	var out struct {
+		Results []struct {
+			Webhook  string `json:"webhook"`
+			Allowed  bool   `json:"allowed"`
+			Findings []struct{ Code, Field string }
+			Patch    []json.RawMessage `json:"patch"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	result := offline{denials: map[string][]string{}}
+	mutated := mustJSON(t, obj.Object)
+	for _, r := range out.Results {
+		if len(r.Patch) > 0 {
+			patch, err := jsonpatch.DecodePatch(mustJSON(t, r.Patch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mutated, err = patch.Apply(mutated); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.Allowed {
+			continue
+		}
+		var fs []string
+		for _, f := range r.Findings {
+			fs = append(fs, f.Code+"@"+f.Field)
+		}
+		sort.Strings(fs)
+		result.denials[r.Webhook] = fs
+	}
+	if err := json.Unmarshal(mutated, &result.mutated); err != nil {
+		t.Fatal(err)
+	}
+	return result
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// warningRecorder collects the warnings the API server relays.
+type warningRecorder struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warningRecorder) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.list...)
+}
+
+func clientWithWarnings(t *testing.T, e *env) (client.Client, *warningRecorder) {
+	t.Helper()
+	rec := &warningRecorder{}
+	cfg := rest.CopyConfig(e.config)
+	cfg.WarningHandler = rec
+	c, err := client.New(cfg, client.Options{Scheme: localcluster.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rec
+}
+
+// testNamespace creates a fresh namespace for one case, with the
+// ServiceAccounts the object's pods name (the ServiceAccount admission plugin
+// rejects pods whose ServiceAccount does not exist).
+func testNamespace(t *testing.T, e *env, seed string, obj *unstructured.Unstructured, labels map[string]string) string {
+	t.Helper()
+	sum := sha256.Sum256([]byte(seed))
+	ns := "e2e-" + hex.EncodeToString(sum[:6])
+	ctx := context.Background()
+	if err := e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.client.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
+	accounts := map[string]bool{"default": true}
+	if obj != nil && obj.GetKind() == "Pod" {
+		for _, f := range []string{"serviceAccountName", "serviceAccount"} {
+			if name, ok, _ := unstructured.NestedString(obj.Object, "spec", f); ok && name != "" {
+				accounts[name] = true
+			}
+		}
+	}
+	for name := range accounts {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := e.client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	return ns
+}
+
+// liveCauses returns the webhook that answered a denial and its causes as
+// "Code@field", sorted, checking that every cause names that webhook.
+func liveCauses(t *testing.T, err error) (string, []string) {
+	t.Helper()
+	var status *apierrors.StatusError
+	if !errors.As(err, &status) {
+		t.Fatalf("want an API status error, got %v", err)
+	}
+	s := status.Status()
+	if s.Reason != metav1.StatusReasonInvalid || s.Code != 422 || s.Details == nil || len(s.Details.Causes) == 0 {
+		t.Fatalf("want 422 Invalid with causes, got %d %s: %s", s.Code, s.Reason, s.Message)
+	}
+	webhook := ""
+	var causes []string
+	for _, c := range s.Details.Causes {
+		i := strings.LastIndex(c.Message, "(gatehouse ")
+		if i < 0 || !strings.HasSuffix(c.Message, ")") || !strings.HasPrefix(c.Message, string(c.Type)+": ") {
+			t.Fatalf("cause is not attributed to a gatehouse webhook with its code: %+v", c)
+		}
+		name := strings.TrimSuffix(c.Message[i+len("(gatehouse "):], ")")
+		if webhook != "" && webhook != name {
+			t.Fatalf("causes from two webhooks in one denial: %s and %s", webhook, name)
+		}
+		webhook = name
+		causes = append(causes, string(c.Type)+"@"+c.Field)
+	}
+	sort.Strings(causes)
+	if !strings.Contains(s.Message, fmt.Sprintf("admission webhook %q denied the request", webhook+".gatehouse.dev")) {
+		t.Errorf("the API server's message does not name the webhook: %s", s.Message)
+	}
+	return webhook, causes
+}
+
+func expectedDenials(f fixture) []string {
+	var out []string
+	for _, e := range f.expected {
+		if e.severity == "deny" {
+			out = append(out, e.code+"@"+e.field)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestFixturesThroughTheAPIServer replays every golden fixture of every
+// landed contract through the real API server: pass fixtures are admitted
+// (also as a dry run, which stores nothing) with the expected warnings and,
+// where a mutating webhook applies, stored exactly as gatehouse check says;
+// fail fixtures are rejected, dry run or not, with exactly the expected codes
+// and field paths as Status causes.
+func TestFixturesThroughTheAPIServer(t *testing.T) {
+	e := requireCluster(t)
+	for _, f := range loadFixtures(t) {
+		t.Run(f.name, func(t *testing.T) {
+			ctx := context.Background()
+			c, warnings := clientWithWarnings(t, e)
+			var labels map[string]string
+			if f.optIn {
+				labels = optInLabel
+			}
+			obj := f.object.DeepCopy()
+			obj.SetNamespace(testNamespace(t, e, f.name, obj, labels))
+			// Ephemeral containers cannot be created with a pod; they are
+			// added afterwards through their subresource, as kubectl debug does.
+			ephemeral, hasEphemeral, _ := unstructured.NestedSlice(obj.Object, "spec", "ephemeralContainers")
+			unstructured.RemoveNestedField(obj.Object, "spec", "ephemeralContainers")
+
+			dry := obj.DeepCopy()
+			dryErr := c.Create(ctx, dry, client.DryRunAll)
+			err := c.Create(ctx, obj)
+			if err == nil && hasEphemeral {
+				if err = unstructured.SetNestedSlice(obj.Object, ephemeral, "spec", "ephemeralContainers"); err != nil {
+					t.Fatal(err)
+				}
+				err = c.SubResource("ephemeralcontainers").Update(ctx, obj)
+			}
+
+			sent := f.object.DeepCopy()
+			sent.SetNamespace(obj.GetNamespace())
+			want := offlineCheck(t, asTheAPIServerSendsIt(t, sent), f.optIn)
+
+			if f.outcome == "pass" {
+				if dryErr != nil || err != nil {
+					t.Fatalf("a pass fixture was rejected: dry run: %v; create: %v", dryErr, err)
+				}
+				for _, exp := range f.expected {
+					if exp.severity != "warn" {
+						continue
+					}
+					prefix := fmt.Sprintf("gatehouse %s: %s at %s: ", f.webhook, exp.code, exp.field)
+					found := false
+					for _, w := range warnings.all() {
+						found = found || strings.HasPrefix(w, prefix)
+					}
+					if !found {
+						t.Errorf("warning %q not relayed; got %q", prefix, warnings.all())
+					}
+				}
+				if f.optIn {
+					compareSecurityContexts(t, e, obj, want.mutated)
+				}
+				return
+			}
+
+			if err == nil || dryErr == nil {
+				t.Fatalf("a fail fixture was admitted (dry run error: %v, create error: %v)", dryErr, err)
+			}
+			for _, got := range []error{dryErr, err} {
+				webhook, causes := liveCauses(t, got)
+				offlineCauses, ok := want.denials[webhook]
+				if !ok {
+					t.Fatalf("denied by %s, which allows the fixture offline (offline denials: %v)", webhook, want.denials)
+				}
+				if strings.Join(causes, " ") != strings.Join(offlineCauses, " ") {
+					t.Errorf("%s causes %v, offline %v", webhook, causes, offlineCauses)
+				}
+				if len(want.denials) == 1 && webhook != f.webhook {
+					t.Errorf("denied by %s, want %s", webhook, f.webhook)
+				}
+			}
+			if golden := offlineCheck(t, f.object, f.optIn); strings.Join(golden.denials[f.webhook], " ") != strings.Join(expectedDenials(f), " ") {
+				t.Errorf("offline findings of %s %v differ from the golden file %v", f.webhook, golden.denials[f.webhook], expectedDenials(f))
+			}
+		})
+	}
+}
+
+// compareSecurityContexts checks that the pod the API server stored carries
+// exactly the security contexts gatehouse check computed.
+func compareSecurityContexts(t *testing.T, e *env, obj *unstructured.Unstructured, want map[string]any) {
+	t.Helper()
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(obj), stored); err != nil {
+		t.Fatal(err)
+	}
+	paths := [][]string{{"spec", "securityContext"}}
+	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+		items, _, _ := unstructured.NestedSlice(want, "spec", list)
+		for i := range items {
+			paths = append(paths, []string{"spec", list, fmt.Sprint(i), "securityContext"})
+		}
+	}
+	for _, p := range paths {
+		got, wantSC := nested(stored.Object, p), nested(want, p)
+		if !reflect.DeepEqual(normalizeNumbers(got), normalizeNumbers(wantSC)) {
+			t.Errorf("%s: stored %v, gatehouse check says %v", strings.Join(p, "."), got, wantSC)
+		}
+	}
+}
+
+// nested follows a path of map keys and list indices.
+func nested(v any, path []string) any {
+	for _, key := range path {
+		switch node := v.(type) {
+		case map[string]any:
+			v = node[key]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(key, &i); err != nil || i >= len(node) {
+				return nil
+			}
+			v = node[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// normalizeNumbers makes int64 and float64 JSON numbers comparable.
+func normalizeNumbers(v any) any {
+	raw, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
