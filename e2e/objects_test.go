@@ -30,3 +30,5 @@ func ownedStatefulSet(ns, name, serviceAccount string) *appsv1.StatefulSet {
 		},
 	}
 }
+
+func metadata(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }

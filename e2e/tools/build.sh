@@ -117,12 +117,18 @@ mkdir -p "$BIN_DIR"
 # Stamp the version the way Kubernetes' release build does (hack/lib/version.sh), so
 # `kube-apiserver --version`, /version and discovery report the real release rather
 # than v0.0.0-master. -s -w drops the symbol table and DWARF, as release builds do.
+# buildDate is the tag's commit time (from the module proxy), which keeps the build
+# reproducible; gitCommit is emptied, since module sources carry no commit hash (its
+# default is the unexpanded "$Format:%H$").
+k8s_build_date=$(go -C "$TOOLS_DIR" list -mod=readonly -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes)
 k8s_ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	k8s_ldflags+=" -X $pkg.gitVersion=$K8S_VERSION"
 	k8s_ldflags+=" -X $pkg.gitMajor=$k8s_major"
 	k8s_ldflags+=" -X $pkg.gitMinor=$k8s_minor"
+	k8s_ldflags+=" -X $pkg.gitCommit="
 	k8s_ldflags+=" -X $pkg.gitTreeState=clean"
+	k8s_ldflags+=" -X $pkg.buildDate=$k8s_build_date"
 done
 
 build kube-apiserver "$K8S_VERSION" "about 8 minutes" "Kubernetes $K8S_VERSION" \
