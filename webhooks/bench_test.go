@@ -22,8 +22,8 @@ func BenchmarkAdapter(b *testing.B) {
 	container := func(name string) map[string]any {
 		return map[string]any{
 			"name": name, "image": "registry.example/" + name + ":1.2.3",
-			"args": []any{"--port=8080", "--log-level=info"},
-			"env":  []any{map[string]any{"name": "MODE", "value": "production"}, map[string]any{"name": "REGION", "value": "eu-west"}},
+			"args":  []any{"--port=8080", "--log-level=info"},
+			"env":   []any{map[string]any{"name": "MODE", "value": "production"}, map[string]any{"name": "REGION", "value": "eu-west"}},
 			"ports": []any{map[string]any{"containerPort": 8080, "name": "http"}},
 			"resources": map[string]any{
 				"requests": map[string]any{"cpu": "100m", "memory": "128Mi"},
