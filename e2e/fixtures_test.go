@@ -439,30 +439,11 @@ func compareSecurityContexts(t *testing.T, e *env, obj *unstructured.Unstructure
 		}
 	}
 	for _, p := range paths {
-		got, wantSC := nested(stored.Object, p), nested(want, p)
+		got, wantSC := localcluster.Lookup(stored.Object, p), localcluster.Lookup(want, p)
 		if !reflect.DeepEqual(normalizeNumbers(got), normalizeNumbers(wantSC)) {
 			t.Errorf("%s: stored %v, gatehouse check says %v", strings.Join(p, "."), got, wantSC)
 		}
 	}
-}
-
-// nested follows a path of map keys and list indices.
-func nested(v any, path []string) any {
-	for _, key := range path {
-		switch node := v.(type) {
-		case map[string]any:
-			v = node[key]
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(key, &i); err != nil || i >= len(node) {
-				return nil
-			}
-			v = node[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }
 
 // normalizeNumbers makes int64 and float64 JSON numbers comparable.

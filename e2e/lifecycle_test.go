@@ -14,7 +14,6 @@ import (
 
 	cmapi "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,14 +78,7 @@ func TestRatchetingObjectsStoredBeforeTheRule(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t, e, t.Name(), nil, nil)
 
-	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
-	if err := e.client.Get(ctx, types.NamespacedName{Name: localcluster.WebhookConfigName}, &vwc); err != nil {
-		t.Fatal(err)
-	}
-	saved := vwc.DeepCopy()
-	if err := e.client.Delete(ctx, &vwc); err != nil {
-		t.Fatalf("break glass: the webhook configuration could not be deleted: %v", err)
-	}
+	restore := deleteConfiguration(t, e, "ValidatingWebhookConfiguration")
 	legacy := pvc(ns, "legacy", "pod,,node")
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		err := e.client.Create(ctx, legacy.DeepCopy())
@@ -95,11 +87,7 @@ func TestRatchetingObjectsStoredBeforeTheRule(t *testing.T) {
 		t.Fatalf("with the configuration deleted the offending PVC should be stored: %v", err)
 	}
 
-	saved.ResourceVersion, saved.UID = "", ""
-	for i := range saved.Webhooks {
-		saved.Webhooks[i].ClientConfig.CABundle = nil // cainjector fills it again
-	}
-	if err := e.client.Create(ctx, saved); err != nil {
+	if err := restore(); err != nil {
 		t.Fatal(err)
 	}
 	probe := pvc(ns, "probe", "node=x")

@@ -6,13 +6,9 @@ import (
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 )
 
 func plainPod(ns, name string) *corev1.Pod {
@@ -58,20 +54,9 @@ func TestPodSecurityGuardHoldsWhenTheMutatorIsGone(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t, e, t.Name(), nil, optInLabel)
 
-	var mwc admissionregistrationv1.MutatingWebhookConfiguration
-	if err := e.client.Get(ctx, types.NamespacedName{Name: localcluster.WebhookConfigName}, &mwc); err != nil {
-		t.Fatal(err)
-	}
-	saved := mwc.DeepCopy()
-	if err := e.client.Delete(ctx, &mwc); err != nil {
-		t.Fatal(err)
-	}
+	restore := deleteConfiguration(t, e, "MutatingWebhookConfiguration")
 	t.Cleanup(func() {
-		saved.ResourceVersion, saved.UID = "", ""
-		for i := range saved.Webhooks {
-			saved.Webhooks[i].ClientConfig.CABundle = nil // cainjector fills it again
-		}
-		if err := e.client.Create(context.Background(), saved); err != nil {
+		if err := restore(); err != nil {
 			t.Errorf("restoring the mutating configuration: %v", err)
 		}
 		// Wait until pods are defaulted again, so later tests see the full chain.

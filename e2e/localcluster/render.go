@@ -55,3 +55,23 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 	}
 	return objs, nil
 }
+
+// Lookup follows a path of map keys and list indices through a decoded
+// object; a missing step yields nil.
+func Lookup(v any, path []string) any {
+	for _, key := range path {
+		switch node := v.(type) {
+		case map[string]any:
+			v = node[key]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(key, &i); err != nil || i < 0 || i >= len(node) {
+				return nil
+			}
+			v = node[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}

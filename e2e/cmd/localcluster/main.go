@@ -194,7 +194,7 @@ func securityContextChanges(sent, stored *unstructured.Unstructured) []string {
 		paths = append(paths, []string{"spec", "containers", fmt.Sprint(i), "securityContext"})
 	}
 	for _, p := range paths {
-		if !reflect.DeepEqual(emptyIsNil(lookup(sent.Object, p)), emptyIsNil(lookup(stored.Object, p))) {
+		if !reflect.DeepEqual(emptyIsNil(localcluster.Lookup(sent.Object, p)), emptyIsNil(localcluster.Lookup(stored.Object, p))) {
 			out = append(out, strings.Join(p, "."))
 		}
 	}
@@ -206,24 +206,6 @@ func securityContextChanges(sent, stored *unstructured.Unstructured) []string {
 func emptyIsNil(v any) any {
 	if m, ok := v.(map[string]any); ok && len(m) == 0 {
 		return nil
-	}
-	return v
-}
-
-func lookup(v any, path []string) any {
-	for _, key := range path {
-		switch node := v.(type) {
-		case map[string]any:
-			v = node[key]
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(key, &i); err != nil || i >= len(node) {
-				return nil
-			}
-			v = node[i]
-		default:
-			return nil
-		}
 	}
 	return v
 }
