@@ -1,0 +1,145 @@
+// Package overrides implements contract OVR (CONTRACTS.md §9): the
+// allowlist of the component workload overrides in the
+// unbounded-component-overrides ConfigMap. Every data key holds one overrides
+// document; each of its entries names a component and kind and carries a
+// strategic-merge patch of that workload, extra arguments, and the names of
+// the containers it adds.
+//
+// Validate is pure: it reads the ConfigMap's data and, through the Live
+// interface, what the webhook could read of the live workloads, and returns
+// every finding at once, sorted, each attributed to
+// data[<key>].overrides[<i>].<path> (data[<key>] for the document as a
+// whole). Each finding's Evidence fingerprints the offending value, so the
+// webhook can ratchet a finding on UPDATE when that value did not change.
+//
+// Files: validate.go (entry point, codes, Live), document.go (one YAML
+// document per key), walker.go (the YAML walk and the checks that hold
+// everywhere), envelope.go (apiVersion and the entries), entry.go (the
+// fields of an entry), components.go (component table), allowlist.go (what a patch may set), protected.go (what
+// it never may), patch.go (the patch walk), additions.go (addContainers),
+// resolve.go (checks against the live workload), warnings.go.
+//
+// Codes (deny unless marked warn):
+//
+//	OverrideDocumentEmpty (warn)  a key whose value is empty; the operator ignores it
+//	OverrideDocumentInvalid       not YAML, no document, not a mapping, too deep, too large, too many problems
+//	OverrideMultipleDocuments     more than one document in a key
+//	OverrideAPIVersionUnknown     apiVersion missing or not overrides.unbounded-cloud.io/v1alpha1
+//	OverrideYAMLMergeKey          a YAML merge key (<<)
+//	OverrideDuplicateKey          a key given twice in one mapping
+//	OverrideUnknownField          a field an overrides document or entry does not have
+//	OverrideTypeInvalid           a value of the wrong YAML type
+//	OverrideNull                  an explicit null
+//	OverrideDirective             a $-prefixed key (strategic-merge directive)
+//	OverrideComponentUnknown      component missing or unknown
+//	OverrideKindMismatch          kind missing, unknown, or not one the component runs as
+//	OverrideSitesInvalid          sites on a singleton, empty, or with a bad or repeated name
+//	OverrideEmpty                 an entry that changes nothing; extraArgs with no arguments
+//	OverrideNameInvalid           an empty, repeated or doubly declared container name
+//	OverrideAdditionUndefined     a declared addition the patch does not define
+//	OverridePathNotAllowed        a patch path outside the allowlist
+//	OverridePathProtected         an always-rejected field, at any depth of a patch
+//	OverrideReservedKey           a label or annotation key under unbounded-cloud.io/
+//	OverrideListKeyInvalid        a merged-list entry without its merge key
+//	OverrideSelectorLabel         a template label the live selector uses, changed
+//	OverrideVolumeRedefined       a volume the live workload declares, redefined or removed
+//	OverrideContainerUnknown      a patch or extraArgs container the live workload lacks
+//	OverrideContainerExists       a declared addition the live workload already has
+//	OverrideResolutionSkipped (warn)  the live workload could not be read
+//	OverrideArgsReplaced (warn)   a patch sets args or command, replacing the list
+//	OverrideImagePinned (warn)    a patch sets an image, pinning it across upgrades
+//
+// Decisions where the contract leaves room:
+//
+//   - addContainers and addInitContainers hold container names, as upstream
+//     does: the container itself is defined in the patch
+//     (spec.template.spec.containers or .initContainers), and its name listed
+//     here declares that the entry means to add it rather than modify it.
+//     A declared name the patch does not define is OverrideAdditionUndefined;
+//     a patch container the live workload lacks and the entry does not
+//     declare is OverrideContainerUnknown; a list item that is a container
+//     object is OverrideTypeInvalid, with a message saying where the
+//     container goes. Reading the lists as container objects would deny the
+//     documents real clusters hold.
+//   - "Always rejected, even inside a permitted subtree" is read literally:
+//     apiVersion, kind, serviceAccountName, serviceAccount, hostNetwork,
+//     hostPID, hostIPC and status are rejected as a key of any mapping of a
+//     patch; name, namespace, ownerReferences, finalizers and resourceVersion
+//     as keys of any mapping held by a metadata key; selector as a key of any
+//     mapping held by a spec key. So env valueFrom.fieldRef.apiVersion (which
+//     defaults to v1 and can be omitted), dataSourceRef.kind and a volume
+//     claim template's spec.selector are denied too; the message says so.
+//     Keys of maps whose keys are data (labels, annotations, matchLabels,
+//     nodeSelector) are not matched against these field names.
+//   - The reserved prefix covers unbounded-cloud.io/ and its subdomains
+//     (net.unbounded-cloud.io/...), in any case, in every labels and
+//     annotations map of a patch (also a volume claim template's), not in
+//     nodeSelector or matchLabels, which select rather than label.
+//   - The allowlist is kind-aware: spec.replicas and spec.strategy are
+//     permitted on a Deployment only, spec.updateStrategy on a DaemonSet only
+//     (the other kind has no such field, so the operator's merge or the API
+//     server would fail). An entry whose kind is wrong is checked against
+//     both.
+//   - Values inside permitted subtrees are open, except what the operator's
+//     merge itself cannot take (upstream checks the same): the YAML type of
+//     enumerated fields (a mapping where a list belongs), string values of
+//     labels, annotations and nodeSelector, the merge key of each entry of a
+//     merged list (name, mountPath, containerPort, topologyKey), and scalars
+//     JSON cannot carry (timestamps, binary and custom tags, infinities, NaN).
+//   - Nulls and $-keys are rejected everywhere in a document, the entry
+//     fields included (sites: null, overrides: null), not only in patches.
+//     Nothing below a rejected field is reported.
+//   - Aliases are plain YAML and the operator expands them, so they are
+//     expanded and checked where they land. Merge keys are rejected, also
+//     quoted, as upstream does. A document may nest 100 levels, walk (and
+//     render as evidence) 8 nodes per byte of its text plus 1024, and report
+//     1000 findings; one Validate call walks at most 2^22 nodes, keys in
+//     sorted order so that this runs out at the same place every time. Past
+//     these bounds, which only alias expansion reaches, the document is
+//     OverrideDocumentInvalid.
+//   - One document per key, as upstream: a trailing "---" starts a second
+//     document and is an error. A value that is empty or white space is
+//     ignored by the operator, so it only warns; one with only comments is an
+//     error (the operator rejects it).
+//   - A missing apiVersion is reported and the document is checked as
+//     v1alpha1; an unknown apiVersion is reported and nothing else is
+//     checked, since its schema is not this one. A document without
+//     overrides, or with an empty list, is valid and overrides nothing.
+//   - "At least one of patch, extraArgs, addContainers, addInitContainers"
+//     means present and not empty: patch: {} changes nothing. A null counts
+//     as present (it is reported as null).
+//   - String fields (component, kind, sites, extraArgs arguments, added
+//     names) take any plain scalar as written, as the operator's decoder does:
+//     --port=5 and 5 are both arguments. Site names must be Site object names
+//     (RFC 1123 subdomains) and distinct.
+//   - Resolution runs only for entries whose component is known and whose
+//     kind it runs as. A Workload whose Kind is set and differs from the kind
+//     asked for counts as unreadable. When live is nil or cannot read the
+//     workload, each entry that refers to it (patch containers, template
+//     labels or volumes, extraArgs, additions) gets one
+//     OverrideResolutionSkipped warning; the syntactic findings stand.
+//   - Live lists containers and init containers together, so a patch entry
+//     in initContainers named like an ordinary container (or the reverse) is
+//     not caught; the API server rejects the duplicate name when the operator
+//     applies it.
+//   - A selector label is changed when a template label the selector uses is
+//     given another string value. Removing one takes a null or a $patch,
+//     reported as such. A patch volume named like an operator volume is a
+//     redefinition when it holds more than its name (upstream), so
+//     {name: config, $patch: delete} is both a directive and a redefinition.
+//   - OverrideArgsReplaced and OverrideImagePinned concern containers the
+//     entry modifies, not those it adds, and only values of the right type.
+//   - Messages never repeat a value from the document: parse errors give a
+//     line number and a fixed description of the problem, never the parser's
+//     text, which can quote the document. Field paths, keys, container,
+//     volume and label names may appear. Evidence is the offending value in a
+//     canonical rendering (tags kept, so true and "true" differ; layout and
+//     comments ignored); for a name finding, the name; for a problem of the
+//     whole document, its text.
+//   - Upstream checks the contract does not name are left out: the metalman
+//     replicas that the Site's spec.components.metalman.replicas owns,
+//     operator mounts redefined by (container, mountPath), the shape of
+//     affinity terms, and conflicts between entries for the same workload.
+//   - Every rule applies on CREATE and UPDATE; ratcheting on UPDATE is the
+//     webhook's, through Evidence.
+package overrides

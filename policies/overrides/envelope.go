@@ -1,0 +1,194 @@
+// This file checks an overrides document and dispatches its entries. It
+// reads:
+//
+//   - apiVersion: required, exactly overrides.unbounded-cloud.io/v1alpha1. A
+//     document with another apiVersion is not checked further: its schema is
+//     not this one.
+//   - overrides: a list of entries (entry.go); absent or empty is a document
+//     that overrides nothing.
+//   - per entry, which fields it has: component, kind, sites, patch,
+//     extraArgs, addContainers and addInitContainers; any other is unknown.
+//     At least one of patch, extraArgs, addContainers and addInitContainers
+//     must be present and not empty.
+
+package overrides
+
+import (
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// APIVersion is the only overrides document version (upstream).
+const APIVersion = "overrides.unbounded-cloud.io/v1alpha1"
+
+// Field names of an entry.
+const (
+	fieldComponent         = "component"
+	fieldKind              = "kind"
+	fieldSites             = "sites"
+	fieldPatch             = "patch"
+	fieldExtraArgs         = "extraArgs"
+	fieldAddContainers     = "addContainers"
+	fieldAddInitContainers = "addInitContainers"
+)
+
+// Messages about the document.
+const (
+	msgAPIVersionMissing = "apiVersion is required and must be " + APIVersion
+	msgAPIVersionUnknown = "the only supported apiVersion is " + APIVersion + "; the rest of this document was not checked"
+	msgUnknownDocField   = "an overrides document has only apiVersion and overrides; check the spelling of this field"
+	msgUnknownEntryField = "an override has only component, kind, sites, patch, extraArgs, addContainers and addInitContainers; " +
+		"check the spelling of this field"
+	msgOverridesNotList = "overrides must be a list of overrides"
+	msgEntryNotMapping  = "an override must be a mapping"
+	msgEntryNoEffect    = "this override changes nothing; set patch, extraArgs, addContainers or addInitContainers"
+)
+
+// entry is what the checks after the first pass need of one override.
+type entry struct {
+	path *field.Path
+	// component is the component's name, "" when it is missing or unknown.
+	component string
+	comp      component
+	// kind is the kind the patch is checked against: the entry's kind, or
+	// eitherKind when that is missing or wrong. kindName is set only when the
+	// kind is valid for a known component.
+	kind     workloadKind
+	kindName string
+	// patch is the patch mapping, nil when absent or not a mapping.
+	patch *yaml.Node
+	// args are the containers extraArgs names.
+	args []namedRef
+	// added are the containers addContainers (init false) and
+	// addInitContainers (init true) declare.
+	added []addition
+}
+
+// namedRef is a container name and where the document gives it.
+type namedRef struct {
+	name string
+	path *field.Path
+}
+
+// addition is a container an entry declares it adds.
+type addition struct {
+	namedRef
+	init bool
+}
+
+// envelope checks the document mapping root at path.
+func (w *walker) envelope(root *yaml.Node, path *field.Path) {
+	var apiVersion, overrides *yaml.Node
+	w.pairs(root, path, false, func(key string, value *yaml.Node) {
+		switch key {
+		case "apiVersion":
+			apiVersion = value
+		case "overrides":
+			overrides = value
+		default:
+			w.deny(CodeUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownDocField)
+		}
+	})
+	if !w.apiVersion(apiVersion, path.Child("apiVersion")) || overrides == nil {
+		return
+	}
+	w.descend(func() {
+		listPath := path.Child("overrides")
+		list, ok := w.enter(overrides)
+		switch {
+		case !ok:
+			return
+		case isNull(list):
+			w.deny(CodeNull, listPath, "", msgNull)
+			return
+		case list.Kind != yaml.SequenceNode:
+			w.deny(CodeTypeInvalid, listPath, w.evidence(list), msgOverridesNotList)
+			return
+		}
+		for i, item := range list.Content {
+			w.descend(func() { w.entry(item, listPath.Index(i)) })
+		}
+	})
+}
+
+// apiVersion checks the document's apiVersion, n (nil when absent). It
+// returns false when the rest of the document must not be checked.
+func (w *walker) apiVersion(n *yaml.Node, path *field.Path) bool {
+	if n == nil {
+		w.deny(CodeAPIVersionUnknown, path, "", msgAPIVersionMissing)
+		return true
+	}
+	var ok bool
+	w.descend(func() { n, ok = w.enter(n) })
+	switch {
+	case !ok:
+		return false
+	case isNull(n):
+		w.deny(CodeNull, path, "", msgNull)
+		return true
+	}
+	if version, _ := scalarString(n); version != APIVersion {
+		w.deny(CodeAPIVersionUnknown, path, w.evidence(n), msgAPIVersionUnknown)
+		return false
+	}
+	return true
+}
+
+// entry checks one override, item, at path.
+func (w *walker) entry(item *yaml.Node, path *field.Path) {
+	n, ok := w.enter(item)
+	switch {
+	case !ok:
+		return
+	case isNull(n):
+		w.deny(CodeNull, path, "", msgNull)
+		return
+	case n.Kind != yaml.MappingNode:
+		w.deny(CodeTypeInvalid, path, w.evidence(n), msgEntryNotMapping)
+		return
+	}
+	fields := map[string]*yaml.Node{}
+	w.pairs(n, path, false, func(key string, value *yaml.Node) {
+		switch key {
+		case fieldComponent, fieldKind, fieldSites, fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers:
+			fields[key] = value
+		default:
+			w.deny(CodeUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownEntryField)
+		}
+	})
+	e := &entry{path: path, kind: eitherKind}
+	w.descend(func() {
+		w.component(e, fields[fieldComponent])
+		w.kind(e, fields[fieldKind])
+		w.sites(e, fields[fieldSites])
+		w.extraArgs(e, fields[fieldExtraArgs])
+		w.additions(e, fields[fieldAddContainers], fieldAddContainers, false)
+		w.additions(e, fields[fieldAddInitContainers], fieldAddInitContainers, true)
+		w.patch(e, fields[fieldPatch])
+	})
+	if w.stopped {
+		return
+	}
+	if !hasEffect(fields) {
+		w.deny(CodeEmpty, path, w.evidence(n), msgEntryNoEffect)
+	}
+	w.checkAdditions(e)
+	w.warnReplacements(e)
+	w.resolve(e)
+}
+
+// hasEffect reports whether any of the fields that change a workload is
+// present and not an empty mapping or list. A null counts as present: it is
+// reported as null.
+func hasEffect(fields map[string]*yaml.Node) bool {
+	for _, name := range []string{fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers} {
+		n := deref(fields[name])
+		if n == nil {
+			continue
+		}
+		if (n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode) || len(n.Content) > 0 {
+			return true
+		}
+	}
+	return false
+}

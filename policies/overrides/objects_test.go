@@ -1,0 +1,178 @@
+package overrides
+
+import (
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// Objects shared by the table tests, the golden fixtures, the fuzz target
+// and the benchmarks. Every builder returns a fresh object, so a test may
+// change it.
+
+// fakeLive knows the live workloads of typical components, keyed
+// "component/kind". gantry is missing: its workload cannot be read, so its
+// entries exercise OverrideResolutionSkipped.
+type fakeLive map[string]Workload
+
+func (f fakeLive) Workload(component, kind string) (Workload, bool) {
+	w, ok := f[component+"/"+kind]
+	return w, ok
+}
+
+func typicalLive() fakeLive {
+	return fakeLive{
+		"net/DaemonSet": {
+			Kind:           kindDaemonSet,
+			SelectorLabels: map[string]string{"app": "net-node"},
+			Volumes:        []string{"host-run", "cni-conf"},
+			Containers:     []string{"node", "install-cni"},
+		},
+		"net/Deployment": {
+			Kind:           kindDeployment,
+			SelectorLabels: map[string]string{"app": "net-controller"},
+			Volumes:        []string{"config"},
+			Containers:     []string{"controller"},
+		},
+		"machina/Deployment": {
+			Kind:           kindDeployment,
+			SelectorLabels: map[string]string{"app": "machina-controller"},
+			Volumes:        []string{"config"},
+			Containers:     []string{"machina-controller"},
+		},
+		"metalman/Deployment": {
+			Kind:           kindDeployment,
+			SelectorLabels: map[string]string{"app": "metalman", "site": "edge-west"},
+			Volumes:        []string{"tftp"},
+			Containers:     []string{"metalman"},
+		},
+		"storage/DaemonSet": {
+			Kind:           kindDaemonSet,
+			SelectorLabels: map[string]string{"app": "storage"},
+			Volumes:        []string{"data", "config"},
+			Containers:     []string{"run", "init-perms"},
+		},
+	}
+}
+
+// document is an overrides document holding entries.
+func document(entries ...map[string]any) map[string]any {
+	list := []any{}
+	for _, e := range entries {
+		list = append(list, e)
+	}
+	return map[string]any{"apiVersion": APIVersion, "overrides": list}
+}
+
+// entryOf is an override of component and kind with a patch (nil for none).
+func entryOf(component, kind string, patch map[string]any) map[string]any {
+	e := map[string]any{"component": component, "kind": kind}
+	if patch != nil {
+		e["patch"] = patch
+	}
+	return e
+}
+
+// storageEntry is an override of the storage DaemonSet with patch.
+func storageEntry(patch map[string]any) map[string]any {
+	return entryOf("storage", kindDaemonSet, patch)
+}
+
+// templateSpec is a patch of the pod template spec.
+func templateSpec(fields map[string]any) map[string]any {
+	return map[string]any{"spec": map[string]any{"template": map[string]any{"spec": fields}}}
+}
+
+// templateMetadata is a patch of the pod template metadata.
+func templateMetadata(fields map[string]any) map[string]any {
+	return map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": fields}}}
+}
+
+// workloadSpec is a patch of the workload spec.
+func workloadSpec(fields map[string]any) map[string]any {
+	return map[string]any{"spec": fields}
+}
+
+// containerPatch is a patch of container name (in list, containers or
+// initContainers) setting fields.
+func containerPatch(list, name string, fields map[string]any) map[string]any {
+	c := map[string]any{"name": name}
+	for k, v := range fields {
+		c[k] = v
+	}
+	return templateSpec(map[string]any{list: []any{c}})
+}
+
+// runPatch sets fields of the storage DaemonSet's run container.
+func runPatch(fields map[string]any) map[string]any {
+	return containerPatch("containers", "run", fields)
+}
+
+// resourcesPatch is the everyday override: a memory limit on run.
+func resourcesPatch() map[string]any {
+	return runPatch(map[string]any{"resources": map[string]any{"limits": map[string]any{"memory": "1Gi"}}})
+}
+
+// validDocument is a document with one valid override of every component.
+func validDocument() map[string]any {
+	return document(
+		storageEntry(resourcesPatch()),
+		entryOf("net", kindDaemonSet, templateSpec(map[string]any{
+			"tolerations": []any{map[string]any{"operator": "Exists"}},
+		})),
+		entryOf("machina", kindDeployment, workloadSpec(map[string]any{"replicas": 2})),
+		withField(entryOf("metalman", kindDeployment, nil), "extraArgs", map[string]any{
+			"metalman": []any{"--verbose"},
+		}),
+		withField(entryOf("metalman", kindDeployment, templateMetadata(map[string]any{
+			"annotations": map[string]any{"example.com/owner": "platform"},
+		})), "sites", []any{"edge-west"}),
+	)
+}
+
+// withField sets one field of an entry (or document) and returns it.
+func withField(obj map[string]any, key string, value any) map[string]any {
+	obj[key] = value
+	return obj
+}
+
+// render writes a document as the YAML a data key holds.
+func render(doc map[string]any) string {
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
+
+// configMap is the overrides ConfigMap holding data.
+func configMap(data map[string]string) map[string]any {
+	values := map[string]any{}
+	for k, v := range data {
+		values[k] = v
+	}
+	return map[string]any{
+		"apiVersion": "v1",
+		"kind":       "ConfigMap",
+		"metadata":   map[string]any{"name": "unbounded-component-overrides", "namespace": "unbounded-system"},
+		"data":       values,
+	}
+}
+
+// result is the part of a finding the table tests compare: no prose.
+type result struct {
+	Severity policies.Severity
+	Code     policies.Code
+	Field    string
+}
+
+func deny(code policies.Code, field string) result { return result{policies.Deny, code, field} }
+func warn(code policies.Code, field string) result { return result{policies.Warn, code, field} }
+
+func results(findings []policies.Finding) []result {
+	var out []result
+	for _, f := range findings {
+		out = append(out, result{f.Severity, f.Code, f.Field})
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+package overrides
+
+import (
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// TestResolve covers the checks against the live workload and what happens
+// when it cannot be read.
+func TestResolve(t *testing.T) {
+	args := func(e map[string]any, extraArgs map[string]any) map[string]any {
+		return withField(e, "extraArgs", extraArgs)
+	}
+	runCases(t, []validateCase{
+		{name: "selector label changed", data: storagePatch("{spec: {template: {metadata: {labels: {app: storage-v2, tier: node}}}}}"),
+			want: []result{deny(CodeSelectorLabel, p0+".spec.template.metadata.labels[app]")}},
+		{name: "selector label restated", data: storagePatch("{spec: {template: {metadata: {labels: {app: storage}}}}}")},
+		{name: "one of two selector labels changed", data: patchOf("metalman", kindDeployment,
+			"{spec: {template: {metadata: {labels: {app: metalman, site: edge-east}}}}}"),
+			want: []result{deny(CodeSelectorLabel, p0+".spec.template.metadata.labels[site]")}},
+		{name: "workload label named like a selector label", data: storagePatch("{metadata: {labels: {app: other}}}")},
+		{name: "selector label removed", data: storagePatch("{spec: {template: {metadata: {labels: {app: null}}}}}"),
+			want: []result{deny(CodeNull, p0+".spec.template.metadata.labels[app]")}},
+
+		{name: "operator volume redefined", data: podSpecPatch("volumes: [{name: data, hostPath: {path: /etc/kubernetes}}, {name: config}, {name: scratch, emptyDir: {}}]"),
+			want: []result{deny(CodeVolumeRedefined, ps0+".volumes[0]")}},
+		{name: "operator volume removed", data: podSpecPatch("volumes: [{name: data, $patch: delete}]"),
+			want: []result{deny(CodeVolumeRedefined, ps0+".volumes[0]"), deny(CodeDirective, ps0+".volumes[0].$patch")}},
+
+		{name: "container the workload lacks", data: runFields("resources: {}") /* run exists */},
+		{name: "misspelt container", data: podSpecPatch("containers: [{name: runn, resources: {limits: {cpu: '1'}}}]"),
+			want: []result{deny(CodeContainerUnknown, ps0+".containers[0].name")}},
+		{name: "misspelt init container", data: podSpecPatch("initContainers: [{name: init-perm, resources: {}}]"),
+			want: []result{deny(CodeContainerUnknown, ps0+".initContainers[0].name")}},
+		{name: "extraArgs for a container the workload lacks", data: overrides(args(storageEntry(nil), map[string]any{"runn": []any{"-v"}, "run": []any{"-v"}})),
+			want: []result{deny(CodeContainerUnknown, e0+".extraArgs[runn]")}},
+
+		{name: "unreadable workload", data: overrides(
+			entryOf("gantry", kindDaemonSet, containerPatch("containers", "gantry", map[string]any{"resources": map[string]any{}})),
+			entryOf("gantry", kindDaemonSet, workloadSpec(map[string]any{"minReadySeconds": 5})),
+		), want: []result{warn(CodeResolutionSkipped, e0)}},
+		{name: "unreadable workload, syntactic findings stand", data: overrides(
+			args(entryOf("gantry", kindDaemonSet, containerPatch("containers", "gantry", map[string]any{"stdin": true})), map[string]any{"ghost": []any{"-v"}}),
+		), want: []result{warn(CodeResolutionSkipped, e0), deny(CodePathNotAllowed, c0+".stdin")}},
+		{name: "no live workloads", nilLive: true, data: one(render(validDocument())),
+			want: []result{warn(CodeResolutionSkipped, e0), warn(CodeResolutionSkipped, doc0+".overrides[3]")}},
+		{name: "no live workloads, what needs none", nilLive: true, data: overrides(
+			entryOf("machina", kindDeployment, workloadSpec(map[string]any{"replicas": 2})),
+			entryOf("storage", kindDaemonSet, map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}}),
+			entryOf("storage", kindDaemonSet, templateMetadata(map[string]any{"annotations": map[string]any{"a": "b"}})),
+		)},
+		{name: "no live workloads, each entry that needs one", nilLive: true, data: overrides(
+			entryOf("storage", kindDaemonSet, templateMetadata(map[string]any{"labels": map[string]any{"app": "x"}})),
+			entryOf("storage", kindDaemonSet, templateSpec(map[string]any{"volumes": []any{map[string]any{"name": "data", "emptyDir": map[string]any{}}}})),
+			args(storageEntry(nil), map[string]any{"run": []any{"-v"}}),
+		), want: []result{
+			warn(CodeResolutionSkipped, e0),
+			warn(CodeResolutionSkipped, e1),
+			warn(CodeResolutionSkipped, doc0+".overrides[2]"),
+		}},
+		{name: "wrong component or kind: nothing to resolve", nilLive: true, data: overrides(
+			args(entryOf("storage", kindDeployment, nil), map[string]any{"run": []any{"-v"}}),
+			args(entryOf("racer", kindDaemonSet, nil), map[string]any{"run": []any{"-v"}}),
+		), want: []result{deny(CodeKindMismatch, e0+".kind"), deny(CodeComponentUnknown, e1+".component")}},
+	})
+}
+
+// liveOf is a Live that answers one workload for every component and kind.
+type liveOf Workload
+
+func (l liveOf) Workload(string, string) (Workload, bool) { return Workload(l), true }
+
+// TestResolveLiveKind: a live workload of another kind than asked for is
+// taken as unreadable.
+func TestResolveLiveKind(t *testing.T) {
+	live := liveOf{Kind: kindDeployment, Containers: []string{"run"}}
+	findings := Validate(runFields("resources: {}"), live)
+	if got, want := results(findings), []result{warn(CodeResolutionSkipped, e0)}; len(got) != 1 || got[0] != want[0] {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	live.Kind = ""
+	if findings := Validate(runFields("resources: {}"), live); len(findings) != 0 {
+		t.Errorf("a live workload without a kind: %v", results(findings))
+	}
+}
+
+// TestEvidence: evidence identifies the offending value, so the same value
+// ratchets and a changed one does not.
+func TestEvidence(t *testing.T) {
+	evidence := func(data map[string]string) uint64 {
+		findings := Validate(data, typicalLive())
+		for _, f := range findings {
+			if f.Severity == policies.Deny {
+				return f.Evidence
+			}
+		}
+		t.Fatalf("no denial: %v", results(findings))
+		return 0
+	}
+	same := [][2]map[string]string{
+		{podSpecPatch("hostNetwork: true"), podSpecPatch("hostNetwork:    !!bool true")},
+		{one("a: [\n"), one("a: [\n")},
+	}
+	for _, pair := range same {
+		if evidence(pair[0]) != evidence(pair[1]) {
+			t.Errorf("the same value has different evidence: %v", pair)
+		}
+	}
+	differ := [][2]map[string]string{
+		{podSpecPatch("hostNetwork: true"), podSpecPatch("hostNetwork: false")},
+		{podSpecPatch("hostNetwork: true"), podSpecPatch("hostNetwork: 'true'")},
+		{storagePatch("{spec: {template: {metadata: {labels: {app: a}}}}}"), storagePatch("{spec: {template: {metadata: {labels: {app: b}}}}}")},
+		{one("a: [\n"), one("b: [\n")},
+	}
+	for _, pair := range differ {
+		if evidence(pair[0]) == evidence(pair[1]) {
+			t.Errorf("different values have the same evidence: %v", pair)
+		}
+	}
+}

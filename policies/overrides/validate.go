@@ -1,0 +1,147 @@
+// Entry point of contract OVR, its finding codes and what it reads of the
+// live workloads.
+//
+// Reads: every key of the ConfigMap's data, each one an overrides document
+// (document.go), and through Live the selector labels, volume names and
+// container names of the live workload of each component an override targets
+// (resolve.go).
+// Allows: see document.go (YAML), envelope.go and entry.go (the document and
+// its entries), patch.go (the allowlist), additions.go, resolve.go
+// (resolution) and warnings.go.
+
+package overrides
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// Finding codes of contract OVR. Every code denies unless marked "warns".
+const (
+	// CodeDocumentEmpty warns: the key's value is empty or white space; the
+	// operator ignores it.
+	CodeDocumentEmpty policies.Code = "OverrideDocumentEmpty"
+	// CodeDocumentInvalid: the key's value is not YAML, holds no document,
+	// is not a mapping, nests too deeply or grows too large once its aliases
+	// are expanded.
+	CodeDocumentInvalid policies.Code = "OverrideDocumentInvalid"
+	// CodeMultipleDocuments: the key's value holds more than one document.
+	CodeMultipleDocuments policies.Code = "OverrideMultipleDocuments"
+	// CodeAPIVersionUnknown: apiVersion is missing or is not
+	// overrides.unbounded-cloud.io/v1alpha1.
+	CodeAPIVersionUnknown policies.Code = "OverrideAPIVersionUnknown"
+	// CodeYAMLMergeKey: a YAML merge key (<<), anywhere.
+	CodeYAMLMergeKey policies.Code = "OverrideYAMLMergeKey"
+	// CodeDuplicateKey: a key given twice in one mapping, anywhere.
+	CodeDuplicateKey policies.Code = "OverrideDuplicateKey"
+	// CodeUnknownField: a field the document or an entry does not have.
+	CodeUnknownField policies.Code = "OverrideUnknownField"
+	// CodeTypeInvalid: a value of the wrong YAML type: a mapping where a list
+	// belongs, a label value that is not a string, a YAML timestamp, a key
+	// that is not a string.
+	CodeTypeInvalid policies.Code = "OverrideTypeInvalid"
+	// CodeNull: an explicit null, anywhere.
+	CodeNull policies.Code = "OverrideNull"
+	// CodeDirective: a key starting with "$" (a strategic-merge directive),
+	// anywhere.
+	CodeDirective policies.Code = "OverrideDirective"
+
+	// CodeComponentUnknown: component is missing or is not one of net,
+	// machina, gantry, metalman, storage.
+	CodeComponentUnknown policies.Code = "OverrideComponentUnknown"
+	// CodeKindMismatch: kind is missing or is not a kind the component runs as.
+	CodeKindMismatch policies.Code = "OverrideKindMismatch"
+	// CodeSitesInvalid: sites on a cluster singleton, an empty sites list,
+	// or a Site name that is empty, not an object name, or listed twice.
+	CodeSitesInvalid policies.Code = "OverrideSitesInvalid"
+	// CodeEmpty: an entry that changes nothing, or an extraArgs container
+	// with no arguments.
+	CodeEmpty policies.Code = "OverrideEmpty"
+	// CodeNameInvalid: an empty container name in extraArgs or in an add
+	// list, or a name an add list repeats or both add lists hold.
+	CodeNameInvalid policies.Code = "OverrideNameInvalid"
+	// CodeAdditionUndefined: addContainers or addInitContainers names a
+	// container the patch does not define.
+	CodeAdditionUndefined policies.Code = "OverrideAdditionUndefined"
+
+	// CodePathNotAllowed: a patch path outside the allowlist.
+	CodePathNotAllowed policies.Code = "OverridePathNotAllowed"
+	// CodePathProtected: a field that is always rejected (apiVersion, kind,
+	// metadata.name, spec.selector, serviceAccountName, hostNetwork, status
+	// and the others in protected.go), at any depth of a patch.
+	CodePathProtected policies.Code = "OverridePathProtected"
+	// CodeReservedKey: a label or annotation key under unbounded-cloud.io/.
+	CodeReservedKey policies.Code = "OverrideReservedKey"
+	// CodeListKeyInvalid: an entry of a merged list (containers, volumes,
+	// env, ports, ...) without its merge key, or with one of the wrong type.
+	CodeListKeyInvalid policies.Code = "OverrideListKeyInvalid"
+
+	// CodeSelectorLabel: the patch changes a template label the live
+	// workload's selector uses.
+	CodeSelectorLabel policies.Code = "OverrideSelectorLabel"
+	// CodeVolumeRedefined: the patch redefines a volume the live workload
+	// declares.
+	CodeVolumeRedefined policies.Code = "OverrideVolumeRedefined"
+	// CodeContainerUnknown: the patch or extraArgs names a container the live
+	// workload does not have and the entry does not add.
+	CodeContainerUnknown policies.Code = "OverrideContainerUnknown"
+	// CodeContainerExists: an add list names a container the live workload
+	// already has.
+	CodeContainerExists policies.Code = "OverrideContainerExists"
+	// CodeResolutionSkipped warns: the live workload could not be read, so
+	// the entry's references to it were not checked.
+	CodeResolutionSkipped policies.Code = "OverrideResolutionSkipped"
+
+	// CodeArgsReplaced warns: the patch sets a container's args or command,
+	// which replaces the whole list.
+	CodeArgsReplaced policies.Code = "OverrideArgsReplaced"
+	// CodeImagePinned warns: the patch sets a container's image, which then
+	// no longer follows operator upgrades.
+	CodeImagePinned policies.Code = "OverrideImagePinned"
+)
+
+// Workload is what the webhook could read of the live workload of one
+// component (for resolution).
+type Workload struct {
+	// Kind is Deployment or DaemonSet.
+	Kind string
+	// SelectorLabels is spec.selector.matchLabels.
+	SelectorLabels map[string]string
+	// Volumes are the names of the volumes the operator declares in the pod
+	// template.
+	Volumes []string
+	// Containers are the names of the containers and initContainers.
+	Containers []string
+}
+
+// Live answers the live workload of a component and kind; ok=false when it
+// cannot be read (then resolution checks are skipped with one warning per
+// affected override, never a crash or an allow-by-error of the syntactic
+// rules).
+type Live interface {
+	Workload(component, kind string) (w Workload, ok bool)
+}
+
+// Validate checks every key of a ConfigMap's data (map key -> YAML document)
+// and returns all findings at once, each attributed to
+// data[<key>].overrides[<i>].<path> (or to data[<key>] itself for problems
+// of the whole document), sorted. live may be nil: then no resolution is
+// possible, and every entry that would need it gets a warning.
+func Validate(data map[string]string, live Live) []policies.Finding {
+	keys := make([]string, 0, len(data))
+	for key := range data {
+		keys = append(keys, key)
+	}
+	// Sorted, so that the shared alias budget (walker.budget) runs out at
+	// the same place on every call.
+	slices.Sort(keys)
+	w := &walker{live: live, budget: maxVisits}
+	for _, key := range keys {
+		w.document(field.NewPath("data").Key(key), data[key])
+	}
+	policies.Sort(w.findings)
+	return w.findings
+}

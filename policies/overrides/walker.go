@@ -1,0 +1,388 @@
+// This file holds the YAML walk that every other file builds on, and the
+// checks that apply to every mapping and value of a document, wherever it
+// sits. It reads YAML nodes and rejects, at any depth:
+//
+//   - a YAML merge key (<<, also quoted, as the operator does);
+//   - a key given twice in one mapping;
+//   - a key that is null or not a scalar;
+//   - a key starting with "$", a strategic-merge directive;
+//   - nesting deeper than maxDepth, a document whose aliases expand to more
+//     nodes than its walk budget allows, and one with more than maxFindings
+//     findings.
+//
+// Aliases are followed: they are plain YAML and the operator's decoder
+// expands them, so the walk checks the expanded document.
+
+package overrides
+
+import (
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+const (
+	// maxDepth bounds how deeply a document may nest. The deepest field an
+	// override can reach (a matchExpressions value of a pod anti-affinity
+	// term) sits at depth 17; the bound also ends alias cycles.
+	maxDepth = 100
+	// maxVisits bounds the nodes one Validate call walks (and renders as
+	// evidence). A 1 MiB ConfigMap holds well under a million nodes.
+	maxVisits = 1 << 22
+	// visitsPerByte and visitsPerDocument bound the nodes one document may
+	// walk: a node takes at least two bytes of YAML, so only alias expansion
+	// (a "billion laughs" document) reaches this.
+	visitsPerByte     = 8
+	visitsPerDocument = 1024
+	// maxFindings bounds the findings of one document. No document a person
+	// writes comes near it; only aliases multiply findings that far.
+	maxFindings = 1000
+	// mergeKey is the YAML merge key.
+	mergeKey = "<<"
+	// directivePrefix starts every strategic-merge directive.
+	directivePrefix = "$"
+)
+
+// YAML tags (short form) a value may carry.
+const (
+	tagNull      = "!!null"
+	tagString    = "!!str"
+	tagInt       = "!!int"
+	tagFloat     = "!!float"
+	tagBool      = "!!bool"
+	tagMerge     = "!!merge"
+	tagTimestamp = "!!timestamp"
+)
+
+// Messages of the checks in this file.
+const (
+	msgMergeKey = "YAML merge keys (<<) are not accepted: they pull content in from elsewhere in the document; " +
+		"write the mapping out in full"
+	msgDuplicateKey = "this key appears more than once in the same mapping, and YAML readers disagree about which value wins; " +
+		"keep one"
+	msgKeyNotString = "mapping keys must be plain strings"
+	msgNull         = "explicit null is not accepted: strategic merge treats null as deletion, which cannot remove " +
+		"operator-managed content; omit the field instead"
+	msgDirective = "strategic-merge directives ($-prefixed keys such as $patch, $retainKeys, $setElementOrder) are not accepted: " +
+		"they can delete or reorder operator-managed content"
+	msgTooDeep           = "this document nests deeper than 100 levels, more than any override needs"
+	msgTooLarge          = "this document is too large to check once its YAML aliases are expanded; write the repeated parts out"
+	msgTooMany           = "this document has more than 1000 problems; the rest were not checked, fix these first"
+	msgConfigMapTooLarge = "the documents of this ConfigMap are too large to check together once their YAML aliases are expanded; " +
+		"this one was not checked"
+)
+
+// walker accumulates the findings of one Validate call. The per-document
+// fields are reset by document().
+type walker struct {
+	live     Live
+	findings []policies.Finding
+	// budget is what is left of maxVisits.
+	budget int
+	// docBudget is what the current document may still walk.
+	docBudget int
+
+	// doc is the path of the current document, data[<key>].
+	doc *field.Path
+	// depth is the nesting depth of the node being walked.
+	depth int
+	// stopped is set once the current document was found too deep or too
+	// large, or has too many findings; it is reported once and walked no
+	// further.
+	stopped bool
+	// docFindings counts the findings of the current document.
+	docFindings int
+}
+
+func (w *walker) deny(code policies.Code, path *field.Path, evidence string, format string, args ...any) {
+	if w.count() {
+		w.findings = append(w.findings, policies.Denial(code, path, evidence, format, args...))
+	}
+}
+
+func (w *walker) warn(code policies.Code, path *field.Path, evidence string, format string, args ...any) {
+	if w.count() {
+		w.findings = append(w.findings, policies.Warning(code, path, evidence, format, args...))
+	}
+}
+
+// count counts a finding of the current document and reports whether it is
+// to be kept: past maxFindings the document is stopped instead, so that
+// aliases cannot multiply findings beyond what a document could hold.
+func (w *walker) count() bool {
+	if w.docFindings == maxFindings {
+		w.docFindings++
+		w.stopped = true
+		w.findings = append(w.findings, policies.Denial(CodeDocumentInvalid, w.doc, "", msgTooMany))
+		return false
+	}
+	if w.docFindings > maxFindings {
+		return false
+	}
+	w.docFindings++
+	return true
+}
+
+// enter returns n with an alias followed, charging the walk budget. It
+// returns false, having reported why once per document, when the document is
+// too large or too deep to walk further.
+func (w *walker) enter(n *yaml.Node) (*yaml.Node, bool) {
+	if w.stopped || n == nil {
+		return nil, false
+	}
+	if !w.charge() {
+		return nil, false
+	}
+	if w.depth > maxDepth {
+		w.stop(msgTooDeep)
+		return nil, false
+	}
+	return deref(n), true
+}
+
+// charge charges one node to the budgets, reporting false, and stopping
+// the document, when one of them is spent.
+func (w *walker) charge() bool {
+	switch {
+	case w.stopped:
+		return false
+	case w.docBudget <= 0:
+		w.stop(msgTooLarge)
+		return false
+	case w.budget <= 0:
+		w.stop(msgConfigMapTooLarge)
+		return false
+	}
+	w.docBudget--
+	w.budget--
+	return true
+}
+
+func (w *walker) stop(msg string) {
+	w.deny(CodeDocumentInvalid, w.doc, "", "%s", msg)
+	w.stopped = true
+}
+
+// descend runs fn one level deeper.
+func (w *walker) descend(fn func()) {
+	w.depth++
+	fn()
+	w.depth--
+}
+
+// pairs calls fn for every key of mapping n (at path) in document order,
+// after reporting, and skipping, the keys no document may hold anywhere:
+// merge keys, repeated keys, keys that are null or not scalars, and
+// directives. keyed renders key paths as path[key] (for maps whose keys are
+// data, such as labels) instead of path.key.
+func (w *walker) pairs(n *yaml.Node, path *field.Path, keyed bool, fn func(key string, value *yaml.Node)) {
+	var seen map[string]bool
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keyNode, value := deref(n.Content[i]), n.Content[i+1]
+		switch {
+		case keyNode.Kind != yaml.ScalarNode:
+			w.deny(CodeTypeInvalid, path, w.evidence(keyNode), msgKeyNotString)
+			continue
+		case keyNode.ShortTag() == tagNull:
+			w.deny(CodeNull, path, "", msgNull)
+			continue
+		}
+		key := keyNode.Value
+		keyPath := func() *field.Path { return pathOf(path, key, keyed) }
+		switch {
+		case keyNode.Tag == tagMerge || key == mergeKey:
+			w.deny(CodeYAMLMergeKey, path.Key(mergeKey), w.evidence(value), msgMergeKey)
+			continue
+		case isDuplicate(n, i, key, &seen):
+			w.deny(CodeDuplicateKey, keyPath(), w.evidence(value), msgDuplicateKey)
+			continue
+		case strings.HasPrefix(key, directivePrefix):
+			w.deny(CodeDirective, keyPath(), w.evidence(value), msgDirective)
+			continue
+		}
+		fn(key, value)
+	}
+}
+
+// isDuplicate reports whether the key at Content[i] of mapping n repeats an
+// earlier key. Small mappings are scanned; large ones use seen.
+func isDuplicate(n *yaml.Node, i int, key string, seen *map[string]bool) bool {
+	const scanLimit = 32
+	if len(n.Content) <= 2*scanLimit {
+		for j := 0; j < i; j += 2 {
+			if k := deref(n.Content[j]); k.Kind == yaml.ScalarNode && k.Value == key {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, len(n.Content)/2)
+	}
+	if (*seen)[key] {
+		return true
+	}
+	(*seen)[key] = true
+	return false
+}
+
+// pathOf is the path of key below path: path[key] when keyed or when the key
+// is not shaped like a field name, path.key otherwise.
+func pathOf(path *field.Path, key string, keyed bool) *field.Path {
+	if keyed || !isFieldName(key) {
+		return path.Key(key)
+	}
+	return path.Child(key)
+}
+
+// isFieldName reports whether key looks like a Kubernetes field name (or a
+// directive), so that it reads well as a path segment.
+func isFieldName(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i, r := range key {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r == '_', r == '$' && i == 0:
+		case r >= '0' && r <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// deref follows an alias. Anchors are never aliases themselves, so one step
+// is enough.
+func deref(n *yaml.Node) *yaml.Node {
+	if n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
+}
+
+// isNull reports whether n (an entered node) is an explicit null: null, ~,
+// an empty value, or a !!null tag.
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == tagNull
+}
+
+// scalarString returns the text of a scalar that a string field accepts:
+// the operator decodes any plain scalar into a string field as written.
+func scalarString(n *yaml.Node) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	switch n.ShortTag() {
+	case tagString, tagInt, tagFloat, tagBool, tagTimestamp:
+		return n.Value, true
+	}
+	return "", false
+}
+
+// isString reports whether n is a string scalar.
+func isString(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == tagString
+}
+
+// isNumber reports whether n is a finite number.
+func isNumber(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode {
+		return false
+	}
+	switch n.ShortTag() {
+	case tagInt:
+		return true
+	case tagFloat:
+		return isFinite(n.Value)
+	}
+	return false
+}
+
+// isFinite reports whether a YAML float is neither infinite nor NaN, which
+// JSON (and so the operator's merge) cannot represent.
+func isFinite(value string) bool {
+	v := strings.ToLower(value)
+	return !strings.Contains(v, "inf") && !strings.Contains(v, "nan")
+}
+
+// lookup returns the value of key in mapping n, following aliases, or nil.
+// It is for reading a document after it was walked: the first of repeated
+// keys wins, and merge keys are not expanded (both are denied anyway).
+func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, key := range keys {
+		n = deref(n)
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var value *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := deref(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key && k.Tag != tagMerge {
+				value = n.Content[i+1]
+				break
+			}
+		}
+		n = value
+	}
+	return deref(n)
+}
+
+// kindName names a node's YAML type for messages.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return "a single value"
+	}
+}
+
+// evidence renders a value for Finding.Evidence, which hashes it: every
+// scalar with its resolved tag, mappings and lists in document order,
+// aliases expanded. Rendering charges the walk budget like walking does, so
+// evidence of an alias-expanded value cannot outgrow it; once the document
+// is stopped or its findings are capped, evidence is not rendered.
+func (w *walker) evidence(n *yaml.Node) string {
+	if w.stopped || w.docFindings >= maxFindings {
+		return ""
+	}
+	var b strings.Builder
+	var render func(n *yaml.Node, depth int)
+	render = func(n *yaml.Node, depth int) {
+		n = deref(n)
+		if n == nil || depth > maxDepth || !w.charge() {
+			b.WriteString("...")
+			return
+		}
+		switch n.Kind {
+		case yaml.ScalarNode:
+			b.WriteString(n.ShortTag())
+			b.WriteByte(':')
+			b.WriteString(strconv.Quote(n.Value))
+		case yaml.MappingNode:
+			b.WriteByte('{')
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				render(n.Content[i], depth+1)
+				b.WriteByte('=')
+				render(n.Content[i+1], depth+1)
+				b.WriteByte(',')
+			}
+			b.WriteByte('}')
+		case yaml.SequenceNode:
+			b.WriteByte('[')
+			for _, item := range n.Content {
+				render(item, depth+1)
+				b.WriteByte(',')
+			}
+			b.WriteByte(']')
+		}
+	}
+	render(n, 0)
+	return b.String()
+}
