@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -35,6 +36,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
@@ -170,7 +172,7 @@ func checkDeployInstall(t *testing.T, r *deployRender) *cmv1.Certificate {
 	svc := checkDeployService(t, r, d, cfg)
 	serving := checkDeployCertificates(t, r, d, cfg, svc)
 	checkDeployWebhooks(t, r, ns, svc, serving, cfg)
-	checkDeployRBAC(t, r, d)
+	checkDeployRBAC(t, r, d, cfg)
 	return serving
 }
 
@@ -715,7 +717,7 @@ func deployLookupPath(path string) (webhooks.Definition, bool) {
 	return webhooks.Definition{}, false
 }
 
-func checkDeployRBAC(t *testing.T, r *deployRender, d *appsv1.Deployment) {
+func checkDeployRBAC(t *testing.T, r *deployRender, d *appsv1.Deployment, cfg *configv1alpha1.ServerConfig) {
 	t.Helper()
 	pod := &d.Spec.Template.Spec
 	saName := pod.ServiceAccountName
@@ -744,13 +746,16 @@ func checkDeployRBAC(t *testing.T, r *deployRender, d *appsv1.Deployment) {
 			t.Errorf("%s: grants %s, which is not in the expected least privilege: add it to expectedClusterRoleRules and the README's RBAC table only if the server needs it", where, deployRuleString(got))
 		}
 	}
-	// The token is mounted exactly when there is something to use it for.
+	// The token is mounted exactly when there is something to use it for:
+	// the ClusterRole's grants, or the operator-namespace Role of
+	// deploy/overrides-rbac that component-overrides reads workloads with.
 	mounted := pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken
-	if len(role.Rules) == 0 && mounted {
-		t.Errorf("%s: Deployment %s mounts a ServiceAccount token, but ClusterRole %s grants nothing: set automountServiceAccountToken: false", r.dir, d.Name, role.Name)
+	readsState := len(role.Rules) > 0 || cfg.Enabled("component-overrides")
+	if !readsState && mounted {
+		t.Errorf("%s: Deployment %s mounts a ServiceAccount token, but reads no cluster state: set automountServiceAccountToken: false", r.dir, d.Name)
 	}
-	if len(role.Rules) > 0 && !mounted {
-		t.Errorf("%s: Deployment %s mounts no ServiceAccount token, so it cannot use ClusterRole %s's grants", r.dir, d.Name, role.Name)
+	if readsState && !mounted {
+		t.Errorf("%s: Deployment %s mounts no ServiceAccount token, so it cannot read the cluster state its webhooks need", r.dir, d.Name)
 	}
 
 	if len(r.clusterRoleBindings) != 1 {
@@ -1114,4 +1119,51 @@ func deployDeref[T any](p *T) any {
 		return "<unset>"
 	}
 	return *p
+}
+
+// deployOverridesRBACDir grants component-overrides read access to the
+// operator namespace's workloads; it is applied once that namespace exists.
+const deployOverridesRBACDir = "../deploy/overrides-rbac"
+
+// TestDeployOverridesRBAC: exactly get/list/watch on Deployments and
+// DaemonSets, in the operator namespace only, for gatehouse's ServiceAccount.
+func TestDeployOverridesRBAC(t *testing.T) {
+	objs, err := localcluster.Render(deployOverridesRBACDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := configv1alpha1.Default()
+	var roles, bindings int
+	for _, obj := range objs {
+		switch obj.GetKind() {
+		case "Role":
+			roles++
+			var role rbacv1.Role
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
+				t.Fatal(err)
+			}
+			want := []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments"}, Verbs: []string{"get", "list", "watch"}}}
+			if !reflect.DeepEqual(role.Rules, want) {
+				t.Errorf("Role %s grants %v, want exactly %v", role.Name, role.Rules, want)
+			}
+			if role.Namespace != cfg.Overrides.Namespace {
+				t.Errorf("Role %s is in %q, want the operator namespace %q", role.Name, role.Namespace, cfg.Overrides.Namespace)
+			}
+		case "RoleBinding":
+			bindings++
+			var b rbacv1.RoleBinding
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &b); err != nil {
+				t.Fatal(err)
+			}
+			want := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "gatehouse", Namespace: "gatehouse-system"}}
+			if !reflect.DeepEqual(b.Subjects, want) || b.RoleRef.Kind != "Role" || b.Namespace != cfg.Overrides.Namespace {
+				t.Errorf("RoleBinding %s/%s binds %+v to %+v", b.Namespace, b.Name, b.Subjects, b.RoleRef)
+			}
+		default:
+			t.Errorf("unexpected %s %s", obj.GetKind(), obj.GetName())
+		}
+	}
+	if roles != 1 || bindings != 1 {
+		t.Errorf("%d Roles and %d RoleBindings, want one each", roles, bindings)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,10 +41,17 @@ var contracts = []struct {
 	policy, webhook string
 	// optIn: the webhooks see only namespaces with the security-defaults label.
 	optIn bool
+	// namespace, when set, is the one namespace the contract's objects live
+	// in (the operator namespace of OVR); each fixture is deleted after its case.
+	namespace string
+	// state is cluster state the contract resolves against, applied to the
+	// cluster and given to `gatehouse check --state`.
+	state string
 }{
-	{"scope", "secret-scope", false},
-	{"serviceaccount", "service-account", false},
-	{"podsecurity", "pod-security", true},
+	{policy: "scope", webhook: "secret-scope"},
+	{policy: "serviceaccount", webhook: "service-account"},
+	{policy: "podsecurity", webhook: "pod-security", optIn: true},
+	{policy: "overrides", webhook: "component-overrides", namespace: "unbounded-system", state: "../deploy/examples/00-operator-workloads.yaml"},
 }
 
 // optInLabel is the default security-defaults namespace label.
@@ -54,13 +62,15 @@ type expectation struct {
 }
 
 type fixture struct {
-	name     string // <policy>/<pass|fail>/<file>
-	outcome  string
-	webhook  string
-	optIn    bool
-	file     string
-	object   *unstructured.Unstructured
-	expected []expectation
+	name      string // <policy>/<pass|fail>/<file>
+	outcome   string
+	webhook   string
+	optIn     bool
+	namespace string
+	state     string
+	file      string
+	object    *unstructured.Unstructured
+	expected  []expectation
 }
 
 func loadFixtures(t *testing.T) []fixture {
@@ -85,13 +95,15 @@ func loadFixtures(t *testing.T) []fixture {
 					t.Fatalf("%s: %v", f, err)
 				}
 				out = append(out, fixture{
-					name:     filepath.Join(c.policy, outcome, strings.TrimSuffix(filepath.Base(f), ".yaml")),
-					outcome:  outcome,
-					webhook:  c.webhook,
-					optIn:    c.optIn,
-					file:     f,
-					object:   obj,
-					expected: readFindings(t, strings.TrimSuffix(f, ".yaml")+".findings"),
+					name:      filepath.Join(c.policy, outcome, strings.TrimSuffix(filepath.Base(f), ".yaml")),
+					outcome:   outcome,
+					webhook:   c.webhook,
+					optIn:     c.optIn,
+					namespace: c.namespace,
+					state:     c.state,
+					file:      f,
+					object:    obj,
+					expected:  readFindings(t, strings.TrimSuffix(f, ".yaml")+".findings"),
 				})
 			}
 		}
@@ -165,8 +177,9 @@ type offline struct {
 }
 
 // offlineCheck runs `gatehouse check -o json` on an object, in a namespace
-// that carries the opt-in label when optIn is set.
-func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool) offline {
+// that carries the opt-in label when optIn is set, with the cluster state in
+// the file state (if any).
+func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool, state string) offline {
 	t.Helper()
 	var docs bytes.Buffer
 	if optIn {
@@ -182,7 +195,11 @@ func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool) offl
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := app.Main([]string{"check", "-o", "json", "-f", file}, strings.NewReader(""), &stdout, &stderr)
+	args := []string{"check", "-o", "json", "-f", file}
+	if state != "" {
+		args = append(args, "--state", state)
+	}
+	code := app.Main(args, strings.NewReader(""), &stdout, &stderr)
 	if code == 2 {
 		t.Fatalf("check: %s", stderr.String())
 	}
@@ -356,7 +373,13 @@ func TestFixturesThroughTheAPIServer(t *testing.T) {
 				labels = optInLabel
 			}
 			obj := f.object.DeepCopy()
-			obj.SetNamespace(testNamespace(t, e, f.name, obj, labels))
+			if f.namespace != "" {
+				applyState(t, e, f.state)
+				obj.SetNamespace(f.namespace)
+				t.Cleanup(func() { _ = e.client.Delete(context.Background(), obj) })
+			} else {
+				obj.SetNamespace(testNamespace(t, e, f.name, obj, labels))
+			}
 			// Ephemeral containers cannot be created with a pod; they are
 			// added afterwards through their subresource, as kubectl debug does.
 			ephemeral, hasEphemeral, _ := unstructured.NestedSlice(obj.Object, "spec", "ephemeralContainers")
@@ -374,7 +397,7 @@ func TestFixturesThroughTheAPIServer(t *testing.T) {
 
 			sent := f.object.DeepCopy()
 			sent.SetNamespace(obj.GetNamespace())
-			want := offlineCheck(t, asTheAPIServerSendsIt(t, sent), f.optIn)
+			want := offlineCheck(t, asTheAPIServerSendsIt(t, sent), f.optIn, f.state)
 
 			if f.outcome == "pass" {
 				if dryErr != nil || err != nil {
@@ -415,7 +438,7 @@ func TestFixturesThroughTheAPIServer(t *testing.T) {
 					t.Errorf("denied by %s, want %s", webhook, f.webhook)
 				}
 			}
-			if golden := offlineCheck(t, f.object, f.optIn); strings.Join(golden.denials[f.webhook], " ") != strings.Join(expectedDenials(f), " ") {
+			if golden := offlineCheck(t, f.object, f.optIn, f.state); strings.Join(golden.denials[f.webhook], " ") != strings.Join(expectedDenials(f), " ") {
 				t.Errorf("offline findings of %s %v differ from the golden file %v", f.webhook, golden.denials[f.webhook], expectedDenials(f))
 			}
 		})
@@ -452,4 +475,58 @@ func normalizeNumbers(v any) any {
 	var out any
 	_ = json.Unmarshal(raw, &out)
 	return out
+}
+
+var stateApplied sync.Map
+
+// applyState creates the objects of a state file once per run, and waits
+// until gatehouse's informer cache reads the last of them, so resolution
+// sees all.
+func applyState(t *testing.T, e *env, file string) {
+	t.Helper()
+	if file == "" {
+		return
+	}
+	if _, done := stateApplied.Load(file); done {
+		return
+	}
+	objs, err := localcluster.ReadManifests(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, obj := range objs {
+		if ns := obj.GetNamespace(); ns != "" {
+			if err := e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Fatal(err)
+			}
+		}
+		if err := e.client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("state %s: %v", obj.GetName(), err)
+		}
+	}
+	// gatehouse reads them from an informer cache: probe until an override
+	// that needs the storage DaemonSet resolves without the skip warning.
+	probe := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "unbounded-system", Name: "unbounded-component-overrides"},
+		Data: map[string]string{"probe.yaml": "apiVersion: overrides.unbounded-cloud.io/v1alpha1\noverrides:\n- component: storage\n  kind: DaemonSet\n  extraArgs: {run: [--v=1]}\n"}}
+	c, warnings := clientWithWarnings(t, e)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		warnings.mu.Lock()
+		warnings.list = nil
+		warnings.mu.Unlock()
+		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		skipped := false
+		for _, w := range warnings.all() {
+			skipped = skipped || strings.Contains(w, "OverrideResolutionSkipped")
+		}
+		if err == nil && !skipped {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gatehouse never resolved against the live workloads (last error %v, warnings %q)", err, warnings.all())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stateApplied.Store(file, true)
 }

@@ -79,6 +79,8 @@ func TestHTTPBadRequests(t *testing.T) {
 			reviewBody(t, "u", admissionv1.Create, podKind, podResource, nil, nil), http.StatusBadRequest},
 		{"object not a JSON object", "/validate/secret-scope", "application/json",
 			reviewBody(t, "u", admissionv1.Create, podKind, podResource, []any{1, 2}, nil), http.StatusBadRequest},
+		{"a ConfigMap other than the override ConfigMap", "/validate/component-overrides", "application/json",
+			reviewBody(t, "u", admissionv1.Create, [3]string{"", "v1", "ConfigMap"}, [3]string{"", "v1", "configmaps"}, map[string]any{"kind": "ConfigMap", "apiVersion": "v1"}, nil), http.StatusBadRequest},
 		{"UPDATE without oldObject", "/validate/secret-scope", "application/json",
 			reviewBody(t, "u", admissionv1.Update, podKind, podResource, valid, nil), http.StatusBadRequest},
 	}

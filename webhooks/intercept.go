@@ -38,6 +38,10 @@ type Intercept struct {
 	// OptIn limits the webhook to namespaces that carry the security-defaults
 	// label (Options.SecurityDefaultsLabel), rendered as a namespaceSelector.
 	OptIn bool
+	// OneObject limits the webhook to the single object named by
+	// Options.Overrides (the component-override ConfigMap), rendered as a
+	// matchConditions expression so no other object is ever sent.
+	OneObject bool
 }
 
 func podResources() []Resource {
@@ -91,6 +95,31 @@ func (in Intercept) NamespaceMatches(namespaceLabels map[string]string, opts Opt
 	}
 	v, ok := namespaceLabels[opts.SecurityDefaultsLabel.Key]
 	return ok && v == opts.SecurityDefaultsLabel.Value
+}
+
+// ObjectMatches reports whether the object namespace/name reaches the
+// webhook: always, unless the webhook watches one object only.
+func (in Intercept) ObjectMatches(namespace, name string, opts Options) bool {
+	return !in.OneObject || (namespace == opts.Overrides.Namespace && name == opts.Overrides.ConfigMapName)
+}
+
+// matchConditions renders what rules cannot say: product groups by suffix,
+// and the one object a webhook may watch.
+func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.MatchCondition {
+	var out []admissionregistrationv1.MatchCondition
+	if in.Products {
+		out = append(out, admissionregistrationv1.MatchCondition{
+			Name:       "gatehouse-resources",
+			Expression: in.matchConditionExpression(opts.Products),
+		})
+	}
+	if in.OneObject {
+		out = append(out, admissionregistrationv1.MatchCondition{
+			Name:       "gatehouse-object",
+			Expression: fmt.Sprintf("request.namespace == %q && request.name == %q", opts.Overrides.Namespace, opts.Overrides.ConfigMapName),
+		})
+	}
+	return out
 }
 
 // builtin returns the intercepted built-in resource for gr and subresource.

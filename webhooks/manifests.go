@@ -112,12 +112,7 @@ func (o ManifestOptions) validatingWebhook(def Definition) admissionregistration
 			Values:   []string{o.SecurityDefaultsLabel.Value},
 		})
 	}
-	if def.Intercept.Products {
-		w.MatchConditions = []admissionregistrationv1.MatchCondition{{
-			Name:       "gatehouse-resources",
-			Expression: def.Intercept.matchConditionExpression(o.Products),
-		}}
-	}
+	w.MatchConditions = def.Intercept.matchConditions(o.Options)
 	return w
 }
 

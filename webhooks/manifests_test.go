@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
@@ -24,6 +25,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 	opts := Options{
 		Products:              policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
 		SecurityDefaultsLabel: Label{Key: "psc.example/opt-in", Value: "yes"},
+		Overrides:             configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 	}
 	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: opts})
 	if err != nil {
@@ -78,6 +80,11 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		requests = append(requests, request{gvr: r.GVR})
 	}
 	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete}
+	objects := [][2]string{
+		{opts.Overrides.Namespace, opts.Overrides.ConfigMapName},
+		{opts.Overrides.Namespace, "other"},
+		{"team-a", opts.Overrides.ConfigMapName},
+	}
 	namespaces := []map[string]string{
 		{"kubernetes.io/metadata.name": "team-a"},
 		{"kubernetes.io/metadata.name": "team-b", "psc.example/opt-in": "yes"},
@@ -99,13 +106,15 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		}
 		for _, r := range requests {
 			for _, op := range ops {
-				sent := rulesMatch(w.rules, op, r.gvr, r.sub)
-				for _, p := range programs {
-					sent = sent && evalBool(t, p, r.gvr)
-				}
-				routed := def.Intercept.Matches(op, r.gvr, r.sub, opts)
-				if sent != routed {
-					t.Errorf("%s %s %s/%s: API server would send=%v, check routes=%v", def.Name, op, r.gvr, r.sub, sent, routed)
+				for _, o := range objects {
+					sent := rulesMatch(w.rules, op, r.gvr, r.sub)
+					for _, p := range programs {
+						sent = sent && evalBool(t, p, r.gvr, o[0], o[1])
+					}
+					routed := def.Intercept.Matches(op, r.gvr, r.sub, opts) && def.Intercept.ObjectMatches(o[0], o[1], opts)
+					if sent != routed {
+						t.Errorf("%s %s %s/%s %s/%s: API server would send=%v, check routes=%v", def.Name, op, r.gvr, r.sub, o[0], o[1], sent, routed)
+					}
 				}
 			}
 		}
@@ -134,10 +143,12 @@ func compile(t *testing.T, expr string) cel.Program {
 	return prg
 }
 
-func evalBool(t *testing.T, prg cel.Program, gvr schema.GroupVersionResource) bool {
+func evalBool(t *testing.T, prg cel.Program, gvr schema.GroupVersionResource, namespace, name string) bool {
 	t.Helper()
 	out, _, err := prg.Eval(map[string]any{"request": map[string]any{
-		"resource": map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
+		"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
+		"namespace": namespace,
+		"name":      name,
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,18 @@ func TestNoPayloadLeaves(t *testing.T) {
 	productKind := [3]string{"hdfs.kubedoop.dev", "v1alpha1", "HdfsCluster"}
 	productResource := [3]string{"hdfs.kubedoop.dev", "v1alpha1", "hdfsclusters"}
 
+	overridesCM := map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "unbounded-component-overrides", "namespace": "unbounded-system"},
+		"data": map[string]any{"o.yaml": "apiVersion: overrides.unbounded-cloud.io/v1alpha1\noverrides:\n- component: storage\n  kind: DaemonSet\n" +
+			"  patch: {spec: {template: {spec: {hostNetwork: true, containers: [{name: run, image: " + m("image2") + ", args: [" + m("arg") + "], " +
+			"env: [{name: TOKEN, value: " + m("env2") + "}], command: null}]}}}}\n" +
+			"  extraArgs: {run: [" + m("extra") + "]}\n",
+			"broken.yaml": "key: [" + m("yaml") + "\n"},
+	}
+	cmKind := [3]string{"", "v1", "ConfigMap"}
+	cmResource := [3]string{"", "v1", "configmaps"}
+
 	var answers bytes.Buffer
 	send := func(path string, body []byte) {
 		resp, err := ts.client.Post(ts.base+path, "application/json", bytes.NewReader(body))
@@ -80,6 +92,15 @@ func TestNoPayloadLeaves(t *testing.T) {
 		if !r.Allowed {
 			denied++
 		}
+	}
+	for _, req := range [][]byte{
+		reviewBodyIn(t, "o1", admissionv1.Create, cmKind, cmResource, "unbounded-system", "unbounded-component-overrides", overridesCM, nil),
+		reviewBodyIn(t, "o2", admissionv1.Update, cmKind, cmResource, "unbounded-system", "unbounded-component-overrides", overridesCM, overridesCM),
+	} {
+		send("/validate/component-overrides", req)
+	}
+	if !strings.Contains(answers.String(), "OverridePathProtected") || !strings.Contains(answers.String(), "OverrideDocumentInvalid") {
+		t.Fatalf("the override answers lack the expected codes; the test would prove nothing")
 	}
 	if denied != 2 {
 		t.Fatalf("the planted product CR must be denied by both webhooks, denied by %d", denied)

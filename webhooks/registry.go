@@ -44,6 +44,13 @@ type Options struct {
 	SecurityDefaultsLabel Label
 	// PodDefaults are the pod security defaults PSC fills in and requires.
 	PodDefaults podsecurity.Defaults
+	// Overrides names the component-override ConfigMap and how live
+	// workloads are found.
+	Overrides configv1alpha1.Overrides
+	// Workloads reads the operator's live workloads for OVR resolution; nil
+	// when gatehouse has no access to the cluster (resolution is then
+	// skipped with a warning).
+	Workloads WorkloadReader
 }
 
 // Label is one label key and value.
@@ -58,6 +65,7 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 		Products:              policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
 		SecurityDefaultsLabel: Label{Key: key, Value: value},
 		PodDefaults:           defaults,
+		Overrides:             cfg.Overrides,
 	}
 }
 
@@ -73,7 +81,8 @@ var (
 	pods                = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Operations: create}
 	ephemeralContainers = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Subresource: "ephemeralcontainers", Kind: "Pod", Operations: update}
 
-	pvcs = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
+	configMaps = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
+	pvcs       = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
 )
 
 // Registry lists every webhook gatehouse serves, in the order the API server
@@ -102,6 +111,14 @@ var Registry = []Definition{
 		FailurePolicy: admissionregistrationv1.Fail,
 		Intercept:     Intercept{Operations: createUpdate, Resources: podResources(), Products: true},
 		New:           newServiceAccount,
+	},
+	{
+		Name:          "component-overrides",
+		Path:          "/validate/component-overrides",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{configMaps}, OneObject: true},
+		New:           newComponentOverrides,
 	},
 	{
 		Name:          "pod-security",

@@ -70,6 +70,10 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
 		return nil, err
 	}
+	if !def.Intercept.ObjectMatches(req.Namespace, req.Name, opts) {
+		return nil, fmt.Errorf("webhook %s validates only %s/%s; check the matchConditions of its webhook configuration",
+			def.Name, opts.Overrides.Namespace, opts.Overrides.ConfigMapName)
+	}
 	obj, err := decodeObject("object", req.Object.Raw, gvk)
 	if err != nil {
 		return nil, err

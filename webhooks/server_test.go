@@ -154,16 +154,22 @@ func (ts *testServer) post(t testing.TB, path, contentType string, body []byte) 
 	return resp.StatusCode, review.Response
 }
 
-// reviewBody builds an AdmissionReview for obj.
+// reviewBody builds an AdmissionReview for obj, named team-a/web.
 func reviewBody(t testing.TB, uid string, op admissionv1.Operation, kind, resource [3]string, obj, old any) []byte {
+	t.Helper()
+	return reviewBodyIn(t, uid, op, kind, resource, "team-a", "web", obj, old)
+}
+
+// reviewBodyIn builds an AdmissionReview for obj named namespace/name.
+func reviewBodyIn(t testing.TB, uid string, op admissionv1.Operation, kind, resource [3]string, namespace, name string, obj, old any) []byte {
 	t.Helper()
 	req := map[string]any{
 		"uid":       uid,
 		"kind":      map[string]string{"group": kind[0], "version": kind[1], "kind": kind[2]},
 		"resource":  map[string]string{"group": resource[0], "version": resource[1], "resource": resource[2]},
 		"operation": op,
-		"namespace": "team-a",
-		"name":      "web",
+		"namespace": namespace,
+		"name":      name,
 		"userInfo":  map[string]any{"username": "alice"},
 		"object":    obj,
 	}

@@ -191,7 +191,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 
 	o.Progress("starting gatehouse serve")
-	if c.Gatehouse, err = StartGatehouse(runCtx, c.CertDir, o.WorkDir); err != nil {
+	if c.Gatehouse, err = StartGatehouse(runCtx, c.CertDir, o.WorkDir, c.Kubeconfig); err != nil {
 		return nil, err
 	}
 

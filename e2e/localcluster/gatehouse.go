@@ -28,9 +28,9 @@ type Gatehouse struct {
 	done chan int
 }
 
-// StartGatehouse serves gatehouse with the certificate in certDir and waits
-// until it is ready.
-func StartGatehouse(ctx context.Context, certDir, workDir string) (*Gatehouse, error) {
+// StartGatehouse serves gatehouse with the certificate in certDir, reading
+// cluster state through kubeconfig, and waits until it is ready.
+func StartGatehouse(ctx context.Context, certDir, workDir, kubeconfig string) (*Gatehouse, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -51,7 +51,8 @@ func StartGatehouse(ctx context.Context, certDir, workDir string) (*Gatehouse, e
 		return nil, err
 	}
 	args := []string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--probe-address", g.ProbeAddr, "--metrics-address", "0", "--shutdown-delay", "0s", "--cert-poll-interval", "1s"}
+		"--probe-address", g.ProbeAddr, "--metrics-address", "0", "--shutdown-delay", "0s", "--cert-poll-interval", "1s",
+		"--kubeconfig", kubeconfig}
 	go func() {
 		defer logFile.Close()
 		g.done <- app.Run(ctx, args, strings.NewReader(""), logFile, logFile)

@@ -36,6 +36,7 @@ func TestDefault(t *testing.T) {
 		},
 		Products:    Products{GroupSuffixes: []string{".kubedoop.dev"}},
 		PodSecurity: PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
+		Overrides:   Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -63,6 +64,7 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		},
 		Products:    Products{GroupSuffixes: []string{".example.com"}},
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on"},
+		Overrides:   Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -97,6 +99,10 @@ podSecurity:
   defaults:
     runAsUser: 2000
     capabilitiesDrop: [ALL, NET_RAW]
+overrides:
+  namespace: operators
+  configMapName: component-overrides
+  componentLabel: example.com/component
 `)
 	want := ServerConfig{
 		APIVersion: APIVersion,
@@ -118,6 +124,7 @@ podSecurity:
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on", Defaults: PodSecurityDefaults{
 			RunAsUser: ptr(int64(2000)), CapabilitiesDrop: []string{"ALL", "NET_RAW"},
 		}},
+		Overrides: Overrides{Namespace: "operators", ConfigMapName: "component-overrides", ComponentLabel: "example.com/component"},
 	}
 	got, err := Load(path)
 	if err != nil {
@@ -450,6 +457,24 @@ func TestSecurityDefaultsLabel(t *testing.T) {
 		}
 		if verr := c.Validate(knownWebhooks); (verr == nil) != ok {
 			t.Errorf("%q: Validate = %v, want ok=%v", label, verr, ok)
+		}
+	}
+}
+
+func TestValidateOverrides(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		modify func(*Overrides)
+	}{
+		{"namespace", func(o *Overrides) { o.Namespace = "Not_A_Namespace" }},
+		{"configMapName", func(o *Overrides) { o.ConfigMapName = "bad name" }},
+		{"componentLabel", func(o *Overrides) { o.ComponentLabel = "bad key!" }},
+	} {
+		c := Default()
+		tc.modify(&c.Overrides)
+		err := c.Validate(knownWebhooks)
+		if err == nil || !strings.Contains(err.Error(), "overrides."+tc.name) {
+			t.Errorf("%s: Validate() = %v", tc.name, err)
 		}
 	}
 }

@@ -48,6 +48,16 @@ func (c *ServerConfig) SetDefaults() {
 	if c.PodSecurity.NamespaceLabel == "" {
 		c.PodSecurity.NamespaceLabel = DefaultSecurityDefaultsLabel
 	}
+	o := &c.Overrides
+	if o.Namespace == "" {
+		o.Namespace = "unbounded-system"
+	}
+	if o.ConfigMapName == "" {
+		o.ConfigMapName = "unbounded-component-overrides"
+	}
+	if o.ComponentLabel == "" {
+		o.ComponentLabel = "app.kubernetes.io/component"
+	}
 }
 
 // DefaultSecurityDefaultsLabel opts a namespace in to the pod security webhooks.
@@ -130,6 +140,15 @@ func (c *ServerConfig) Validate(knownWebhooks []string) error {
 		if !strings.HasPrefix(s, ".") || len(s) < 2 {
 			errs = append(errs, fmt.Sprintf("products.groupSuffixes[%d]: must start with \".\" and name a domain", i))
 		}
+	}
+	if len(validation.IsDNS1123Label(c.Overrides.Namespace)) > 0 {
+		errs = append(errs, "overrides.namespace: must be a namespace name")
+	}
+	if len(validation.IsDNS1123Subdomain(c.Overrides.ConfigMapName)) > 0 {
+		errs = append(errs, "overrides.configMapName: must be a ConfigMap name")
+	}
+	if len(validation.IsQualifiedName(c.Overrides.ComponentLabel)) > 0 {
+		errs = append(errs, "overrides.componentLabel: must be a label key")
 	}
 	if _, _, err := c.SecurityDefaultsLabel(); err != nil {
 		errs = append(errs, err.Error())

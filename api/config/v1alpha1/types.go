@@ -28,6 +28,23 @@ type ServerConfig struct {
 
 	// PodSecurity configures the pod security defaults (PSC).
 	PodSecurity PodSecurity `json:"podSecurity,omitempty"`
+
+	// Overrides configures the component-overrides webhook (OVR).
+	Overrides Overrides `json:"overrides,omitempty"`
+}
+
+// Overrides names the component-override ConfigMap and how the operator's
+// live workloads are found for resolution.
+type Overrides struct {
+	// Namespace is the operator namespace. Default "unbounded-system".
+	Namespace string `json:"namespace,omitempty"`
+	// ConfigMapName is the one ConfigMap the webhook validates. Default
+	// "unbounded-component-overrides".
+	ConfigMapName string `json:"configMapName,omitempty"`
+	// ComponentLabel is the label whose value names a workload's component
+	// (net, machina, gantry, metalman, storage). Default
+	// "app.kubernetes.io/component".
+	ComponentLabel string `json:"componentLabel,omitempty"`
 }
 
 // PodSecurity configures the pod-security-defaults and pod-security webhooks.

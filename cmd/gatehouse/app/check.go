@@ -68,9 +68,12 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			if err != nil {
 				return usageError("--state: %v", err)
 			}
-			hooks := webhooks.Build(webhookOptions(cfg), cfg.Enabled)
+			state := newClusterState(stateDocs)
+			opts := webhookOptions(cfg)
+			opts.Workloads = state
+			hooks := webhooks.Build(opts, cfg.Enabled)
 			ctx := log.IntoContext(cmd.Context(), log.Log) // decisions are the output here, not log lines
-			results, err := admitAll(ctx, hooks, webhookOptions(cfg), newClusterState(stateDocs), docs)
+			results, err := admitAll(ctx, hooks, opts, state, docs)
 			if err != nil {
 				return err
 			}
@@ -152,7 +155,8 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Opti
 		}
 		for _, w := range ordered {
 			if !w.Intercept.Matches(admissionregistrationv1.Create, gvr, "", opts) ||
-				!w.Intercept.NamespaceMatches(state.labelsOf(ref.Namespace), opts) {
+				!w.Intercept.NamespaceMatches(state.labelsOf(ref.Namespace), opts) ||
+				!w.Intercept.ObjectMatches(ref.Namespace, ref.Name, opts) {
 				continue
 			}
 			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{

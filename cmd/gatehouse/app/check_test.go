@@ -63,6 +63,16 @@ func TestCheckExamples(t *testing.T) {
 		got = append(got, line)
 	}
 	want := []string{
+		"DaemonSet unbounded-net-node secret-scope allowed",
+		"DaemonSet unbounded-net-node service-account allowed",
+		"Deployment unbounded-net-controller secret-scope allowed",
+		"Deployment unbounded-net-controller service-account allowed",
+		"Deployment machina-controller secret-scope allowed",
+		"Deployment machina-controller service-account allowed",
+		"Deployment metalman-edge-west secret-scope allowed",
+		"Deployment metalman-edge-west service-account allowed",
+		"DaemonSet storage secret-scope allowed",
+		"DaemonSet storage service-account allowed",
 		"Deployment legacy-root secret-scope allowed",
 		"Deployment legacy-root service-account allowed",
 		"Deployment legacy-root pod-security denied RunAsRootConflict@spec.template.spec.securityContext.runAsUser",
@@ -70,6 +80,8 @@ func TestCheckExamples(t *testing.T) {
 		"HdfsCluster prod service-account allowed",
 		"HdfsCluster prod-widened secret-scope denied ScopeNameHasDelimiter@spec.clusterConfig.authentication.tls.scope.services[0]",
 		"HdfsCluster prod-widened service-account denied ServiceAccountOverridden@spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName",
+		"ConfigMap unbounded-component-overrides component-overrides denied OverrideDirective@data[storage.yaml].overrides[0].patch.spec.template.spec.containers[0].$patch OverridePathProtected@data[storage.yaml].overrides[0].patch.spec.template.spec.hostNetwork OverrideNull@data[storage.yaml].overrides[0].patch.spec.template.spec.priorityClassName",
+		"ConfigMap unbounded-component-overrides component-overrides allowed",
 		"Pod web secret-scope allowed",
 		"Pod web service-account allowed",
 		"Pod web-broken-scope secret-scope denied ScopeEntryEmpty@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope] ScopeValueMissing@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]",
@@ -219,5 +231,37 @@ func TestCheckNamespaceOptIn(t *testing.T) {
 	}
 	if got := webhooksFor("-f", ns, "-f", pod); got != "pod-security-defaults,secret-scope,service-account,pod-security" {
 		t.Errorf("opted in by an earlier document: %s", got)
+	}
+}
+
+// TestCheckOverrides: the override examples, alone and against the live
+// workloads given as state.
+func TestCheckOverrides(t *testing.T) {
+	const examples = "../../../deploy/examples/"
+	code, stdout, _ := run(t, "", "check", "-f", examples+"overrides-denied.yaml")
+	if code != exitDenied {
+		t.Fatalf("exit %d", code)
+	}
+	for _, path := range []string{
+		"data[storage.yaml].overrides[0].patch.spec.template.spec.hostNetwork",
+		"data[storage.yaml].overrides[0].patch.spec.template.spec.containers[0].$patch",
+		"data[storage.yaml].overrides[0].patch.spec.template.spec.priorityClassName",
+	} {
+		if !strings.Contains(stdout, path) {
+			t.Errorf("the denial does not list %s:\n%s", path, stdout)
+		}
+	}
+	skips := func(args ...string) int {
+		code, stdout, stderr := run(t, "", append([]string{"check", "-o", "json", "-f", examples + "overrides-valid.yaml"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		return strings.Count(stdout, "OverrideResolutionSkipped")
+	}
+	if n := skips(); n != 2 {
+		t.Errorf("without state: %d resolution warnings, want one per override (2)", n)
+	}
+	if n := skips("--state", examples+"00-operator-workloads.yaml"); n != 0 {
+		t.Errorf("with the live workloads as state: %d resolution warnings, want 0", n)
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -45,6 +47,7 @@ type serveFlags struct {
 	enableHTTP2    bool
 	probeAddress   string
 	metricsAddress string
+	kubeconfig     string
 }
 
 func newServe() *cobra.Command {
@@ -86,7 +89,11 @@ CA and a certificate for localhost instead, and prints where.`,
 			if cfg.Serving.CertDir == "" {
 				return usageError("serve needs --cert-dir (or serving.certDir in the config, or --dev)")
 			}
-			srv, err := NewServer(cfg, log, f.shutdownDelay, f.certPoll)
+			kubeconfig := f.kubeconfig
+			if kubeconfig == "" && f.dev {
+				kubeconfig = noCluster // --dev never reads whatever cluster the environment points at
+			}
+			srv, err := NewServer(cfg, log, f.shutdownDelay, f.certPoll, kubeconfig)
 			if err != nil {
 				return err
 			}
@@ -108,6 +115,7 @@ CA and a certificate for localhost instead, and prints where.`,
 	fl.BoolVar(&f.enableHTTP2, "enable-http2", false, "serve HTTP/2 too (off by default)")
 	fl.StringVar(&f.probeAddress, "probe-address", "", `address of /healthz and /readyz (default ":8081")`)
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for reading cluster state (default: in-cluster, then $KUBECONFIG)")
 	return cmd
 }
 
@@ -176,11 +184,24 @@ type Server struct {
 	shutdownDelay time.Duration
 	stopping      atomic.Bool
 	probeListener net.Listener
+	// workloads is the informer cache of live workloads, when gatehouse can
+	// read the cluster.
+	workloads *webhooks.CachedWorkloads
 }
 
 // NewServer assembles the server; nothing listens until Run.
-func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration) (*Server, error) {
+func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kubeconfig string) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, shutdownDelay: shutdownDelay}
+	opts := webhookOptions(cfg)
+	if cfg.Enabled("component-overrides") {
+		workloads, err := s.workloadCache(cfg, kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		if workloads != nil {
+			opts.Workloads = workloads
+		}
+	}
 	s.certs = certs.NewFileSource(cfg.Serving.CertDir, certPoll, log.WithName("certs"))
 	minVersion := uint16(tls.VersionTLS12)
 	if cfg.Serving.TLSMinVersion == "1.3" {
@@ -197,7 +218,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 			}
 		}},
 	})
-	for _, w := range webhooks.Build(webhookOptions(cfg), cfg.Enabled) {
+	for _, w := range webhooks.Build(opts, cfg.Enabled) {
 		s.webhook.Register(w.Path, w.Admission)
 		log.Info("webhook enabled", "webhook", w.Name, "path", w.Path)
 	}
@@ -216,6 +237,45 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	return s, nil
 }
 
+// noCluster is the kubeconfig value that means "read no cluster state".
+const noCluster = "\x00none"
+
+// workloadCache reads the operator namespace's workloads for OVR resolution.
+// It does not gate readiness: resolution is best effort by contract, and a
+// lookup the cache cannot answer yet (unsynced, or no RBAC in the operator
+// namespace) becomes a warning on the review, never an allow of what the
+// syntactic rules reject.
+// Without any cluster configuration (say, serve --dev on a laptop) there is
+// nothing to read: resolution is skipped with a warning on each review, as
+// the contract says. A kubeconfig that was asked for but is broken is an
+// error.
+func (s *Server) workloadCache(cfg configv1alpha1.ServerConfig, kubeconfig string) (*webhooks.CachedWorkloads, error) {
+	var rc *rest.Config
+	var err error
+	switch {
+	case kubeconfig == noCluster:
+		s.log.Info("serving without cluster access: component-overrides will not resolve against live workloads")
+		return nil, nil
+	case kubeconfig != "":
+		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, usageError("--kubeconfig: %v", err)
+		}
+	default:
+		if rc, err = ctrl.GetConfig(); err != nil {
+			s.log.Info("no cluster configuration: component-overrides will not resolve against live workloads", "reason", err.Error())
+			return nil, nil
+		}
+	}
+	rc.UserAgent = "gatehouse"
+	w, err := webhooks.NewCachedWorkloads(rc, cfg.Overrides.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	s.workloads = w
+	return w, nil
+}
+
 // ProbeAddr is the address the probe listener is bound to.
 func (s *Server) ProbeAddr() string { return s.probeListener.Addr().String() }
 
@@ -229,6 +289,9 @@ func (s *Server) Run(ctx context.Context) error {
 	g.Go(func() error { return s.webhook.Start(gctx) })
 	if s.metrics != nil {
 		g.Go(func() error { return s.metrics.Start(gctx) })
+	}
+	if s.workloads != nil {
+		g.Go(func() error { return s.workloads.Start(gctx) })
 	}
 	probes := &http.Server{Handler: s.probeMux(), ReadHeaderTimeout: 10 * time.Second}
 	g.Go(func() error {
@@ -260,7 +323,7 @@ func (s *Server) probeMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}))
 	mux.Handle("/healthz/", http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}))
-	ready := &healthz.Handler{Checks: map[string]healthz.Checker{
+	checks := map[string]healthz.Checker{
 		"certificate":    s.certs.Ready,
 		"webhook-server": s.webhook.StartedChecker(),
 		"shutdown": func(*http.Request) error {
@@ -269,7 +332,8 @@ func (s *Server) probeMux() *http.ServeMux {
 			}
 			return nil
 		},
-	}}
+	}
+	ready := &healthz.Handler{Checks: checks}
 	mux.Handle("/readyz", http.StripPrefix("/readyz", ready))
 	mux.Handle("/readyz/", http.StripPrefix("/readyz", ready))
 	return mux

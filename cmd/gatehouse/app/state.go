@@ -1,11 +1,14 @@
 package app
 
+import "context"
+
 // clusterState is what `check --state` knows of the cluster: the objects
 // given with --state, plus every object admitted so far. Webhooks that read
 // cluster state get it from here offline, as the server gets it from its
 // informer caches.
 type clusterState struct {
 	namespaceLabels map[string]map[string]string
+	objects         []map[string]any
 }
 
 func newClusterState(docs []Document) *clusterState {
@@ -18,6 +21,7 @@ func newClusterState(docs []Document) *clusterState {
 
 // add records an object that exists (or was just admitted).
 func (s *clusterState) add(obj map[string]any) {
+	s.objects = append(s.objects, obj)
 	ref := objectRef(obj)
 	if ref.APIVersion == "v1" && ref.Kind == "Namespace" {
 		labels := map[string]string{"kubernetes.io/metadata.name": ref.Name}
@@ -37,4 +41,27 @@ func (s *clusterState) add(obj map[string]any) {
 // labelsOf returns a namespace's labels; an unknown namespace has none.
 func (s *clusterState) labelsOf(namespace string) map[string]string {
 	return s.namespaceLabels[namespace]
+}
+
+// ListWorkloads implements webhooks.WorkloadReader over the known objects.
+func (s *clusterState) ListWorkloads(_ context.Context, namespace, kind string, labels map[string]string) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, obj := range s.objects {
+		ref := objectRef(obj)
+		if ref.APIVersion != "apps/v1" || ref.Kind != kind || ref.Namespace != namespace {
+			continue
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		have, _ := meta["labels"].(map[string]any)
+		match := true
+		for k, v := range labels {
+			if have[k] != v {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
 }

@@ -1,0 +1,33 @@
+package webhooks
+
+import (
+	"context"
+	"time"
+
+	"github.com/gatehouse-dev/gatehouse/policies/overrides"
+)
+
+// liveLookupTimeout bounds every read of live workloads within one review,
+// well inside the API server's webhook timeout: an unsynced or hung cache
+// costs a resolution warning, never the review.
+const liveLookupTimeout = 1 * time.Second
+
+// component-overrides: OVR (CONTRACTS.md §9) on the one override ConfigMap,
+// resolved against the operator's live workloads where they can be read.
+func newComponentOverrides(opts Options) Evaluator {
+	return EvaluatorFunc(func(ctx context.Context, r *Review) (Result, error) {
+		data := map[string]string{}
+		if m, ok := r.Object["data"].(map[string]any); ok {
+			for key, value := range m {
+				if s, ok := value.(string); ok {
+					data[key] = s
+				}
+			}
+		}
+		var live overrides.Live
+		if opts.Workloads != nil {
+			live = &liveWorkloads{ctx: ctx, opts: opts}
+		}
+		return Result{Findings: overrides.Validate(data, live)}, nil
+	})
+}
