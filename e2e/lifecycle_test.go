@@ -63,6 +63,25 @@ func TestUpdateIsAdmissionToo(t *testing.T) {
 	if webhook != "service-account" || strings.Join(causes, " ") != "ServiceAccountMismatch@spec.template.spec.serviceAccountName" {
 		t.Errorf("SA update: %s %v", webhook, causes)
 	}
+
+	if err := e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "unbounded-system"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "unbounded-system", Name: "unbounded-component-overrides"},
+		Data: map[string]string{"o.yaml": "apiVersion: overrides.unbounded-cloud.io/v1alpha1\noverrides:\n- component: machina\n  kind: Deployment\n" +
+			"  patch: {spec: {replicas: 2}}\n"},
+	}
+	_ = e.client.Delete(ctx, cm) // a fixture case may have left it
+	if err := e.client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), cm) })
+	cm.Data["o.yaml"] += "- component: machina\n  kind: Deployment\n  patch: {spec: {template: {spec: {hostPID: true}}}}\n"
+	webhook, causes = liveCauses(t, e.client.Update(ctx, cm))
+	if webhook != "component-overrides" || strings.Join(causes, " ") != "OverridePathProtected@data[o.yaml].overrides[1].patch.spec.template.spec.hostPID" {
+		t.Errorf("OVR update: %s %v", webhook, causes)
+	}
 }
 
 // TestRatchetingObjectsStoredBeforeTheRule stores offending objects while
