@@ -1,0 +1,222 @@
+package v1_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
+)
+
+// The seed's examples (ADR0008), re-indented. The seed writes the sources'
+// names as a top-level "name:"; here they are metadata.name, as the API
+// server requires.
+const (
+	seedSources = `
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: mariadb-crds
+spec:
+  provides: mariadb
+---
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: mariadb-operator
+spec:
+  manages: mariadb
+---
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: mariadb-operator-test
+spec:
+  manages: mariadb as mariadb-test
+---
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: strimzi-operator
+spec:
+  provides: strimzi
+  manages: strimzi
+---
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: mariadb-cluster
+spec:
+  requires:
+  - dependencyGroup:
+      name: mariadb
+  - dependencyGroup:
+      name: strimzi
+`
+	seedGroup = `
+apiVersion: helmetica.io/v1
+kind: DependencyGroup
+metadata:
+  name: mariadb
+spec:
+  crds:
+  - name: backups.k8s.mariadb.com
+  - name: connections.k8s.mariadb.com
+  - name: databases.k8s.mariadb.com
+  harnessRef:
+    kind: OperatorHarness
+    name: mariadb-operator
+status:
+  state: Accepted
+`
+)
+
+func TestSeedExamplesRoundTrip(t *testing.T) {
+	for i, doc := range strings.Split(seedSources, "\n---\n") {
+		raw := strictDecode(t, doc)
+		var src helmeticav1.CustomResourceDefinitionSource
+		decodeStrict(t, raw, &src)
+		assertRoundTrip(t, raw, &src)
+		if src.Name == "" {
+			t.Errorf("source %d: no name", i)
+		}
+	}
+
+	raw := strictDecode(t, seedGroup)
+	var group helmeticav1.DependencyGroup
+	decodeStrict(t, raw, &group)
+	assertRoundTrip(t, raw, &group)
+	if len(group.Spec.CRDs) != 3 || group.Spec.CRDs[2].Name != "databases.k8s.mariadb.com" ||
+		group.Spec.HarnessRef.Kind != helmeticav1.HarnessKindOperatorHarness ||
+		group.Status.State != helmeticav1.StateAccepted {
+		t.Errorf("seed example decoded into the wrong fields: %+v", group)
+	}
+}
+
+func TestStrictDecodingRejectsOtherShapes(t *testing.T) {
+	for name, doc := range map[string]string{
+		"crds as strings":            `{"spec":{"crds":["backups.k8s.mariadb.com"]}}`,
+		"requires without the group": `{"spec":{"requires":[{"name":"mariadb"}]}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var group helmeticav1.DependencyGroup
+			var src helmeticav1.CustomResourceDefinitionSource
+			strictErrs, err := kjson.UnmarshalStrict([]byte(doc), &group)
+			strictErrs2, err2 := kjson.UnmarshalStrict([]byte(doc), &src)
+			if (err == nil && len(strictErrs) == 0) || (err2 == nil && len(strictErrs2) == 0) {
+				t.Errorf("accepted %s", doc)
+			}
+		})
+	}
+}
+
+func TestDeepCopyIsIndependent(t *testing.T) {
+	var group helmeticav1.DependencyGroup
+	decodeStrict(t, strictDecode(t, seedGroup), &group)
+	copied := group.DeepCopy()
+	if !reflect.DeepEqual(&group, copied) {
+		t.Fatal("DeepCopy differs from the original")
+	}
+	copied.Spec.CRDs[0].Name = "other.example.com"
+	copied.Spec.HarnessRef.Name = "other"
+	if group.Spec.CRDs[0].Name != "backups.k8s.mariadb.com" || group.Spec.HarnessRef.Name != "mariadb-operator" {
+		t.Errorf("original changed through its copy: %+v", group.Spec)
+	}
+
+	var src helmeticav1.CustomResourceDefinitionSource
+	decodeStrict(t, strictDecode(t, strings.Split(seedSources, "\n---\n")[4]), &src)
+	srcCopy := src.DeepCopyObject().(*helmeticav1.CustomResourceDefinitionSource)
+	srcCopy.Spec.Requires[0].DependencyGroup.Name = "other"
+	if src.Spec.Requires[0].DependencyGroup.Name != "mariadb" {
+		t.Errorf("original requires changed through its copy: %+v", src.Spec.Requires)
+	}
+}
+
+func TestAddToScheme(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := helmeticav1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"DependencyGroup", "DependencyGroupList", "CustomResourceDefinitionSource", "CustomResourceDefinitionSourceList"} {
+		gvk := helmeticav1.SchemeGroupVersion.WithKind(kind)
+		if gvk.Group != "helmetica.io" || !scheme.Recognizes(gvk) {
+			t.Errorf("scheme does not recognize %v", gvk)
+		}
+	}
+}
+
+func strictDecode(t *testing.T, doc string) []byte {
+	t.Helper()
+	raw, err := yaml.YAMLToJSONStrict([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// decodeStrict fails the test on unknown, duplicate or case-mismatched fields.
+func decodeStrict(t *testing.T, raw []byte, into any) {
+	t.Helper()
+	strictErrs, err := kjson.UnmarshalStrict(raw, into)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range strictErrs {
+		t.Errorf("strict decoding: %v", e)
+	}
+}
+
+// assertRoundTrip checks that every field of raw survives encoding the typed
+// object; zero values the types add (creationTimestamp: null, empty status)
+// are pruned first.
+func assertRoundTrip(t *testing.T, raw []byte, typed any) {
+	t.Helper()
+	reencoded, err := json.Marshal(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, got := prunedGeneric(t, raw), prunedGeneric(t, reencoded); !reflect.DeepEqual(want, got) {
+		t.Errorf("round trip changed the object:\nwant %v\ngot  %v", want, got)
+	}
+}
+
+func prunedGeneric(t *testing.T, raw []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return prune(v)
+}
+
+func prune(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range v {
+			if e = prune(e); e != nil {
+				out[k] = e
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		if len(v) == 0 {
+			return nil
+		}
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = prune(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
