@@ -8,7 +8,7 @@ E2E_CACHE ?= $(CURDIR)/.cache/e2e
 # product module) and must never be upgraded by a newer toolchain on its own.
 E2E_GO   := GOTOOLCHAIN=local GOWORK=off $(GO)
 
-.PHONY: help build run check test unit vet fmt-check e2e-bin e2e e2e-kind e2e-matrix manifests golden fuzz bench clean
+.PHONY: help build run check test unit vet fmt-check e2e-bin e2e e2e-kind e2e-matrix manifests crds golden fuzz bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ fmt-check:
 
 manifests: ## regenerate deploy/webhooks from the webhook registry
 	$(GO) run ./cmd/gatehouse manifests > deploy/webhooks/webhookconfigurations.yaml
+
+crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-gen
+	e2e/tools/controller-gen/generate.sh
 
 golden: ## regenerate the policies' golden fixtures (review the diff!)
 	GATEHOUSE_UPDATE_GOLDEN=1 $(GO) test -count=1 ./policies/...
