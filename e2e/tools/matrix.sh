@@ -48,7 +48,16 @@ go_tmp=$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-e2e-matrix.XXXXXX")
 # shellcheck disable=SC2317 # reached through the EXIT trap (shellcheck 0.9 misses that)
 cleanup() {
 	if [[ -n "$run_pid" ]]; then
-		kill -TERM -- "-$run_pid" 2>/dev/null || kill -TERM "$run_pid" 2>/dev/null || true
+		# The whole session: envtest starts etcd and kube-apiserver in process
+		# groups of their own, and the test binary outlives a TERM to its group.
+		# TERM, then KILL whatever is left after 10 s.
+		pkill -TERM -s "$run_pid" 2>/dev/null || true
+		local i
+		for ((i = 0; i < 10; i++)); do
+			pgrep -s "$run_pid" >/dev/null || break
+			sleep 1
+		done
+		pkill -KILL -s "$run_pid" 2>/dev/null || true
 		wait "$run_pid" 2>/dev/null || true
 	fi
 	if [[ -n "$tmp_out" ]]; then rm -f "$tmp_out"; fi
@@ -124,7 +133,9 @@ build_version() {
 
 	# The same shape as e2e/tools/go.mod (which pins the default version): both
 	# requirements, so the shared dependencies resolve as they do there, and every
-	# staging module replaced by its published v0.X.Y tag.
+	# staging module replaced by its published v0.X.Y tag. A newer k8s.io/kubernetes
+	# may require a newer etcd module (v1.37.2: v3.7.0), which then wins; the etcd
+	# binary is the pinned one either way.
 	{
 		echo "module gatehouse.dev/e2e-matrix/k8s-$v"
 		echo
@@ -157,6 +168,12 @@ build_version() {
 	if ! go -C "$work" mod tidy; then
 		build_note="go mod tidy failed (is every staging module published at $staging?)"
 		return 1
+	fi
+	local etcd_mod
+	etcd_mod=$(go -C "$work" list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
+	if [[ "$etcd_mod" != "$ETCD_VERSION" ]]; then
+		log "  note: k8s.io/kubernetes $v requires go.etcd.io/etcd/server/v3 $etcd_mod, which the module resolves with;"
+		log "  the etcd binary stays the pinned $ETCD_VERSION"
 	fi
 
 	# Version stamp and flags as in build.sh (kept in step by hand: build.sh builds
@@ -209,14 +226,21 @@ for v in "${versions[@]}"; do
 		continue
 	fi
 	log "running the e2e suite against kube-apiserver $v ($bin_dir)"
+	# The suite's and envtest's work directories (logs, etcd data) go here: kept
+	# when the suite fails, cleared before the next run of this version.
+	test_tmp="$CACHE_DIR/matrix/$v/tmp"
+	rm -rf "$test_tmp"
+	mkdir -p "$test_tmp"
 	start=$SECONDS
 	rc=0
-	KUBEBUILDER_ASSETS=$bin_dir run_beat "testing against $v" \
+	TMPDIR=$test_tmp KUBEBUILDER_ASSETS=$bin_dir run_beat "testing against $v" \
 		go -C "$REPO_ROOT/e2e" test -count=1 -timeout 20m ./... || rc=$?
 	if ((rc == 0)); then
 		rows+=("$v|$build_note|PASS ($((SECONDS - start))s)")
+		rm -rf "$test_tmp"
 	else
 		rows+=("$v|$build_note|FAIL (exit $rc, $((SECONDS - start))s)")
+		log "e2e against $v failed; its work directories (logs) are in $test_tmp"
 		failed=1
 	fi
 done
