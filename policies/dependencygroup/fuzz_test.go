@@ -1,0 +1,107 @@
+package dependencygroup
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+func addFixtureSeeds(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"spec":{"crds":[null,1,{"name":null},{"name":"a.b"},{"name":"a.b"}],"harnessRef":{"kind":[]}}}`))
+	f.Add([]byte(`{"spec":{"provides":"","manages":"a as b as c","requires":[1,{"dependencyGroup":"x"},{"dependencyGroup":{"name":"a"}}]}}`))
+	f.Add([]byte(`[1, 2]`))
+	f.Add([]byte(`spec: spec`))
+}
+
+// fuzzValidate runs validate for panics, determinism, sorted findings of
+// this package's codes, and the property that a State error always denies.
+func fuzzValidate(t *testing.T, data []byte, validate func(map[string]any, State) []policies.Finding) {
+	var obj map[string]any
+	if err := yaml.Unmarshal(data, &obj); err != nil {
+		return
+	}
+	first := validate(obj, seededState())
+	if again := validate(obj, seededState()); !reflect.DeepEqual(first, again) {
+		t.Fatal("not deterministic")
+	}
+	checkFindings(t, first)
+	failed := validate(obj, failingState{})
+	checkFindings(t, failed)
+	if !policies.Denied(failed) {
+		t.Fatalf("a State error did not deny: %+v", failed)
+	}
+	n := 0
+	for _, f := range failed {
+		if f.Code == StateUnavailable {
+			n++
+		}
+	}
+	if n > 1 {
+		t.Fatalf("%d StateUnavailable findings", n)
+	}
+}
+
+func checkFindings(t *testing.T, findings []policies.Finding) {
+	t.Helper()
+	for _, f := range findings {
+		if f.Field == "" || f.Message == "" || f.Code == "" {
+			t.Fatalf("finding without field, code or message: %+v", f)
+		}
+		if (f.Severity == policies.Warn) != (f.Code == CRDSourceRequiresMissing) {
+			t.Fatalf("code %s has severity %d", f.Code, f.Severity)
+		}
+	}
+	sorted := slices.Clone(findings)
+	policies.Sort(sorted)
+	if !reflect.DeepEqual(sorted, findings) {
+		t.Fatal("findings are not sorted")
+	}
+}
+
+func FuzzValidateGroup(f *testing.F) {
+	addFixtureSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzValidate(t, data, ValidateGroup) })
+}
+
+func FuzzValidateSource(f *testing.F) {
+	addFixtureSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzValidate(t, data, ValidateSource) })
+}
+
+// FuzzParseManages: no panic, and a parse either fails or yields a group
+// and alias that rebuild the input.
+func FuzzParseManages(f *testing.F) {
+	for _, s := range []string{"mariadb", "mariadb as mariadb-test", "a as b as c", " a", "", "a  as b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		group, alias, err := ParseManages(s)
+		if err != nil {
+			return
+		}
+		rebuilt := group
+		if alias != "" {
+			rebuilt += " as " + alias
+		}
+		if rebuilt != s || !ValidGroupName(group) {
+			t.Fatalf("ParseManages(%q) = %q, %q", s, group, alias)
+		}
+	})
+}

@@ -1,0 +1,85 @@
+package dependencygroup
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
+)
+
+// TestPassFixturesDecodeStrictly decodes every pass fixture into its Go API
+// type (api/helmetica/v1) with strict decoding: duplicate keys (YAML),
+// unknown or case-mismatched fields (JSON) fail. It proves that the objects
+// this policy allows have the shape of the CRDs gatehouse ships. Fail
+// fixtures may be deliberately malformed and are not decoded.
+func TestPassFixturesDecodeStrictly(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "pass", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no pass fixtures")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := yaml.YAMLToJSONStrict(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kind struct {
+				Kind string `json:"kind"`
+			}
+			if err := yaml.Unmarshal(data, &kind); err != nil {
+				t.Fatal(err)
+			}
+			if errs := decodeStrict(raw, kind.Kind); len(errs) > 0 {
+				t.Errorf("does not decode into %s: %v", kind.Kind, errs)
+			}
+		})
+	}
+}
+
+// TestStrictDecodingRejectsOtherShapes guards the test above.
+func TestStrictDecodingRejectsOtherShapes(t *testing.T) {
+	for name, doc := range map[string]string{
+		"crds as names":      `{"kind":"DependencyGroup","spec":{"crds":["backups.k8s.mariadb.com"]}}`,
+		"unknown field":      `{"kind":"DependencyGroup","spec":{"crds":[],"harness":{}}}`,
+		"requires as string": `{"kind":"CustomResourceDefinitionSource","spec":{"requires":"mariadb"}}`,
+	} {
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &kind); err != nil {
+			t.Fatal(err)
+		}
+		if errs := decodeStrict([]byte(doc), kind.Kind); len(errs) == 0 {
+			t.Errorf("%s: decoded strictly", name)
+		}
+	}
+}
+
+func decodeStrict(raw []byte, kind string) []error {
+	var obj any
+	switch kind {
+	case "DependencyGroup":
+		obj = &helmeticav1.DependencyGroup{}
+	case "CustomResourceDefinitionSource":
+		obj = &helmeticav1.CustomResourceDefinitionSource{}
+	default:
+		return []error{fmt.Errorf("unexpected kind %q", kind)}
+	}
+	strictErrs, err := kjson.UnmarshalStrict(raw, obj, kjson.DisallowUnknownFields)
+	if err != nil {
+		return append(strictErrs, err)
+	}
+	return strictErrs
+}

@@ -1,0 +1,85 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// FuzzValidateHarness feeds arbitrary YAML or JSON, decoded as the webhook
+// decodes an object, to ValidateHarness: for panics, determinism, sorted
+// well-formed findings, and the property that a State error always denies
+// (with one StateUnavailable at most).
+func FuzzValidateHarness(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"spec":{"mode":1,"clusterRoles":{"rules":[null,{"verbs":["scopedlist"],"resourceNames":[1]},{"verbs":"*"}]},"acknowledgedGrants":[{"name":1e300},{"name":"a","apiGroups":"","verbs":[null]},"x"]}}`))
+	f.Add([]byte(`{"spec":{"operator":{"namespace":"a","serviceAccounts":[null,"a","a"]},"clusterRoles":[{"name":"x","rules":[]}]}}`))
+	f.Add([]byte(`{"spec":{"scopeToLabel":"a","operator":{"namespace":"a"},"clusterRoles":{"rules":[{"apiGroups":["","*"],"resources":["secrets","*"],"verbs":["list","*","bind"]},{"nonResourceURLs":["*"],"verbs":["*"]}]},` +
+		`"acknowledgedGrants":[{"name":"a","apiGroups":["*"],"resources":["*"],"verbs":["*"],"reason":"0123456789"},{"name":"a","apiGroups":[""],"resources":["secrets"],"verbs":["list"],"reason":"          x"}]}}`))
+	f.Add([]byte(`[1, 2]`))
+	f.Add([]byte(`spec: spec`))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var obj map[string]any
+		if err := yaml.Unmarshal(data, &obj); err != nil {
+			return
+		}
+		first := ValidateHarness(obj, seededState())
+		if again := ValidateHarness(obj, seededState()); !reflect.DeepEqual(first, again) {
+			t.Fatal("not deterministic")
+		}
+		checkFindings(t, first)
+		failed := ValidateHarness(obj, failingState{})
+		checkFindings(t, failed)
+		if !policies.Denied(failed) {
+			t.Fatalf("a State error did not deny: %+v", failed)
+		}
+		n := 0
+		for _, f := range failed {
+			if f.Code == StateUnavailable {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Fatalf("%d StateUnavailable findings", n)
+		}
+	})
+}
+
+var warningCodes = []policies.Code{HarnessGrantDangerous, HarnessGrantAcknowledged, HarnessAcknowledgementUnused}
+
+func checkFindings(t *testing.T, findings []policies.Finding) {
+	t.Helper()
+	for _, f := range findings {
+		if f.Field == "" || f.Message == "" || f.Code == "" {
+			t.Fatalf("finding without field, code or message: %+v", f)
+		}
+		if f.Severity == policies.Warn && !slices.Contains(warningCodes, f.Code) {
+			t.Fatalf("code %s warns", f.Code)
+		}
+		if f.Severity == policies.Deny && f.Code != HarnessGrantDangerous && slices.Contains(warningCodes, f.Code) {
+			t.Fatalf("code %s denies", f.Code)
+		}
+	}
+	sorted := slices.Clone(findings)
+	policies.Sort(sorted)
+	if !reflect.DeepEqual(sorted, findings) {
+		t.Fatal("findings are not sorted")
+	}
+}
