@@ -3,7 +3,7 @@ package dependencygroup
 import (
 	"errors"
 
-	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // Objects shared by the table tests, the golden fixtures, the fuzz targets
@@ -126,20 +126,11 @@ func requiresList(groups ...any) []any {
 
 func spec(obj map[string]any) map[string]any { return obj["spec"].(map[string]any) }
 
-// result is the part of a finding the table tests compare: no prose.
-type result struct {
-	Severity policies.Severity
-	Code     policies.Code
-	Field    string
-}
+// The table tests compare golden.Result: severity, code and field, no prose.
+type result = golden.Result
 
-func deny(code policies.Code, field string) result { return result{policies.Deny, code, field} }
-func warn(code policies.Code, field string) result { return result{policies.Warn, code, field} }
-
-func results(findings []policies.Finding) []result {
-	var out []result
-	for _, f := range findings {
-		out = append(out, result{f.Severity, f.Code, f.Field})
-	}
-	return out
-}
+var (
+	deny    = golden.Deny
+	warn    = golden.Warn
+	results = golden.Results
+)

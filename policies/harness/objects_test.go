@@ -3,7 +3,7 @@ package harness
 import (
 	"errors"
 
-	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // Objects shared by the table tests, the golden fixtures, the fuzz targets
@@ -145,20 +145,11 @@ func ack(name string, groups, resources, verbs []any, reason string) map[string]
 	return map[string]any{"name": name, "apiGroups": groups, "resources": resources, "verbs": verbs, "reason": reason}
 }
 
-// result is the part of a finding the table tests compare: no prose.
-type result struct {
-	Severity policies.Severity
-	Code     policies.Code
-	Field    string
-}
+// The table tests compare golden.Result: severity, code and field, no prose.
+type result = golden.Result
 
-func deny(code policies.Code, field string) result { return result{policies.Deny, code, field} }
-func warn(code policies.Code, field string) result { return result{policies.Warn, code, field} }
-
-func results(findings []policies.Finding) []result {
-	var out []result
-	for _, f := range findings {
-		out = append(out, result{f.Severity, f.Code, f.Field})
-	}
-	return out
-}
+var (
+	deny    = golden.Deny
+	warn    = golden.Warn
+	results = golden.Results
+)

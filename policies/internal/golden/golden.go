@@ -157,3 +157,25 @@ func Render(findings []policies.Finding) string {
 	}
 	return b.String()
 }
+
+// Result is the part of a finding that table tests compare exactly: no prose.
+type Result struct {
+	Severity policies.Severity
+	Code     policies.Code
+	Field    string
+}
+
+// Deny is the Result of a denying finding.
+func Deny(code policies.Code, field string) Result { return Result{policies.Deny, code, field} }
+
+// Warn is the Result of a warning.
+func Warn(code policies.Code, field string) Result { return Result{policies.Warn, code, field} }
+
+// Results reduces findings to what table tests compare.
+func Results(findings []policies.Finding) []Result {
+	var out []Result
+	for _, f := range findings {
+		out = append(out, Result{f.Severity, f.Code, f.Field})
+	}
+	return out
+}
