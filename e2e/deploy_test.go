@@ -25,10 +25,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -55,10 +57,31 @@ const (
 )
 
 // expectedClusterRoleRules is the published least privilege of the server
-// (deploy/default/README.md, section RBAC), rule by rule. The served webhooks
-// read no cluster state, so it is empty. A contract that caches cluster state
-// adds exactly its rules here, in deploy/default/rbac.yaml and in the README.
-var expectedClusterRoleRules = []rbacv1.PolicyRule{}
+// (deploy/default/README.md, section RBAC), rule by rule: read access to the
+// cluster-scoped objects dependency-group, crd-source and harness check
+// against. A contract that caches more adds exactly its rules here, in
+// deploy/default/rbac.yaml and in the README.
+var expectedClusterRoleRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
+}
+
+// TestDeployShipsTheCRDs: deploy/default installs the CRD of every kind a
+// registry webhook reads from the cluster.
+func TestDeployShipsTheCRDs(t *testing.T) {
+	r := renderDeploy(t, deployDefaultDir)
+	have := map[string]bool{}
+	for _, crd := range r.crds {
+		for _, v := range crd.Spec.Versions {
+			have[crd.Spec.Group+"/"+v.Name+" "+crd.Spec.Names.Kind] = true
+		}
+	}
+	for _, gvk := range []schema.GroupVersionKind{webhooks.DependencyGroupGVK, webhooks.CRDSourceGVK, webhooks.HarnessGVK} {
+		if !have[gvk.GroupVersion().String()+" "+gvk.Kind] {
+			t.Errorf("deploy/default installs no CRD for %s", gvk)
+		}
+	}
+}
 
 // deployAlwaysExcluded are the namespaces no webhook may ever be sent, besides
 // gatehouse's own: the control plane and node heartbeats must start whatever
@@ -863,6 +886,7 @@ type deployRender struct {
 	certificates        []cmv1.Certificate
 	validating          []admissionregistrationv1.ValidatingWebhookConfiguration
 	mutating            []admissionregistrationv1.MutatingWebhookConfiguration
+	crds                []apiextensionsv1.CustomResourceDefinition
 }
 
 type deployObject struct {
@@ -929,6 +953,9 @@ func renderDeploy(t *testing.T, dir string) *deployRender {
 		case "admissionregistration.k8s.io/v1 MutatingWebhookConfiguration":
 			r.mutating = append(r.mutating, admissionregistrationv1.MutatingWebhookConfiguration{})
 			into, namespaced = &r.mutating[len(r.mutating)-1], false
+		case "apiextensions.k8s.io/v1 CustomResourceDefinition":
+			r.crds = append(r.crds, apiextensionsv1.CustomResourceDefinition{})
+			into, namespaced = &r.crds[len(r.crds)-1], false
 		default:
 			t.Errorf("%s: %s is a kind this test does not check; teach renderDeploy in e2e/deploy_test.go to decode it and add its checks", r.dir, key)
 			continue
@@ -979,6 +1006,8 @@ func renderDeploy(t *testing.T, dir string) *deployRender {
 			o.obj, o.meta = &r.validating[n], &r.validating[n]
 		case "MutatingWebhookConfiguration":
 			o.obj, o.meta = &r.mutating[n], &r.mutating[n]
+		case "CustomResourceDefinition":
+			o.obj, o.meta = &r.crds[n], &r.crds[n]
 		}
 	}
 	return r

@@ -119,3 +119,20 @@ func TestHTTPUpdateRatchetsUnchangedValues(t *testing.T) {
 		t.Fatal("a changed offending value must be denied")
 	}
 }
+
+// TestHTTPNoClusterStateDenies: a webhook that needs cluster state and has
+// none (here: no state reader at all) denies with StateUnavailable; it never
+// allows without its view.
+func TestHTTPNoClusterStateDenies(t *testing.T) {
+	ts := startServer(t)
+	group := map[string]any{
+		"apiVersion": "helmetica.io/v1", "kind": "DependencyGroup",
+		"metadata": map[string]any{"name": "mariadb"},
+		"spec":     map[string]any{"crds": []any{map[string]any{"name": "backups.k8s.mariadb.com"}}},
+	}
+	_, r := ts.post(t, "/validate/dependency-group", "application/json",
+		reviewBodyIn(t, "s1", admissionv1.Create, [3]string{"helmetica.io", "v1", "DependencyGroup"}, [3]string{"helmetica.io", "v1", "dependencygroups"}, "", "mariadb", group, nil))
+	if r.Allowed || r.Result == nil || r.Result.Details == nil || len(r.Result.Details.Causes) == 0 || r.Result.Details.Causes[0].Type != "StateUnavailable" {
+		t.Fatalf("want a StateUnavailable denial, got allowed=%v %+v", r.Allowed, r.Result)
+	}
+}

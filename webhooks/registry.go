@@ -47,6 +47,10 @@ type Options struct {
 	// Overrides names the component-override ConfigMap and how live
 	// workloads are found.
 	Overrides configv1alpha1.Overrides
+	// ClusterState answers DG, CRDS and HARNESS lookups; nil when gatehouse
+	// reads no cluster state (those webhooks then deny: they never judge
+	// without the view).
+	ClusterState StateReader
 	// Workloads reads the operator's live workloads for OVR resolution; nil
 	// when gatehouse has no access to the cluster (resolution is then
 	// skipped with a warning).
@@ -81,8 +85,11 @@ var (
 	pods                = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod", Operations: create}
 	ephemeralContainers = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Subresource: "ephemeralcontainers", Kind: "Pod", Operations: update}
 
-	configMaps = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
-	pvcs       = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
+	dependencyGroups = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}, Kind: "DependencyGroup"}
+	crdSources       = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "customresourcedefinitionsources"}, Kind: "CustomResourceDefinitionSource"}
+	harnesses        = Resource{GVR: schema.GroupVersionResource{Group: "vshn.net", Version: "v1", Resource: "operatorharnesses"}, Kind: "OperatorHarness"}
+	configMaps       = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
+	pvcs             = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
 )
 
 // Registry lists every webhook gatehouse serves, in the order the API server
@@ -119,6 +126,30 @@ var Registry = []Definition{
 		FailurePolicy: admissionregistrationv1.Fail,
 		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{configMaps}, OneObject: true},
 		New:           newComponentOverrides,
+	},
+	{
+		Name:          "harness",
+		Path:          "/validate/harness",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{harnesses}},
+		New:           newHarness,
+	},
+	{
+		Name:          "dependency-group",
+		Path:          "/validate/dependency-group",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{dependencyGroups}},
+		New:           newDependencyGroup,
+	},
+	{
+		Name:          "crd-source",
+		Path:          "/validate/crd-source",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{crdSources}},
+		New:           newCRDSource,
 	},
 	{
 		Name:          "pod-security",

@@ -71,6 +71,7 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			state := newClusterState(stateDocs)
 			opts := webhookOptions(cfg)
 			opts.Workloads = state
+			opts.ClusterState = state
 			hooks := webhooks.Build(opts, cfg.Enabled)
 			ctx := log.IntoContext(cmd.Context(), log.Log) // decisions are the output here, not log lines
 			results, err := admitAll(ctx, hooks, opts, state, docs)

@@ -184,23 +184,31 @@ type Server struct {
 	shutdownDelay time.Duration
 	stopping      atomic.Bool
 	probeListener net.Listener
-	// workloads is the informer cache of live workloads, when gatehouse can
-	// read the cluster.
+	// workloads and state are the informer caches, when gatehouse can read
+	// the cluster.
 	workloads *webhooks.CachedWorkloads
+	state     *webhooks.CachedState
 }
 
 // NewServer assembles the server; nothing listens until Run.
 func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kubeconfig string) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, shutdownDelay: shutdownDelay}
 	opts := webhookOptions(cfg)
-	if cfg.Enabled("component-overrides") {
-		workloads, err := s.workloadCache(cfg, kubeconfig)
-		if err != nil {
+	rc, err := s.restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if rc != nil && cfg.Enabled("component-overrides") {
+		if s.workloads, err = webhooks.NewCachedWorkloads(rc, cfg.Overrides.Namespace); err != nil {
 			return nil, err
 		}
-		if workloads != nil {
-			opts.Workloads = workloads
+		opts.Workloads = s.workloads
+	}
+	if rc != nil && (cfg.Enabled("dependency-group") || cfg.Enabled("crd-source") || cfg.Enabled("harness")) {
+		if s.state, err = webhooks.NewCachedState(rc); err != nil {
+			return nil, err
 		}
+		opts.ClusterState = s.state
 	}
 	s.certs = certs.NewFileSource(cfg.Serving.CertDir, certPoll, log.WithName("certs"))
 	minVersion := uint16(tls.VersionTLS12)
@@ -240,40 +248,34 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 // noCluster is the kubeconfig value that means "read no cluster state".
 const noCluster = "\x00none"
 
-// workloadCache reads the operator namespace's workloads for OVR resolution.
-// It does not gate readiness: resolution is best effort by contract, and a
-// lookup the cache cannot answer yet (unsynced, or no RBAC in the operator
-// namespace) becomes a warning on the review, never an allow of what the
-// syntactic rules reject.
-// Without any cluster configuration (say, serve --dev on a laptop) there is
-// nothing to read: resolution is skipped with a warning on each review, as
-// the contract says. A kubeconfig that was asked for but is broken is an
+// restConfig finds the cluster the state-reading webhooks read: --kubeconfig,
+// else in-cluster or $KUBECONFIG. Without any (serve --dev on a laptop)
+// there is none: component-overrides then skips resolution with a warning,
+// and dependency-group, crd-source and harness deny, since they never judge
+// without their view. A kubeconfig that was asked for but is broken is an
 // error.
-func (s *Server) workloadCache(cfg configv1alpha1.ServerConfig, kubeconfig string) (*webhooks.CachedWorkloads, error) {
+//
+// The workload cache does not gate readiness (OVR resolution is best effort
+// by contract); the DG/CRDS/HARNESS caches do.
+func (s *Server) restConfig(kubeconfig string) (*rest.Config, error) {
 	var rc *rest.Config
 	var err error
 	switch {
 	case kubeconfig == noCluster:
-		s.log.Info("serving without cluster access: component-overrides will not resolve against live workloads")
+		s.log.Info("serving without cluster access: no webhook reads cluster state")
 		return nil, nil
 	case kubeconfig != "":
-		rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
+		if rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 			return nil, usageError("--kubeconfig: %v", err)
 		}
 	default:
 		if rc, err = ctrl.GetConfig(); err != nil {
-			s.log.Info("no cluster configuration: component-overrides will not resolve against live workloads", "reason", err.Error())
+			s.log.Info("no cluster configuration: no webhook reads cluster state", "reason", err.Error())
 			return nil, nil
 		}
 	}
 	rc.UserAgent = "gatehouse"
-	w, err := webhooks.NewCachedWorkloads(rc, cfg.Overrides.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	s.workloads = w
-	return w, nil
+	return rc, nil
 }
 
 // ProbeAddr is the address the probe listener is bound to.
@@ -292,6 +294,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.workloads != nil {
 		g.Go(func() error { return s.workloads.Start(gctx) })
+	}
+	if s.state != nil {
+		g.Go(func() error { return s.state.Start(gctx) })
 	}
 	probes := &http.Server{Handler: s.probeMux(), ReadHeaderTimeout: 10 * time.Second}
 	g.Go(func() error {
@@ -332,6 +337,9 @@ func (s *Server) probeMux() *http.ServeMux {
 			}
 			return nil
 		},
+	}
+	if s.state != nil {
+		checks["cluster-state"] = s.state.Ready
 	}
 	ready := &healthz.Handler{Checks: checks}
 	mux.Handle("/readyz", http.StripPrefix("/readyz", ready))

@@ -1,6 +1,13 @@
 package app
 
-import "context"
+import (
+	"context"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
 
 // clusterState is what `check --state` knows of the cluster: the objects
 // given with --state, plus every object admitted so far. Webhooks that read
@@ -64,4 +71,38 @@ func (s *clusterState) ListWorkloads(_ context.Context, namespace, kind string, 
 		}
 	}
 	return out, nil
+}
+
+// Lookup implements webhooks.StateReader over the known objects, with the
+// same index functions the server's informer indexes use.
+func (s *clusterState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
+	var names []string
+	for _, obj := range s.objects {
+		if objectGVK(obj) != gvk {
+			continue
+		}
+		for _, v := range webhooks.IndexValues(gvk, index, obj) {
+			if v == value {
+				names = append(names, objectRef(obj).Name)
+				break
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Exists implements webhooks.StateReader.
+func (s *clusterState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
+	for _, obj := range s.objects {
+		if objectGVK(obj) == gvk && objectRef(obj).Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func objectGVK(obj map[string]any) schema.GroupVersionKind {
+	ref := objectRef(obj)
+	return schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 }

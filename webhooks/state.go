@@ -1,0 +1,176 @@
+package webhooks
+
+import (
+	"errors"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
+)
+
+// The cluster-scoped objects DG, CRDS and HARNESS look up.
+var (
+	DependencyGroupGVK = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "DependencyGroup"}
+	CRDSourceGVK       = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "CustomResourceDefinitionSource"}
+	HarnessGVK         = schema.GroupVersionKind{Group: "vshn.net", Version: "v1", Kind: "OperatorHarness"}
+)
+
+// stateIndex is one lookup key of cached objects: the values an object is
+// found under. The server registers these as informer field indexes (O(1)
+// lookups); `gatehouse check` applies them to its --state objects.
+type stateIndex struct {
+	gvk    schema.GroupVersionKind
+	name   string
+	values func(obj map[string]any) []string
+}
+
+// stateIndexes are every index the evaluators need.
+var stateIndexes = []stateIndex{
+	{DependencyGroupGVK, "gatehouse.crd", func(obj map[string]any) []string { return namesIn(spec(obj), "crds") }},
+	{CRDSourceGVK, "gatehouse.provides", func(obj map[string]any) []string { return nonEmpty(stringAt(spec(obj), "provides")) }},
+	{CRDSourceGVK, "gatehouse.manages", func(obj map[string]any) []string {
+		group, alias, err := dependencygroup.ParseManages(stringAt(spec(obj), "manages"))
+		if err != nil {
+			return nil
+		}
+		if alias != "" {
+			return []string{alias}
+		}
+		return []string{group}
+	}},
+	{HarnessGVK, "gatehouse.scopeLabel", func(obj map[string]any) []string { return nonEmpty(stringAt(spec(obj), "scopeToLabel")) }},
+	{HarnessGVK, "gatehouse.claim", harnessClaims},
+	{HarnessGVK, "gatehouse.claimNamespace", func(obj map[string]any) []string {
+		operator, _ := spec(obj)["operator"].(map[string]any)
+		return nonEmpty(stringAt(operator, "namespace"))
+	}},
+}
+
+// harnessClaims are "<namespace>/<serviceAccount>" per listed account, or
+// "<namespace>/*" for a harness that claims its whole namespace.
+func harnessClaims(obj map[string]any) []string {
+	operator, _ := spec(obj)["operator"].(map[string]any)
+	ns := stringAt(operator, "namespace")
+	if ns == "" {
+		return nil
+	}
+	accounts, _ := operator["serviceAccounts"].([]any)
+	if len(accounts) == 0 {
+		return []string{ns + "/*"}
+	}
+	var out []string
+	for _, a := range accounts {
+		if s, ok := a.(string); ok && s != "" {
+			out = append(out, ns+"/"+s)
+		}
+	}
+	return out
+}
+
+// IndexValues applies index name of gvk to obj, for readers that keep
+// objects in memory (`gatehouse check`).
+func IndexValues(gvk schema.GroupVersionKind, index string, obj map[string]any) []string {
+	for _, idx := range stateIndexes {
+		if idx.gvk == gvk && idx.name == index {
+			return idx.values(obj)
+		}
+	}
+	return nil
+}
+
+func spec(obj map[string]any) map[string]any {
+	s, _ := obj["spec"].(map[string]any)
+	return s
+}
+
+func stringAt(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// StateReader answers index lookups over cluster-scoped objects: the names
+// of the objects of a kind found under an index value, or whether one
+// exists. An error means the view cannot answer (unsynced, failed): the
+// evaluators then deny.
+type StateReader interface {
+	Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error)
+	Exists(gvk schema.GroupVersionKind, name string) (bool, error)
+}
+
+// errNoClusterState is the answer of a server that reads no cluster state.
+var errNoClusterState = errors.New("gatehouse reads no cluster state (no kubeconfig or in-cluster configuration)")
+
+// policyState adapts a StateReader to the State interfaces of the policies.
+type policyState struct{ r StateReader }
+
+var (
+	_ dependencygroup.State = policyState{}
+	_ harness.State         = policyState{}
+)
+
+func (p policyState) lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
+	if p.r == nil {
+		return nil, errNoClusterState
+	}
+	return p.r.Lookup(gvk, index, value)
+}
+
+func (p policyState) GroupsListingCRD(crd string) ([]string, error) {
+	return p.lookup(DependencyGroupGVK, "gatehouse.crd", crd)
+}
+
+func (p policyState) SourcesProviding(group string) ([]string, error) {
+	return p.lookup(CRDSourceGVK, "gatehouse.provides", group)
+}
+
+func (p policyState) SourcesManaging(scope string) ([]string, error) {
+	return p.lookup(CRDSourceGVK, "gatehouse.manages", scope)
+}
+
+func (p policyState) GroupExists(name string) (bool, error) {
+	if p.r == nil {
+		return false, errNoClusterState
+	}
+	return p.r.Exists(DependencyGroupGVK, name)
+}
+
+func (p policyState) HarnessesWithScopeLabel(label string) ([]string, error) {
+	return p.lookup(HarnessGVK, "gatehouse.scopeLabel", label)
+}
+
+// HarnessesClaiming: for an account, the harnesses listing it and those
+// claiming the whole namespace; for the whole namespace, every claim in it.
+func (p policyState) HarnessesClaiming(namespace, serviceAccount string) ([]string, error) {
+	if serviceAccount == "" {
+		return p.lookup(HarnessGVK, "gatehouse.claimNamespace", namespace)
+	}
+	byAccount, err := p.lookup(HarnessGVK, "gatehouse.claim", namespace+"/"+serviceAccount)
+	if err != nil {
+		return nil, err
+	}
+	wholeNamespace, err := p.lookup(HarnessGVK, "gatehouse.claim", namespace+"/*")
+	if err != nil {
+		return nil, err
+	}
+	return sortedUnique(append(byAccount, wholeNamespace...)), nil
+}
+
+func sortedUnique(names []string) []string {
+	sort.Strings(names)
+	out := names[:0]
+	for i, n := range names {
+		if i == 0 || n != names[i-1] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
