@@ -63,6 +63,7 @@ const (
 // deploy/default/rbac.yaml and in the README.
 var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 }
 
@@ -887,6 +888,8 @@ type deployRender struct {
 	validating          []admissionregistrationv1.ValidatingWebhookConfiguration
 	mutating            []admissionregistrationv1.MutatingWebhookConfiguration
 	crds                []apiextensionsv1.CustomResourceDefinition
+	roles               []rbacv1.Role
+	roleBindings        []rbacv1.RoleBinding
 }
 
 type deployObject struct {
@@ -956,6 +959,12 @@ func renderDeploy(t *testing.T, dir string) *deployRender {
 		case "apiextensions.k8s.io/v1 CustomResourceDefinition":
 			r.crds = append(r.crds, apiextensionsv1.CustomResourceDefinition{})
 			into, namespaced = &r.crds[len(r.crds)-1], false
+		case "rbac.authorization.k8s.io/v1 Role":
+			r.roles = append(r.roles, rbacv1.Role{})
+			into = &r.roles[len(r.roles)-1]
+		case "rbac.authorization.k8s.io/v1 RoleBinding":
+			r.roleBindings = append(r.roleBindings, rbacv1.RoleBinding{})
+			into = &r.roleBindings[len(r.roleBindings)-1]
 		default:
 			t.Errorf("%s: %s is a kind this test does not check; teach renderDeploy in e2e/deploy_test.go to decode it and add its checks", r.dir, key)
 			continue
@@ -1008,6 +1017,10 @@ func renderDeploy(t *testing.T, dir string) *deployRender {
 			o.obj, o.meta = &r.mutating[n], &r.mutating[n]
 		case "CustomResourceDefinition":
 			o.obj, o.meta = &r.crds[n], &r.crds[n]
+		case "Role":
+			o.obj, o.meta = &r.roles[n], &r.roles[n]
+		case "RoleBinding":
+			o.obj, o.meta = &r.roleBindings[n], &r.roleBindings[n]
 		}
 	}
 	return r
@@ -1194,5 +1207,24 @@ func TestDeployOverridesRBAC(t *testing.T) {
 	}
 	if roles != 1 || bindings != 1 {
 		t.Errorf("%d Roles and %d RoleBindings, want one each", roles, bindings)
+	}
+}
+
+// TestDeployLeaderElectionRole: the reconciler's Lease access is exactly
+// get/create/update on leases in gatehouse's namespace, bound to its
+// ServiceAccount, and the Deployment turns the reconciler on.
+func TestDeployLeaderElectionRole(t *testing.T) {
+	r := renderDeploy(t, deployDefaultDir)
+	want := []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}}}
+	if len(r.roles) != 1 || !reflect.DeepEqual(r.roles[0].Rules, want) || r.roles[0].Namespace != "gatehouse-system" {
+		t.Fatalf("Roles %+v, want one in gatehouse-system granting %v", r.roles, want)
+	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "gatehouse", Namespace: "gatehouse-system"}}
+	if len(r.roleBindings) != 1 || r.roleBindings[0].RoleRef.Name != r.roles[0].Name || !reflect.DeepEqual(r.roleBindings[0].Subjects, subjects) {
+		t.Fatalf("RoleBindings %+v do not bind the Role to gatehouse's ServiceAccount", r.roleBindings)
+	}
+	d := r.deployment(t)
+	if d == nil || !slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--reconcile-dependencygroups") {
+		t.Error("the Deployment does not run the DependencyGroup status reconciler")
 	}
 }

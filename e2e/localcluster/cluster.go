@@ -33,6 +33,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 )
 
 // Options configure Start.
@@ -228,6 +230,7 @@ func Scheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(cmapi.AddToScheme(scheme))
+	utilruntime.Must(helmeticav1.AddToScheme(scheme))
 	return scheme
 }
 

@@ -52,7 +52,7 @@ func StartGatehouse(ctx context.Context, certDir, workDir, kubeconfig string) (*
 	}
 	args := []string{"serve", "--cert-dir", certDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--probe-address", g.ProbeAddr, "--metrics-address", "0", "--shutdown-delay", "0s", "--cert-poll-interval", "1s",
-		"--kubeconfig", kubeconfig}
+		"--kubeconfig", kubeconfig, "--reconcile-dependencygroups", "--leader-election-namespace", "default"}
 	go func() {
 		defer logFile.Close()
 		g.done <- app.Run(ctx, args, strings.NewReader(""), logFile, logFile)

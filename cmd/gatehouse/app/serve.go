@@ -20,14 +20,17 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
@@ -48,6 +51,8 @@ type serveFlags struct {
 	probeAddress   string
 	metricsAddress string
 	kubeconfig     string
+	reconcileDG    bool
+	leaderNS       string
 }
 
 func newServe() *cobra.Command {
@@ -97,6 +102,11 @@ CA and a certificate for localhost instead, and prints where.`,
 			if err != nil {
 				return err
 			}
+			if f.reconcileDG {
+				if err := srv.EnableDependencyGroupStatus(f.leaderNS); err != nil {
+					return err
+				}
+			}
 			return srv.Run(ctx)
 		},
 	}
@@ -116,6 +126,8 @@ CA and a certificate for localhost instead, and prints where.`,
 	fl.StringVar(&f.probeAddress, "probe-address", "", `address of /healthz and /readyz (default ":8081")`)
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for reading cluster state (default: in-cluster, then $KUBECONFIG)")
+	fl.BoolVar(&f.reconcileDG, "reconcile-dependencygroups", false, "run the leader-elected DependencyGroup status reconciler (deploy/ turns it on)")
+	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the reconciler's leader election Lease")
 	return cmd
 }
 
@@ -188,6 +200,39 @@ type Server struct {
 	// the cluster.
 	workloads *webhooks.CachedWorkloads
 	state     *webhooks.CachedState
+	// rc is the cluster gatehouse reads, nil for none; manager runs the
+	// leader-elected reconciler when enabled.
+	rc      *rest.Config
+	manager manager.Manager
+}
+
+// EnableDependencyGroupStatus adds the leader-elected DependencyGroup status
+// reconciler (webhooks.DependencyGroupStatus); it needs cluster access.
+func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
+	if s.rc == nil {
+		return usageError("--reconcile-dependencygroups needs cluster access (--kubeconfig or in-cluster)")
+	}
+	scheme := runtime.NewScheme()
+	if err := helmeticav1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(s.rc, ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: "0"}, // served by the server's own metrics listener
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                true,
+		LeaderElectionID:              "gatehouse-dependencygroup-status",
+		LeaderElectionNamespace:       leaderNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return err
+	}
+	if err := (&webhooks.DependencyGroupStatus{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	s.manager = mgr
+	return nil
 }
 
 // NewServer assembles the server; nothing listens until Run.
@@ -198,6 +243,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	if err != nil {
 		return nil, err
 	}
+	s.rc = rc
 	if rc != nil && cfg.Enabled("component-overrides") {
 		if s.workloads, err = webhooks.NewCachedWorkloads(rc, cfg.Overrides.Namespace); err != nil {
 			return nil, err
@@ -297,6 +343,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.state != nil {
 		g.Go(func() error { return s.state.Start(gctx) })
+	}
+	if s.manager != nil {
+		g.Go(func() error { return s.manager.Start(gctx) })
 	}
 	probes := &http.Server{Handler: s.probeMux(), ReadHeaderTimeout: 10 * time.Second}
 	g.Go(func() error {
