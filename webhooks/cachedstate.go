@@ -31,12 +31,37 @@ type CachedState struct {
 func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 	c, err := cache.New(cfg, cache.Options{
 		Scheme:           runtime.NewScheme(),
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: keepOnlyWhatIsRead,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &CachedState{cache: c}, nil
+}
+
+// keepOnlyWhatIsRead trims a cached object to what the lookups read: the
+// name and creationTimestamp, and spec. Managed fields, annotations (with a
+// last-applied-configuration as large as the object), labels and status are
+// dropped, so the caches of a large cluster cost little memory.
+func keepOnlyWhatIsRead(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	meta, _ := u.Object["metadata"].(map[string]any)
+	kept := map[string]any{}
+	for _, key := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp"} {
+		if v, ok := meta[key]; ok {
+			kept[key] = v
+		}
+	}
+	u.Object = map[string]any{
+		"apiVersion": u.Object["apiVersion"],
+		"kind":       u.Object["kind"],
+		"metadata":   kept,
+		"spec":       u.Object["spec"],
+	}
+	return u, nil
 }
 
 // Start registers the indexes and informers and runs them until ctx ends.
