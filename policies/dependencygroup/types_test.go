@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // TestPassFixturesDecodeStrictly decodes every pass fixture into its Go API
@@ -68,18 +68,11 @@ func TestStrictDecodingRejectsOtherShapes(t *testing.T) {
 }
 
 func decodeStrict(raw []byte, kind string) []error {
-	var obj any
 	switch kind {
 	case "DependencyGroup":
-		obj = &helmeticav1.DependencyGroup{}
+		return golden.DecodeStrict(raw, &helmeticav1.DependencyGroup{})
 	case "CustomResourceDefinitionSource":
-		obj = &helmeticav1.CustomResourceDefinitionSource{}
-	default:
-		return []error{fmt.Errorf("unexpected kind %q", kind)}
+		return golden.DecodeStrict(raw, &helmeticav1.CustomResourceDefinitionSource{})
 	}
-	strictErrs, err := kjson.UnmarshalStrict(raw, obj, kjson.DisallowUnknownFields)
-	if err != nil {
-		return append(strictErrs, err)
-	}
-	return strictErrs
+	return []error{fmt.Errorf("unexpected kind %q", kind)}
 }

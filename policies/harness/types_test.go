@@ -5,10 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
-
 	harnessv1 "github.com/gatehouse-dev/gatehouse/api/harness/v1"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // TestPassFixturesDecodeStrictly decodes every pass fixture into
@@ -56,14 +54,5 @@ func TestStrictDecodingRejectsTheOldShape(t *testing.T) {
 }
 
 func decodeStrict(data []byte) []error {
-	raw, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return []error{err}
-	}
-	var h harnessv1.OperatorHarness
-	strictErrs, err := kjson.UnmarshalStrict(raw, &h, kjson.DisallowUnknownFields)
-	if err != nil {
-		return append(strictErrs, err)
-	}
-	return strictErrs
+	return golden.DecodeStrict(data, &harnessv1.OperatorHarness{})
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -178,4 +179,20 @@ func Results(findings []policies.Finding) []Result {
 		out = append(out, Result{f.Severity, f.Code, f.Field})
 	}
 	return out
+}
+
+// DecodeStrict decodes a YAML or JSON document into into as the API server's
+// strict field validation would: duplicate keys, unknown or miscased fields
+// and wrong types are errors. Tests use it to prove fixtures have the shape
+// of the Go API types.
+func DecodeStrict(data []byte, into any) []error {
+	raw, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return []error{err}
+	}
+	strictErrs, err := kjson.UnmarshalStrict(raw, into, kjson.DisallowUnknownFields)
+	if err != nil {
+		return append(strictErrs, err)
+	}
+	return strictErrs
 }
