@@ -1,0 +1,48 @@
+package proxy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// FuzzInject feeds arbitrary YAML or JSON, decoded as the webhook decodes an
+// object, to Inject: for panics, for idempotency, and for the property that a
+// denial changes nothing. It also runs Harnessed on the input as a harness.
+func FuzzInject(f *testing.F) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"spec":{"volumes":[1,{"name":"proxy-api-access"}],"containers":[1,{"env":"x","volumeMounts":[null]}]}}`))
+	f.Add([]byte(`{"spec":{"initContainers":[{"env":[{"name":"KUBERNETES_SERVICE_PORT"},{"name":"KUBERNETES_SERVICE_PORT"}],"volumeMounts":[{"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount/"}]}]}}`))
+	f.Add([]byte(`{"spec":{"operator":{"namespace":"a","injectProxyConfiguration":true,"serviceAccounts":["b",2]}}}`))
+	f.Add([]byte(`[1, 2]`))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var obj map[string]any
+		if err := yaml.Unmarshal(data, &obj); err != nil {
+			return
+		}
+		Harnessed([]map[string]any{obj}, "a", "b")
+		before := clone(obj)
+		changed, findings := Inject(obj, BuiltinConfig())
+		if len(findings) > 0 && (changed || !jsonEqual(obj, before)) {
+			t.Fatalf("a denied pod was changed:\n%s", toYAML(obj))
+		}
+		once := clone(obj)
+		changed, _ = Inject(obj, BuiltinConfig())
+		if changed || !jsonEqual(obj, once) {
+			t.Fatalf("Inject is not idempotent:\n%s\n---\n%s", toYAML(once), toYAML(obj))
+		}
+	})
+}
