@@ -2,8 +2,8 @@ package podsecurity
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
@@ -147,33 +147,17 @@ func defaultedPod() map[string]any {
 	return obj
 }
 
-// readBack returns obj as the webhook decodes it: marshalled and decoded
-// again, so numbers are float64.
-func readBack(obj map[string]any) map[string]any {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		panic(err)
-	}
-	var out map[string]any
-	if err := yaml.Unmarshal(data, &out); err != nil {
-		panic(err)
-	}
-	return out
-}
+// Fixture helpers shared with the other policies' tests.
+var (
+	readBack = golden.ReadBack
+	toYAML   = golden.ToYAML
+)
 
-// clone deep-copies a decoded object.
+// clone deep-copies a decoded object keeping Go number types (the defaults
+// are int64), unlike a JSON round trip, so DeepEqual compares like with like.
 func clone(obj map[string]any) map[string]any {
 	if obj == nil {
 		return nil
 	}
 	return copyJSON(obj).(map[string]any)
-}
-
-// toYAML renders an object for failure messages.
-func toYAML(obj any) string {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		return err.Error()
-	}
-	return string(data)
 }

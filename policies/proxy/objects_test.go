@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"encoding/json"
-
-	"sigs.k8s.io/yaml"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // saVolume is the volume the ServiceAccount admission plugin adds (upstream
@@ -63,43 +61,15 @@ func admittedPod() map[string]any {
 	}
 }
 
-func readBack(obj map[string]any) map[string]any {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		panic(err)
-	}
-	var out map[string]any
-	if err := yaml.Unmarshal(data, &out); err != nil {
-		panic(err)
-	}
-	return out
-}
-
-func clone(obj map[string]any) map[string]any {
-	if obj == nil {
-		return nil
-	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		panic(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		panic(err)
-	}
-	return out
-}
-
-func toYAML(obj any) string {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		return err.Error()
-	}
-	return string(data)
-}
-
 func spec(obj map[string]any) map[string]any { return obj["spec"].(map[string]any) }
 
 func container(obj map[string]any, list string, i int) map[string]any {
 	return spec(obj)[list].([]any)[i].(map[string]any)
 }
+
+// Fixture helpers shared with the other policies' tests.
+var (
+	readBack = golden.ReadBack
+	clone    = golden.Clone
+	toYAML   = golden.ToYAML
+)

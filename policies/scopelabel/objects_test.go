@@ -1,9 +1,7 @@
 package scopelabel
 
 import (
-	"encoding/json"
-
-	"sigs.k8s.io/yaml"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 const (
@@ -48,37 +46,9 @@ func labels(obj map[string]any) map[string]any {
 	return l
 }
 
-func readBack(obj map[string]any) map[string]any {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		panic(err)
-	}
-	var out map[string]any
-	if err := yaml.Unmarshal(data, &out); err != nil {
-		panic(err)
-	}
-	return out
-}
-
-func clone(obj map[string]any) map[string]any {
-	if obj == nil {
-		return nil
-	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		panic(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		panic(err)
-	}
-	return out
-}
-
-func toYAML(obj any) string {
-	data, err := yaml.Marshal(obj)
-	if err != nil {
-		return err.Error()
-	}
-	return string(data)
-}
+// Fixture helpers shared with the other policies' tests.
+var (
+	readBack = golden.ReadBack
+	clone    = golden.Clone
+	toYAML   = golden.ToYAML
+)

@@ -8,6 +8,7 @@ package golden
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -195,4 +196,43 @@ func DecodeStrict(data []byte, into any) []error {
 		return append(strictErrs, err)
 	}
 	return strictErrs
+}
+
+// ReadBack returns obj as a policy reads it from a YAML fixture: marshalled
+// and decoded again, so numbers and empty values have their decoded types.
+func ReadBack(obj map[string]any) map[string]any {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	var out map[string]any
+	if err := yaml.Unmarshal(data, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// Clone deep-copies a decoded JSON object.
+func Clone(obj map[string]any) map[string]any {
+	if obj == nil {
+		return nil
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		panic(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// ToYAML renders obj for a failure message.
+func ToYAML(obj any) string {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
 }
