@@ -1,7 +1,6 @@
 package dependencygroup
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -10,18 +9,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 func addFixtureSeeds(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"spec":{"crds":[null,1,{"name":null},{"name":"a.b"},{"name":"a.b"}],"harnessRef":{"kind":[]}}}`))

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // FuzzValidateHarness feeds arbitrary YAML or JSON, decoded as the webhook
@@ -17,15 +17,7 @@ import (
 // well-formed findings, and the property that a State error always denies
 // (with one StateUnavailable at most).
 func FuzzValidateHarness(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"spec":{"mode":1,"clusterRoles":{"rules":[null,{"verbs":["scopedlist"],"resourceNames":[1]},{"verbs":"*"}]},"acknowledgedGrants":[{"name":1e300},{"name":"a","apiGroups":"","verbs":[null]},"x"]}}`))

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
@@ -152,21 +150,7 @@ func TestGoldenUndefaulted(t *testing.T) {
 // of every fixture, with golden.Run's rules: drift, a missing file and an
 // extra file fail; GATEHOUSE_UPDATE_GOLDEN=1 rewrites the directory.
 func TestGoldenMutated(t *testing.T) {
-	want := map[string][]byte{}
-	for _, f := range fixtures() {
-		obj := readBack(f.Object)
-		DefaultPod(obj, BuiltinDefaults())
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatalf("fixture %s: %v", f.Name, err)
-		}
-		name := filepath.Join("mutated", f.Name+".yaml")
-		if _, dup := want[name]; dup {
-			t.Fatalf("fixture %s is defined twice", f.Name)
-		}
-		want[name] = data
-	}
-	golden.Files(t, "testdata", []string{"mutated"}, want)
+	golden.Mutated(t, "testdata", fixtures(), func(obj map[string]any) { DefaultPod(obj, BuiltinDefaults()) })
 }
 
 // TestDefaultPodIdempotentOnFixtures runs DefaultPod twice on every fixture

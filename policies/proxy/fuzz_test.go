@@ -1,26 +1,19 @@
 package proxy
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // FuzzInject feeds arbitrary YAML or JSON, decoded as the webhook decodes an
 // object, to Inject: for panics, for idempotency, and for the property that a
 // denial changes nothing. It also runs Harnessed on the input as a harness.
 func FuzzInject(f *testing.F) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"spec":{"volumes":[1,{"name":"proxy-api-access"}],"containers":[1,{"env":"x","volumeMounts":[null]}]}}`))

@@ -1,11 +1,8 @@
 package proxy
 
 import (
-	"path/filepath"
 	"reflect"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
@@ -75,21 +72,7 @@ func TestGolden(t *testing.T) {
 // TestGoldenMutated checks testdata/mutated/<name>.yaml, Inject's output for
 // every fixture.
 func TestGoldenMutated(t *testing.T) {
-	want := map[string][]byte{}
-	for _, f := range fixtures() {
-		obj := readBack(f.Object)
-		Inject(obj, BuiltinConfig())
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatalf("fixture %s: %v", f.Name, err)
-		}
-		name := filepath.Join("mutated", f.Name+".yaml")
-		if _, dup := want[name]; dup {
-			t.Fatalf("fixture %s is defined twice", f.Name)
-		}
-		want[name] = data
-	}
-	golden.Files(t, "testdata", []string{"mutated"}, want)
+	golden.Mutated(t, "testdata", fixtures(), func(obj map[string]any) { Inject(obj, BuiltinConfig()) })
 }
 
 // TestInjectIdempotentOnFixtures: a second Inject reports no change and

@@ -1,7 +1,6 @@
 package scopelabel
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // FuzzScopeLabel feeds arbitrary YAML or JSON objects, a label key and a
@@ -17,15 +17,7 @@ import (
 // mutations, and the property that a mutated object passes CheckUpdate
 // against the input.
 func FuzzScopeLabel(f *testing.F) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "*", "*", "*.yaml"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*", "*.yaml")) {
 		f.Add(data, keyA, "tenant-1")
 	}
 	f.Add([]byte(`{"metadata":{"labels":{"a":1}}}`), "a", "")

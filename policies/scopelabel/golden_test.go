@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
@@ -63,21 +61,7 @@ func findingsOf(m mutate) golden.Evaluate {
 
 func mutatedFiles(t *testing.T, dir string, fixtures []golden.Fixture, m mutate) {
 	t.Helper()
-	want := map[string][]byte{}
-	for _, f := range fixtures {
-		obj := readBack(f.Object)
-		m(obj)
-		data, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatalf("fixture %s: %v", f.Name, err)
-		}
-		name := filepath.Join("mutated", f.Name+".yaml")
-		if _, dup := want[name]; dup {
-			t.Fatalf("fixture %s is defined twice", f.Name)
-		}
-		want[name] = data
-	}
-	golden.Files(t, dir, []string{"mutated"}, want)
+	golden.Mutated(t, dir, fixtures, func(obj map[string]any) { m(obj) })
 }
 
 func TestGolden(t *testing.T) {

@@ -1,7 +1,6 @@
 package serviceaccount
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // FuzzValidate feeds arbitrary YAML or JSON, decoded as the webhook decodes
@@ -18,15 +18,7 @@ import (
 // Pod: for panics and stack overflows, and against two independent oracles
 // for the upstream shapes.
 func FuzzValidate(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, path := range seeds {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"r":{"podOverrides":{"spec":{"serviceAccountName":"x"}}}}}`))

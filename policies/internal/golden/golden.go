@@ -236,3 +236,44 @@ func ToYAML(obj any) string {
 	}
 	return string(data)
 }
+
+// Mutated regenerates or verifies dir/mutated/<name>.yaml, the object each
+// fixture becomes after mutate (applied to the fixture as read back from
+// YAML), with the same drift, missing and extra rules as Run.
+func Mutated(t *testing.T, dir string, fixtures []Fixture, mutate func(obj map[string]any)) {
+	t.Helper()
+	want := map[string][]byte{}
+	for _, f := range fixtures {
+		obj := ReadBack(f.Object)
+		mutate(obj)
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatalf("fixture %s: %v", f.Name, err)
+		}
+		name := filepath.Join("mutated", f.Name+".yaml")
+		if _, dup := want[name]; dup {
+			t.Fatalf("fixture %s is defined twice", f.Name)
+		}
+		want[name] = data
+	}
+	Files(t, dir, []string{"mutated"}, want)
+}
+
+// ReadFixtures returns the contents of every file matching pattern (such as
+// testdata/*/*.yaml), in lexical order: the seed corpus of the fuzz targets.
+func ReadFixtures(tb testing.TB, pattern string) [][]byte {
+	tb.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := make([][]byte, 0, len(files))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, data)
+	}
+	return out
+}
