@@ -69,7 +69,7 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 				return usageError("--state: %v", err)
 			}
 			state := newClusterState(stateDocs)
-			opts := webhookOptions(cfg)
+			opts := webhooks.OptionsFromConfig(cfg)
 			opts.Workloads = state
 			opts.ClusterState = state
 			hooks := webhooks.Build(opts, cfg.Enabled)

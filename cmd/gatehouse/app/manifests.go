@@ -30,7 +30,7 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 			if err != nil {
 				return err
 			}
-			o.Options = webhookOptions(cfg)
+			o.Options = webhooks.OptionsFromConfig(cfg)
 			out, err := webhooks.WebhookConfigurations(o)
 			if err != nil {
 				return err

@@ -181,10 +181,6 @@ func newLogger(w io.Writer, level int) logr.Logger {
 	return zapr.NewLogger(zap.New(core))
 }
 
-func webhookOptions(cfg configv1alpha1.ServerConfig) webhooks.Options {
-	return webhooks.OptionsFromConfig(cfg)
-}
-
 // Server is `gatehouse serve`: the webhook listener, the probe listener, the
 // metrics listener and the certificate source, run together.
 type Server struct {
@@ -238,7 +234,7 @@ func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
 // NewServer assembles the server; nothing listens until Run.
 func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kubeconfig string) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, shutdownDelay: shutdownDelay}
-	opts := webhookOptions(cfg)
+	opts := webhooks.OptionsFromConfig(cfg)
 	rc, err := s.restConfig(kubeconfig)
 	if err != nil {
 		return nil, err
