@@ -48,18 +48,19 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 		ObjectMeta: o.objectMeta(),
 	}
 	for _, def := range Registry {
-		w := o.validatingWebhook(def)
-		switch def.Type {
-		case Validating:
-			validating.Webhooks = append(validating.Webhooks, w)
-		case Mutating:
-			ifNeeded := admissionregistrationv1.IfNeededReinvocationPolicy
-			mutating.Webhooks = append(mutating.Webhooks, admissionregistrationv1.MutatingWebhook{
-				Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy,
-				MatchPolicy: w.MatchPolicy, NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
-				SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
-				MatchConditions: w.MatchConditions, ReinvocationPolicy: &ifNeeded,
-			})
+		for _, w := range o.entries(def) {
+			switch def.Type {
+			case Validating:
+				validating.Webhooks = append(validating.Webhooks, w)
+			case Mutating:
+				ifNeeded := admissionregistrationv1.IfNeededReinvocationPolicy
+				mutating.Webhooks = append(mutating.Webhooks, admissionregistrationv1.MutatingWebhook{
+					Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy,
+					MatchPolicy: w.MatchPolicy, NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
+					SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+					MatchConditions: w.MatchConditions, ReinvocationPolicy: &ifNeeded,
+				})
+			}
 		}
 	}
 	var out bytes.Buffer
@@ -116,6 +117,27 @@ func (o ManifestOptions) validatingWebhook(def Definition) admissionregistration
 	return w
 }
 
+// entries are the configuration entries of one webhook: one, or for a
+// webhook that fails closed only in harnessed namespaces, the failing-closed
+// entry there and a failing-open one, "<name>-unlabelled", everywhere else.
+func (o ManifestOptions) entries(def Definition) []admissionregistrationv1.ValidatingWebhook {
+	w := o.validatingWebhook(def)
+	if !def.FailClosedOnlyInHarnessed {
+		return []admissionregistrationv1.ValidatingWebhook{w}
+	}
+	elsewhere := *w.DeepCopy()
+	elsewhere.Name = def.Name + "-unlabelled.gatehouse.dev"
+	ignore := admissionregistrationv1.Ignore
+	elsewhere.FailurePolicy = &ignore
+	w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpExists,
+	})
+	elsewhere.NamespaceSelector.MatchExpressions = append(elsewhere.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpDoesNotExist,
+	})
+	return []admissionregistrationv1.ValidatingWebhook{w, elsewhere}
+}
+
 func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
 	if o.URL != "" {
 		url := o.URL + path
@@ -154,7 +176,7 @@ func (in Intercept) rules() []admissionregistrationv1.RuleWithOperations {
 		}
 		out[i].Resources = append(out[i].Resources, name)
 	}
-	if in.Products {
+	if in.Products || in.AllResources {
 		out = append(out, admissionregistrationv1.RuleWithOperations{
 			Operations: in.Operations,
 			Rule: admissionregistrationv1.Rule{

@@ -69,6 +69,12 @@ type testServer struct {
 
 func startServer(t testing.TB) *testServer {
 	t.Helper()
+	return startServerWith(t, OptionsFromConfig(configv1alpha1.Default()))
+}
+
+// startServerWith serves every webhook of the registry built from opts.
+func startServerWith(t testing.TB, opts Options) *testServer {
+	t.Helper()
 	bundle, err := certs.Dev(t.TempDir(), certs.DevHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +87,7 @@ func startServer(t testing.TB) *testServer {
 			c.NextProtos = []string{"http/1.1"}
 		}},
 	})
-	for _, w := range Build(OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true }) {
+	for _, w := range Build(opts, func(string) bool { return true }) {
 		srv.Register(w.Path, w.Admission)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
