@@ -299,3 +299,78 @@ func TestCheckOverrides(t *testing.T) {
 		t.Errorf("with the live workloads as state: %d resolution warnings, want 0", n)
 	}
 }
+
+// TestCheckStateHarness: with an OperatorHarness and namespaces given as
+// --state, check shows the harness-proxy patch for the operator's pod and the
+// scope label harness-labels copies onto an object in a scoped namespace.
+func TestCheckStateHarness(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yaml")
+	objects := filepath.Join(dir, "objects.yaml")
+	if err := os.WriteFile(state, []byte(`apiVersion: vshn.net/v1
+kind: OperatorHarness
+metadata: {name: mariadb}
+spec:
+  scopeToLabel: requires.example/mariadb
+  operator: {namespace: operators, serviceAccounts: [operator], injectProxyConfiguration: true}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: tenant, labels: {requires.example/mariadb: tenant}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(objects, []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: op, namespace: operators}
+spec:
+  serviceAccountName: operator
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: other, namespace: operators}
+spec:
+  serviceAccountName: other
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: tenant}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out checkOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	patches := map[string]string{}
+	for _, r := range out.Results {
+		if len(r.Patch) > 0 {
+			patches[r.Object.Name+" "+r.Webhook] = string(mustMarshal(t, r.Patch))
+		}
+	}
+	if p := patches["op harness-proxy"]; !strings.Contains(p, `"path":"/spec/automountServiceAccountToken","value":false`) ||
+		!strings.Contains(p, `"name":"proxy-api-access"`) || !strings.Contains(p, `"name":"KUBERNETES_SERVICE_HOST","value":"proxy-service.proxy-namespace.svc"`) {
+		t.Errorf("harness-proxy patch for the operator's pod: %s", p)
+	}
+	if p := patches["settings harness-labels"]; !strings.Contains(p, `"requires.example/mariadb":"tenant"`) {
+		t.Errorf("harness-labels patch for the ConfigMap: %s", p)
+	}
+	if len(patches) != 2 {
+		t.Errorf("patches %v, want exactly the two above (the other account's pod untouched)", patches)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
