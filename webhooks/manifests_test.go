@@ -126,7 +126,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 					for _, user := range users {
 						sent := rulesMatch(w.rules, op, r.gvr, r.sub)
 						for _, p := range programs {
-							sent = sent && evalBool(t, p, op, r.gvr, o[0], o[1], user)
+							sent = sent && evalBool(t, p, op, r.gvr, r.sub, o[0], o[1], user)
 						}
 						routed := def.Intercept.Matches(op, r.gvr, r.sub, opts) && def.Intercept.ObjectMatches(o[0], o[1], opts) &&
 							def.Intercept.UserMatches(op, user)
@@ -175,14 +175,15 @@ func compile(t *testing.T, expr string) cel.Program {
 	return prg
 }
 
-func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, namespace, name, user string) bool {
+func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string) bool {
 	t.Helper()
 	out, _, err := prg.Eval(map[string]any{"request": map[string]any{
-		"operation": string(op),
-		"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
-		"namespace": namespace,
-		"name":      name,
-		"userInfo":  map[string]any{"username": user},
+		"operation":   string(op),
+		"resource":    map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
+		"subResource": sub,
+		"namespace":   namespace,
+		"name":        name,
+		"userInfo":    map[string]any{"username": user},
 	}})
 	if err != nil {
 		t.Fatal(err)

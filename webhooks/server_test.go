@@ -87,8 +87,12 @@ func startServerWith(t testing.TB, opts Options) *testServer {
 			c.NextProtos = []string{"http/1.1"}
 		}},
 	})
-	for _, w := range Build(opts, func(string) bool { return true }) {
+	hooks := Build(opts, func(string) bool { return true })
+	for _, w := range hooks {
 		srv.Register(w.Path, w.Admission)
+	}
+	for _, c := range BuildCombined(hooks, opts) {
+		srv.Register(c.Path, c.Admission)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

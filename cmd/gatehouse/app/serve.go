@@ -274,9 +274,15 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 			}
 		}},
 	})
-	for _, w := range webhooks.Build(opts, cfg.Enabled) {
+	hooks := webhooks.Build(opts, cfg.Enabled)
+	for _, w := range hooks {
 		s.webhook.Register(w.Path, w.Admission)
 		log.Info("webhook enabled", "webhook", w.Name, "path", w.Path)
+	}
+	// The combined endpoints are always served, so either layout of the
+	// webhook configurations works against any gatehouse.
+	for _, c := range webhooks.BuildCombined(hooks, opts) {
+		s.webhook.Register(c.Path, c.Admission)
 	}
 	if cfg.Serving.MetricsAddress != "0" {
 		m, err := metricsserver.NewServer(metricsserver.Options{BindAddress: cfg.Serving.MetricsAddress}, nil, nil)
