@@ -240,11 +240,11 @@ func (m member) memberExpression(opts Options) string {
 	in := m.def.Intercept
 	var alts []string
 	for _, r := range in.Resources {
-		alts = append(alts, fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q && request.subResource == %q && %s)",
-			r.GVR.Group, r.GVR.Resource, r.Subresource, operationsIn(r.operations(in))))
+		alts = append(alts, fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q && %s && %s)",
+			r.GVR.Group, r.GVR.Resource, subresourceIs(r.Subresource), operationsIn(r.operations(in))))
 	}
 	if in.AllResources {
-		alts = append(alts, fmt.Sprintf("(request.subResource == \"\" && %s)", operationsIn(in.Operations)))
+		alts = append(alts, fmt.Sprintf("(%s && %s)", subresourceIs(""), operationsIn(in.Operations)))
 	}
 	if in.Products {
 		var suffixes []string
@@ -252,7 +252,7 @@ func (m member) memberExpression(opts Options) string {
 			suffixes = append(suffixes, fmt.Sprintf("request.resource.group.endsWith(%q)", s))
 		}
 		if len(suffixes) > 0 {
-			alts = append(alts, fmt.Sprintf("(request.subResource == \"\" && %s && (%s))", operationsIn(in.Operations), strings.Join(suffixes, " || ")))
+			alts = append(alts, fmt.Sprintf("(%s && %s && (%s))", subresourceIs(""), operationsIn(in.Operations), strings.Join(suffixes, " || ")))
 		}
 	}
 	expr := "false"
@@ -266,6 +266,15 @@ func (m member) memberExpression(opts Options) string {
 		expr += " && (" + c.Expression + ")"
 	}
 	return expr
+}
+
+// subresourceIs tests request.subResource, which the API server leaves out
+// of the request (rather than empty) for the main resource.
+func subresourceIs(sub string) string {
+	if sub == "" {
+		return "!has(request.subResource)"
+	}
+	return fmt.Sprintf("(has(request.subResource) && request.subResource == %q)", sub)
 }
 
 func operationsIn(ops []admissionregistrationv1.OperationType) string {

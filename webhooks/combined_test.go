@@ -121,7 +121,7 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 		{gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "things"}},
 	}
 	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete}
-	objects := [][2]string{{"ops", "overrides"}, {"team-a", "web"}}
+	objects := [][2]string{{"ops", "overrides"}, {"team-a", "web"}, {"", "cluster-scoped"}}
 	namespaces := []map[string]string{
 		{},
 		{"psc.example/opt-in": "yes"},

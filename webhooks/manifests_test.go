@@ -177,16 +177,21 @@ func compile(t *testing.T, expr string) cel.Program {
 
 func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string) bool {
 	t.Helper()
-	out, _, err := prg.Eval(map[string]any{"request": map[string]any{
-		"operation":   string(op),
-		"resource":    map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
-		"subResource": sub,
-		"namespace":   namespace,
-		"name":        name,
-		"userInfo":    map[string]any{"username": user},
-	}})
+	// As the API server does, fields that are empty (omitempty in
+	// AdmissionRequest) are absent, not "".
+	request := map[string]any{
+		"operation": string(op),
+		"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
+		"userInfo":  map[string]any{"username": user},
+	}
+	for key, v := range map[string]string{"subResource": sub, "namespace": namespace, "name": name} {
+		if v != "" {
+			request[key] = v
+		}
+	}
+	out, _, err := prg.Eval(map[string]any{"request": request})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("matchCondition failed on %s %s/%s %s/%s: %v", op, gvr, sub, namespace, name, err)
 	}
 	b, ok := out.Value().(bool)
 	if !ok {
