@@ -244,3 +244,16 @@ func TestPanicInEvaluationStillRecovered(t *testing.T) {
 		t.Fatalf("want a denying 500 echoing the UID, got allowed=%v %+v", r.Allowed, r.Result)
 	}
 }
+
+// TestCancelledRequestContextStillDecides: the server cancels the contexts
+// of in-flight requests when it starts draining on SIGTERM; those reviews
+// must get their real answer, not a timeout.
+func TestCancelledRequestContextStillDecides(t *testing.T) {
+	w := Build(Options{}, func(n string) bool { return n == "secret-scope" })[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	resp, findings := Decide(ctx, w, admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod,,node"))))
+	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity || len(findings) == 0 {
+		t.Fatalf("want the real 422 denial, got allowed=%v %+v", resp.Allowed, resp.Result)
+	}
+}
