@@ -58,13 +58,18 @@ crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-ge
 golden: ## regenerate the policies' golden fixtures (review the diff!)
 	GATEHOUSE_UPDATE_GOLDEN=1 $(GO) test -count=1 ./policies/...
 
-fuzz: ## run every Fuzz target for FUZZTIME each (default 30s)
-	@set -e; for pkg in $$($(GO) list ./...); do \
+# Every Fuzz target of every package, FUZZTIME each, one after another (a
+# fuzz run takes one package and one target). A failure does not stop the
+# others; the crashers are written to the package's testdata/fuzz/ (commit them
+# as regression seeds), and the summary lists the failed targets.
+fuzz: ## run every Fuzz target for FUZZTIME (default 30s) each; crashers land in testdata/fuzz/
+	@failed=""; for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$target"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || failed="$$failed $$pkg.$$target"; \
 	  done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi; echo "fuzz: every target passed"
 
 bench: ## run every benchmark with allocations (compare runs with benchstat)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
