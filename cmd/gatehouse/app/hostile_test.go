@@ -27,7 +27,7 @@ import (
 )
 
 // The hostile-input tests run `gatehouse serve --dev` in-process on loopback
-// and attack it over HTTPS. Every attack must get a well-formed answer (an
+// (each in a process of its own, see inFreshProcess) and attack it over HTTPS. Every attack must get a well-formed answer (an
 // AdmissionReview that does not allow, or an HTTP error status) or a closed
 // connection; valid reviews keep being answered correctly in between; nothing
 // panics; and afterwards the goroutines and the resident memory of the
@@ -184,6 +184,9 @@ const (
 // mistyped and mismatched requests, trickles headers slowly, and tries old
 // TLS versions, with valid reviews in between.
 func TestServeHostileInput(t *testing.T) {
+	if !inFreshProcess(t) {
+		return
+	}
 	h := startHostile(t)
 	h.validReviewsStillWork(t, "start")
 	before := measure(t)
@@ -411,6 +414,9 @@ func slowloris(t *testing.T, h *hostileServer) <-chan error {
 // server closes every one of them on its own; afterwards goroutines and
 // memory return to baseline.
 func TestServeIdleConnections(t *testing.T) {
+	if !inFreshProcess(t) {
+		return
+	}
 	const idle = 2000
 	// Client and server are both in this process: two descriptors per
 	// connection, plus the server's own.
