@@ -60,6 +60,7 @@ func FuzzValidate(f *testing.F) {
 // into anything else (an extra, missing or altered entry) is denied. Names
 // are given one per line.
 func FuzzRenderScope(f *testing.F) {
+	seedScopesFromFixtures(f)
 	f.Add(true, false, "web\napi", "lb")
 	f.Add(false, true, "mysvc,node", "")
 	f.Add(false, false, "a=b", "x,pod,")
@@ -124,4 +125,49 @@ func toAny(names []string) []any {
 		out[i] = n
 	}
 	return out
+}
+
+// seedScopesFromFixtures adds every CredentialsScope of the golden fixtures.
+func seedScopesFromFixtures(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var obj any
+		if yaml.Unmarshal(data, &obj) == nil {
+			seedScopes(f, obj)
+		}
+	}
+}
+
+func seedScopes(f *testing.F, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if s, ok := v["scope"].(map[string]any); ok {
+			node, _ := s["node"].(bool)
+			pod, _ := s["pod"].(bool)
+			f.Add(node, pod, joinLines(s["services"]), joinLines(s["listenerVolumes"]))
+		}
+		for _, child := range v {
+			seedScopes(f, child)
+		}
+	case []any:
+		for _, child := range v {
+			seedScopes(f, child)
+		}
+	}
+}
+
+// joinLines is the inverse of lines for a list of strings.
+func joinLines(v any) string {
+	list, _ := v.([]any)
+	names := make([]string, 0, len(list))
+	for _, item := range list {
+		if s, ok := item.(string); ok {
+			names = append(names, s)
+		}
+	}
+	return strings.Join(names, "\n")
 }
