@@ -27,8 +27,8 @@ import (
 // Review deadlines.
 //
 // The API server gives every webhook call the webhook configuration's
-// timeoutSeconds (1 to 30, TimeoutSeconds in deploy/) and appends it to the
-// URL as ?timeout=<duration>. An answer that arrives later is a failed call:
+// timeoutSeconds (1 to 30, TimeoutSeconds in deploy/) and appends what is
+// left of it to the URL as ?timeout=<duration> ("4.99987s"). An answer that arrives later is a failed call:
 // the API server then applies the failure policy with a generic "context
 // deadline exceeded", and gatehouse keeps working on a review nobody waits for.
 //

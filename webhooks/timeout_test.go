@@ -23,17 +23,19 @@ import (
 
 func TestReviewTimeout(t *testing.T) {
 	for query, want := range map[string]time.Duration{
-		"":      DefaultReviewTimeout,
-		"10s":   10 * time.Second,
-		"1s":    time.Second,
-		"250ms": 250 * time.Millisecond,
-		"30s":   MaxReviewTimeout,
-		"1m0s":  MaxReviewTimeout, // longer than the API server allows: capped
-		"24h":   MaxReviewTimeout,
-		"0s":    DefaultReviewTimeout,
-		"-5s":   DefaultReviewTimeout,
-		"10":    DefaultReviewTimeout, // not a duration
-		"soon":  DefaultReviewTimeout,
+		"":    DefaultReviewTimeout,
+		"10s": 10 * time.Second,
+		// The API server sends what is left of the call's deadline.
+		"4.999873512s": 4999873512 * time.Nanosecond,
+		"1s":           time.Second,
+		"250ms":        250 * time.Millisecond,
+		"30s":          MaxReviewTimeout,
+		"1m0s":         MaxReviewTimeout, // longer than the API server allows: capped
+		"24h":          MaxReviewTimeout,
+		"0s":           DefaultReviewTimeout,
+		"-5s":          DefaultReviewTimeout,
+		"10":           DefaultReviewTimeout, // not a duration
+		"soon":         DefaultReviewTimeout,
 	} {
 		if got := reviewTimeout(query); got != want {
 			t.Errorf("reviewTimeout(%q) = %s, want %s", query, got, want)
