@@ -24,7 +24,8 @@ type Webhook struct {
 	handler *handler
 	// Admission is controller-runtime's HTTP adapter around the handler: it
 	// caps the body, checks the content type, echoes the UID and recovers
-	// panics into a denying 500.
+	// panics into a denying 500. It hands the API server's ?timeout= to the
+	// handler (withReviewDeadline).
 	Admission *admission.Webhook
 }
 
@@ -39,14 +40,15 @@ func Build(opts Options, enabled func(name string) bool) []*Webhook {
 		out = append(out, &Webhook{
 			Definition: def,
 			handler:    h,
-			Admission:  &admission.Webhook{Handler: h},
+			Admission:  &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline},
 		})
 	}
 	return out
 }
 
 // handler is the adapter shared by every webhook: decode -> evaluate ->
-// ratchet -> respond, with one log line and one metric per decision.
+// ratchet -> respond within the review's deadline (timeout.go), with one log
+// line and one metric per decision.
 type handler struct {
 	def  Definition
 	opts Options
@@ -55,7 +57,7 @@ type handler struct {
 
 func (h *handler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	start := time.Now()
-	findings, resp := h.decide(ctx, &req)
+	findings, resp, timedOut := h.decideInTime(ctx, &req)
 	record(ctx, findings)
 	decision := decisionOf(resp)
 	recordDecision(h.def.Name, decision, findings)
@@ -70,6 +72,7 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		"decision", decision,
 		"codes", findingCodes(findings),
 		"durationSeconds", time.Since(start).Seconds(),
+		"timedOut", timedOut,
 	)
 	return resp
 }

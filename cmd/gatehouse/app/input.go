@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -107,6 +108,10 @@ func readDocuments(source string, r io.Reader) ([]Document, error) {
 			return out, nil
 		}
 		where := Document{Source: source, Index: index, Item: -1}
+		var syntax yaml.YAMLSyntaxError
+		if errors.As(err, &syntax) { // it quotes the line
+			return nil, fmt.Errorf("%s: a line starting with \"---\" is not a document separator", where.Where())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where.Where(), err)
 		}
@@ -119,7 +124,7 @@ func readDocuments(source string, r io.Reader) ([]Document, error) {
 		}
 		var obj map[string]any
 		if err := yaml.Unmarshal(raw, &obj); err != nil {
-			return nil, fmt.Errorf("%s: not valid YAML or JSON: %w", where.Where(), err)
+			return nil, fmt.Errorf("%s: %s", where.Where(), describeParseError(err))
 		}
 		if obj == nil {
 			continue
@@ -150,6 +155,24 @@ func readDocuments(source string, r io.Reader) ([]Document, error) {
 			out = append(out, d)
 		}
 	}
+}
+
+// parseErrorLine finds the line number in a YAML parser error.
+var parseErrorLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// describeParseError says why a document does not parse without the
+// parser's own words, which can quote the document ("invalid map key:
+// []interface {}{...}", "cannot decode !!str `...` as a !!int"): a value
+// from the input never appears in a diagnostic, even one about a broken
+// file.
+func describeParseError(err error) string {
+	if strings.Contains(err.Error(), "into Go value of type map[string]interface") {
+		return "not an object (a mapping with apiVersion and kind)"
+	}
+	if m := parseErrorLine.FindStringSubmatch(err.Error()); m != nil {
+		return "not valid YAML or JSON (line " + m[1] + " of the document)"
+	}
+	return "not valid YAML or JSON"
 }
 
 func requireTypeMeta(obj map[string]any) error {
