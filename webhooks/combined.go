@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -122,7 +123,7 @@ func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 				h.hooks = append(h.hooks, w)
 			}
 		}
-		out = append(out, &Combined{Group: g, Admission: &admission.Webhook{Handler: h}})
+		out = append(out, &Combined{Group: g, Admission: &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline}})
 	}
 	return out
 }
@@ -141,15 +142,20 @@ type combinedHandler struct {
 // otherwise the answer carries every member's warnings, audit annotations
 // (as "<member>.codes") and one patch from the original object to the final.
 func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	labels, nsErr := h.namespaceLabels(req)
+	labels, nsErr := h.namespaceLabelsInTime(ctx, req)
 	original := req.Object.Raw
 	current := original
 	var warnings []string
 	annotations := map[string]string{}
 	for i, m := range h.members {
 		if m.needsNamespace() && nsErr != nil {
-			return admission.Errored(http.StatusInternalServerError,
-				fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", h.group.Name, m.def.Name, nsErr))
+			err := fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", h.group.Name, m.def.Name, nsErr)
+			if h.group.FailurePolicy == admissionregistrationv1.Ignore {
+				// What the API server does for a failing Ignore entry.
+				warnings = append(warnings, fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err))
+				continue
+			}
+			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		if !m.selects(&req, labels, h.opts) {
 			continue
@@ -185,6 +191,30 @@ func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) adm
 		resp.AuditAnnotations = annotations
 	}
 	return resp
+}
+
+// namespaceLabelsInTime is namespaceLabels within the review's deadline: a
+// namespace read that hangs is an error, not a late answer.
+func (h *combinedHandler) namespaceLabelsInTime(ctx context.Context, req admission.Request) (map[string]string, error) {
+	type result struct {
+		labels map[string]string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		labels, err := h.namespaceLabels(req)
+		done <- result{labels, err}
+	}()
+	d := deadlineOf(ctx)
+	timer := time.NewTimer(time.Until(d.deadline))
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.labels, r.err
+	case <-timer.C:
+		return nil, fmt.Errorf("%s: the namespace's labels were not read within the review's budget of the API server's %s timeout",
+			ReasonReviewTimeout, d.timeout)
+	}
 }
 
 // namespaceLabels reads the labels of the request's namespace, when the

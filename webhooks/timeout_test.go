@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +89,16 @@ func (h *hangingReaders) Exists(schema.GroupVersionKind, string) (bool, error) {
 	return false, nil
 }
 
+func (h *hangingReaders) Objects(schema.GroupVersionKind, string, string) ([]map[string]any, error) {
+	h.hang("Objects")
+	return nil, nil
+}
+
+func (h *hangingReaders) NamespaceLabels(string) (map[string]string, error) {
+	h.hang("NamespaceLabels")
+	return nil, nil
+}
+
 func (h *hangingReaders) ListWorkloads(context.Context, string, string, map[string]string) ([]map[string]any, error) {
 	h.hang("ListWorkloads")
 	return nil, nil
@@ -135,7 +146,7 @@ func serveOnce(t *testing.T, w *Webhook, query string, body []byte) *admissionv1
 func TestHungLookupDeniesInTime(t *testing.T) {
 	hung := newHangingReaders(t)
 	opts := OptionsFromConfig(configv1alpha1.Default())
-	opts.ClusterState, opts.Workloads = hung, hung
+	opts.ClusterState, opts.Workloads, opts.Namespaces = hung, hung, hung
 	hooks := map[string]*Webhook{}
 	for _, w := range Build(opts, func(string) bool { return true }) {
 		hooks[w.Name] = w
@@ -148,6 +159,7 @@ func TestHungLookupDeniesInTime(t *testing.T) {
 		{"crd-source", fixtureReview(t, "../policies/dependencygroup/testdata/pass/source-seed-provides.yaml", "customresourcedefinitionsources")},
 		{"harness", fixtureReview(t, "../policies/harness/testdata/pass/seed-mariadb-operator.yaml", "operatorharnesses")},
 		{"component-overrides", fixtureReview(t, "../policies/overrides/testdata/pass/container-args.yaml", "configmaps")},
+		{"harness-proxy", fixtureReview(t, "../policies/proxy/testdata/pass/pod-service-account-admitted.yaml", "pods")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.webhook, func(t *testing.T) {
@@ -257,5 +269,43 @@ func TestCancelledRequestContextStillDecides(t *testing.T) {
 	resp, findings := Decide(ctx, w, admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod,,node"))))
 	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity || len(findings) == 0 {
 		t.Fatalf("want the real 422 denial, got allowed=%v %+v", resp.Allowed, resp.Result)
+	}
+}
+
+// TestCombinedHungNamespaceReadAnswersInTime: a combined group whose
+// namespace read hangs answers before the API server's timeout: the
+// failing-closed group denies, the failing-open group runs the members that
+// need no namespace and says which it skipped.
+func TestCombinedHungNamespaceReadAnswersInTime(t *testing.T) {
+	hung := newHangingReaders(t)
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts.ClusterState, opts.Workloads, opts.Namespaces = hung, hung, hung
+	groups := map[string]*Combined{}
+	for _, c := range BuildCombined(Build(opts, func(string) bool { return true }), opts) {
+		groups[c.Name] = c
+	}
+	body := fixtureReview(t, "../policies/proxy/testdata/pass/pod-service-account-admitted.yaml", "pods")
+	serve := func(c *Combined) *admissionv1.AdmissionResponse {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, c.Path+"?timeout=1s", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		c.Admission.ServeHTTP(rec, req)
+		var review admissionv1.AdmissionReview
+		if err := json.Unmarshal(rec.Body.Bytes(), &review); err != nil || review.Response == nil {
+			t.Fatalf("%s: answer is not an AdmissionReview: %v", c.Name, err)
+		}
+		return review.Response
+	}
+	if r := serve(groups["mutating-fail"]); r.Allowed || r.Result == nil || !strings.Contains(r.Result.Message, ReasonReviewTimeout) {
+		t.Errorf("mutating-fail with a hung namespace read: allowed=%v %+v, want a timeout denial", r.Allowed, r.Result)
+	}
+	select {
+	case <-hung.called:
+	default:
+		t.Fatal("the hanging namespace reader was never called; the case proves nothing")
+	}
+	r := serve(groups["mutating-ignore"])
+	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "pod-security-defaults: skipped") }) {
+		t.Errorf("mutating-ignore with a hung namespace read: warnings %v, want pod-security-defaults skipped", r.Warnings)
 	}
 }
