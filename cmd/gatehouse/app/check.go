@@ -64,11 +64,15 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			if err != nil {
 				return usageError("%v", err)
 			}
-			stateDocs, err := readInputs(f.state, cmd.InOrStdin())
-			if err != nil {
+			// The state is read object by object and kept trimmed, so a
+			// large cluster's worth of it does not sit in memory twice.
+			state := newClusterState(nil)
+			if err := visitInputs(f.state, cmd.InOrStdin(), func(d Document) error {
+				state.add(d.Object)
+				return nil
+			}); err != nil {
 				return usageError("--state: %v", err)
 			}
-			state := newClusterState(stateDocs)
 			opts := webhooks.OptionsFromConfig(cfg)
 			opts.Workloads = state
 			opts.ClusterState = state
