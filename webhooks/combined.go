@@ -123,7 +123,7 @@ func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 				h.hooks = append(h.hooks, w)
 			}
 		}
-		out = append(out, &Combined{Group: g, Admission: &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline}})
+		out = append(out, &Combined{Group: g, Admission: &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline, LogConstructor: requestLogger}})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -40,10 +41,21 @@ func Build(opts Options, enabled func(name string) bool) []*Webhook {
 		out = append(out, &Webhook{
 			Definition: def,
 			handler:    h,
-			Admission:  &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline},
+			Admission:  &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline, LogConstructor: requestLogger},
 		})
 	}
 	return out
+}
+
+// requestLogger is the logger of one review: the request ID only. The
+// decision line adds the operation, resource, namespace and name; the
+// controller-runtime default would add them (and more) to every review's
+// logger up front, which cost about a tenth of the server's CPU per review.
+func requestLogger(base logr.Logger, req *admission.Request) logr.Logger {
+	if req == nil {
+		return base
+	}
+	return base.WithValues("requestID", req.UID)
 }
 
 // handler is the adapter shared by every webhook: decode -> evaluate ->
@@ -64,7 +76,6 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 	log := logf.FromContext(ctx)
 	log.Info("decision",
 		"webhook", h.def.Name,
-		"uid", req.UID,
 		"operation", req.Operation,
 		"resource", req.Resource.Resource,
 		"namespace", req.Namespace,
