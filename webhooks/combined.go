@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -174,7 +175,7 @@ func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) adm
 		if len(resp.Patches) == 0 {
 			continue
 		}
-		next, err := applyOps(current, resp.Patches)
+		next, err := ApplyPatch(current, resp.Patches)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError,
 				fmt.Errorf("combined webhook %s: applying the patch of %s: %w", h.group.Name, m.def.Name, err))
@@ -250,8 +251,9 @@ func mapsWith(m map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// applyOps applies a member's JSON patch to the object it was computed on.
-func applyOps[T any](raw []byte, ops []T) ([]byte, error) {
+// ApplyPatch applies a webhook's JSON patch to the object it was computed
+// on, as the API server does (`gatehouse check` applies them the same way).
+func ApplyPatch(raw []byte, ops []gomodulesjsonpatch.JsonPatchOperation) ([]byte, error) {
 	data, err := json.Marshal(ops)
 	if err != nil {
 		return nil, err
