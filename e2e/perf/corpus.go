@@ -19,8 +19,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -133,9 +133,13 @@ var clusterScoped = map[string]bool{
 // are dressed as the API server sends them (Dress). A webhook no fixture
 // reaches is listed in Uncovered, not an error.
 func Build(fixtures []Fixture, registry []webhooks.Definition, opts webhooks.Options) (*Corpus, error) {
+	return build(fixtures, registry, opts, Dress)
+}
+
+func build(fixtures []Fixture, registry []webhooks.Definition, opts webhooks.Options, dress func(map[string]any, int) (map[string]any, error)) (*Corpus, error) {
 	c := &Corpus{}
 	for i, fx := range fixtures {
-		obj, err := Dress(fx.Object, i)
+		obj, err := dress(fx.Object, i)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", fx.File, err)
 		}

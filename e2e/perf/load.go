@@ -34,7 +34,7 @@ func NewClient(caFile string, conns int) (*http.Client, error) {
 		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
 	}
 	transport := &http.Transport{
-		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12, ServerName: "localhost"},
+		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{}, // no HTTP/2
 		MaxIdleConns:        conns,
 		MaxIdleConnsPerHost: conns,

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -107,4 +109,23 @@ func ReviewReady(client *http.Client, base string, r Review) func() bool {
 		_, kind := send(ctx, client, base, r)
 		return kind == ""
 	}
+}
+
+// PeakRSSOf runs bin with args to completion and returns its peak RSS in
+// MiB; an exit status outside okExit is an error.
+func PeakRSSOf(ctx context.Context, bin string, args []string, okExit []int) (float64, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		return 0, err
+	}
+	code := cmd.ProcessState.ExitCode()
+	if !slices.Contains(okExit, code) {
+		return 0, fmt.Errorf("%s %s exited with %d", bin, strings.Join(args, " "), code)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0, fmt.Errorf("no resource usage of %s", bin)
+	}
+	return float64(ru.Maxrss) / 1024, nil // Maxrss is in KiB on Linux
 }

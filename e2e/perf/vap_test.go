@@ -135,7 +135,7 @@ func TestVAPsDenyWhatTheyCover(t *testing.T) {
 	t.Logf("failing fixtures CEL does not cover (gatehouse-only): %d\n%s", len(notCovered), strings.Join(notCovered, "\n"))
 }
 
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	abs, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
