@@ -77,8 +77,8 @@ bench-micro: ## run every micro-benchmark with allocations (compare runs with be
 BENCHTIME ?= 100ms
 bench: build e2e-bin ## measure gatehouse against its floor, end to end and at scale (~6 min); writes docs/performance.md
 	@mkdir -p bin
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./policies/... ./webhooks/ > bin/bench.txt
-	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./perf/ >> ../bin/bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./policies/... ./webhooks/ > bin/bench.txt
+	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./perf/ >> ../bin/bench.txt
 	cd e2e && $(E2E_GO) build -o ../bin/floor ./perf/cmd/floor && $(E2E_GO) build -o ../bin/gatehouse-load ./perf/cmd/gatehouse-load
 	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) ../bin/gatehouse-load --repo .. \
 	  --gatehouse ../bin/gatehouse --floor ../bin/floor --bench ../bin/bench.txt \

@@ -18,9 +18,12 @@ type BenchLine struct {
 
 // ParseBench reads `go test -bench -benchmem` output: "pkg: <path>" lines
 // name the package of the Benchmark lines that follow. The -<GOMAXPROCS>
-// suffix is dropped from names.
+// suffix is dropped from names. A benchmark run several times (-count) is
+// reported once, with its fastest time: on a shared machine the minimum is
+// the least disturbed estimate.
 func ParseBench(r io.Reader) ([]BenchLine, error) {
 	var out []BenchLine
+	index := map[string]int{}
 	pkg := ""
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -53,6 +56,13 @@ func ParseBench(r io.Reader) ([]BenchLine, error) {
 				b.AllocsPerOp = v
 			}
 		}
+		if i, seen := index[b.Package+" "+b.Name]; seen {
+			if b.NsPerOp < out[i].NsPerOp {
+				out[i] = b
+			}
+			continue
+		}
+		index[b.Package+" "+b.Name] = len(out)
 		out = append(out, b)
 	}
 	return out, sc.Err()

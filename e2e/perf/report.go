@@ -259,6 +259,7 @@ func (r *Report) Evaluate() {
 			r.Ratios[name+" p99 gatehouse/floor"] = RatioReport{Ratio(g.P99, f.P99), roundRatios(gh.RoundP99[t], fl.RoundP99[t])}
 		}
 		r.Ratios["throughput gatehouse/floor"] = RatioReport{Ratio(gh.Throughput.Median, fl.Throughput.Median), roundRatios(gh.ThroughputRounds, fl.ThroughputRounds)}
+		r.Ratios["CPU per request gatehouse/floor"] = RatioReport{Ratio(gh.CPUPerRequest.Median, fl.CPUPerRequest.Median), roundRatios(gh.cpuRounds, fl.cpuRounds)}
 	}
 	b := r.E2E[Gatehouse]
 	for _, other := range []Admission{NoWebhooks, VAP} {
@@ -271,9 +272,11 @@ func (r *Report) Evaluate() {
 	}
 
 	r.Targets = nil
+	// Targets read the median of the per-round ratios: on a shared machine
+	// one disturbed round moves a pooled percentile, the median much less.
 	ratio := func(name, key string, limit float64, atLeast bool) {
 		v, ok := r.Ratios[key]
-		r.addTarget(name, v.Pooled, "x", limit, atLeast, !ok)
+		r.addTarget(name, v.Rounds.Median, "x", limit, atLeast, !ok)
 	}
 	ratio("validating p50 vs floor", "validating p50 gatehouse/floor", 1.25, false)
 	ratio("validating p99 vs floor", "validating p99 gatehouse/floor", 1.25, false)
@@ -352,7 +355,7 @@ func (r *Report) Text() string {
 	for _, t := range r.Targets {
 		fmt.Fprintf(&b, "%-52s %-12s %-10s %s\n", t.Name, t.value(), t.bound(), t.verdict())
 	}
-	b.WriteString("\nratios (pooled; min / median / max over rounds):\n")
+	b.WriteString("\nratios (pooled; min / median / max over rounds; targets read the median):\n")
 	for _, k := range sortedKeys(r.Ratios) {
 		v := r.Ratios[k]
 		fmt.Fprintf(&b, "  %-40s %.2f   (%.2f / %.2f / %.2f)\n", k, v.Pooled, v.Rounds.Min, v.Rounds.Median, v.Rounds.Max)
@@ -384,7 +387,7 @@ func (r *Report) Markdown() string {
 	for _, t := range r.Targets {
 		w("| %s | %s | %s | %s |\n", t.Name, t.value(), t.bound(), t.verdict())
 	}
-	w("\n## Ratios\n\nPooled over every round, then the minimum, median and maximum of the per-round ratios.\n\n")
+	w("\n## Ratios\n\nPooled over every round, then the minimum, median and maximum of the per-round ratios (the targets read the median).\n\n")
 	w("| ratio | pooled | min | median | max |\n|---|---|---|---|---|\n")
 	for _, k := range sortedKeys(r.Ratios) {
 		v := r.Ratios[k]
@@ -461,7 +464,7 @@ func (r *Report) Markdown() string {
 		w("| gatehouse check --state with the same objects (peak) | %.1f |\n", m.CheckScaleMiB)
 	}
 	if len(r.Bench) > 0 {
-		w("\n## Micro-benchmarks\n\n`go test -run '^$' -bench . -benchmem` of the product module and of e2e/perf (the adapter over the whole corpus, per webhook).\n\n")
+		w("\n## Micro-benchmarks\n\n`go test -run '^$' -bench . -benchmem -count 3` of policies/, webhooks/ and e2e/perf (the adapter over the whole corpus, per webhook, and the floor's handler over the same corpus); the fastest of the 3 runs. On a shared machine the times are noisy, the allocations are exact.\n\n")
 		w("| package | benchmark | µs/op | B/op | allocs/op |\n|---|---|---|---|---|\n")
 		for _, bl := range r.Bench {
 			pkg := strings.TrimPrefix(bl.Package, "github.com/gatehouse-dev/gatehouse/")

@@ -67,7 +67,7 @@ func main() {
 	flag.IntVar(&f.rounds, "rounds", 3, "alternating rounds (loopback and end to end)")
 	flag.DurationVar(&f.duration, "duration", 4*time.Second, "length of each loopback load run")
 	flag.DurationVar(&f.timeLimit, "time-limit", 9*time.Minute, "stop everything after this long")
-	flag.Float64Var(&f.rate, "rate", 400, "requests per second of the fixed-rate (latency) runs")
+	flag.Float64Var(&f.rate, "rate", 150, "requests per second of the fixed-rate (latency) runs")
 	flag.IntVar(&f.latencyConc, "latency-concurrency", 16, "most requests in flight in the fixed-rate runs")
 	flag.IntVar(&f.conc, "concurrency", 8, "requests in flight in the closed-loop (throughput) runs")
 	flag.IntVar(&f.maxRequests, "max-requests", 200000, "most requests of one load run")
@@ -89,7 +89,7 @@ func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[%s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-func run(f flags) error {
+func run(f flags) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeLimit)
 	defer cancel()
 	started := time.Now()
@@ -106,6 +106,14 @@ func run(f flags) error {
 		if f.workDir, err = os.MkdirTemp("", "gatehouse-load-"); err != nil {
 			return err
 		}
+		// Logs and cluster data stay for a look when the run failed.
+		defer func() {
+			if err == nil {
+				_ = os.RemoveAll(f.workDir)
+			} else {
+				fmt.Fprintf(os.Stderr, "logs are in %s\n", f.workDir)
+			}
+		}()
 	} else if err := os.MkdirAll(f.workDir, 0o755); err != nil {
 		return err
 	}
