@@ -290,14 +290,27 @@ func (r *Report) Evaluate() {
 	r.addTarget("check idle RSS", m.CheckIdleMiB, "MiB", 60, false, m.CheckIdleMiB == 0)
 	r.addTarget("server RSS at scale", m.ServerScaleMiB, "MiB", 200, false, m.ServerScaleMiB == 0)
 	r.addTarget("check --state RSS at scale", m.CheckScaleMiB, "MiB", 200, false, m.CheckScaleMiB == 0)
-	worst := BenchLine{}
+	var worst BenchLine
+	var over []string
 	for _, b := range r.Bench {
-		if strings.Contains(b.Package, "/policies/") && b.NsPerOp > worst.NsPerOp {
+		if !strings.Contains(b.Package, "/policies/") {
+			continue
+		}
+		if b.NsPerOp > worst.NsPerOp {
 			worst = b
 		}
+		if b.NsPerOp > policyLimitMicros*1000 {
+			over = append(over, fmt.Sprintf("%s %.1f µs", shortBench(b), b.NsPerOp/1000))
+		}
 	}
-	r.addTarget("slowest policy evaluation ("+shortBench(worst)+")", worst.NsPerOp/1000, "µs", 20, false, worst.Name == "")
+	r.addTarget("slowest policy evaluation ("+shortBench(worst)+")", worst.NsPerOp/1000, "µs", policyLimitMicros, false, worst.Name == "")
+	if len(over) > 0 {
+		r.Notes = append(r.Notes, "policy benchmarks above 20 µs: "+strings.Join(over, ", "))
+	}
 }
+
+// policyLimitMicros is the target for one policy evaluation.
+const policyLimitMicros = 20
 
 func shortBench(b BenchLine) string {
 	if b.Name == "" {
@@ -464,11 +477,15 @@ func (r *Report) Markdown() string {
 		w("| gatehouse check --state with the same objects (peak) | %.1f |\n", m.CheckScaleMiB)
 	}
 	if len(r.Bench) > 0 {
-		w("\n## Micro-benchmarks\n\n`go test -run '^$' -bench . -benchmem -count 3` of policies/, webhooks/ and e2e/perf (the adapter over the whole corpus, per webhook, and the floor's handler over the same corpus); the fastest of the 3 runs. On a shared machine the times are noisy, the allocations are exact.\n\n")
+		w("\n## Micro-benchmarks\n\n`go test -run '^$' -bench . -benchmem -count 3` of policies/, webhooks/ and e2e/perf (AdapterCorpus: the adapter over the whole corpus, per webhook; FloorCorpus: the floor's handler over the same corpus; ServeHTTPS: a review through `gatehouse serve` over loopback HTTPS, client included); the fastest of the 3 runs. On a shared machine the times are noisy, the allocations are exact.\n\n")
 		w("| package | benchmark | µs/op | B/op | allocs/op |\n|---|---|---|---|---|\n")
 		for _, bl := range r.Bench {
 			pkg := strings.TrimPrefix(bl.Package, "github.com/gatehouse-dev/gatehouse/")
-			w("| %s | %s | %.2f | %.0f | %.0f |\n", pkg, strings.TrimPrefix(bl.Name, "Benchmark"), bl.NsPerOp/1000, bl.BytesPerOp, bl.AllocsPerOp)
+			mark := ""
+			if strings.HasPrefix(pkg, "policies/") && bl.NsPerOp > policyLimitMicros*1000 {
+				mark = " (above 20 µs)"
+			}
+			w("| %s | %s | %.2f%s | %.0f | %.0f |\n", pkg, strings.TrimPrefix(bl.Name, "Benchmark"), bl.NsPerOp/1000, mark, bl.BytesPerOp, bl.AllocsPerOp)
 		}
 	}
 	c := r.Corpus
@@ -487,7 +504,7 @@ func (r *Report) Markdown() string {
 			w("- %s\n", n)
 		}
 	}
-	w("\n%s", methodology)
+	w("\n%s\n%s", analysis, methodology)
 	return b.String()
 }
 
@@ -501,6 +518,39 @@ func counts(m map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// analysis is what the profiles of issue #8 showed; it names causes, and
+// the numbers above say whether they still hold.
+const analysis = `## Where gatehouse falls short, and why
+
+Profiles taken for issue #8 (` + "`go test -run '^$' -bench ServeHTTPS -cpuprofile`" + ` in e2e/perf, and the adapter and policy
+benchmarks with ` + "`-cpuprofile`/`-memprofile`" + `):
+
+- **Throughput and CPU per request** (about 2.5x the floor's CPU per review). Of ` + "`gatehouse serve`" + `'s CPU, about half is
+  what the floor pays too (TLS, HTTP, controller-runtime decoding the AdmissionReview and encoding the answer). The other
+  half is gatehouse's work: decoding the object into ` + "`map[string]any`" + ` (~16% of the server's CPU), logging the
+  decision line and controller-runtime's per-request logger (~13%), evaluating (~10%), and for the mutating webhook
+  the JSON patch (~7%: marshal the mutated object, decode both versions, diff). With the load tool sharing the same
+  2 cores, the floor's ~2x higher closed-loop throughput follows. Reaching 0.8x would mean dropping the per-decision
+  log line or the generic decode; neither was done. Cheap savings left: the decision line repeats namespace, name and
+  resource that controller-runtime's request logger already carries (the line has duplicate JSON keys), so building
+  the request logger without them saves a few percent.
+- **End to end** (create p50 about 2x with every webhook registered). A Pod in an opted-in namespace passes 4 gatehouse
+  webhooks (pod-security-defaults, then secret-scope, service-account and pod-security), each one HTTPS call for which
+  kube-apiserver serializes the object; on 2 cores shared by kube-apiserver, etcd, gatehouse and the clients, the API
+  server's side of those calls is most of the added time (gatehouse answers a review in well under a millisecond, see
+  above). The in-process ValidatingAdmissionPolicies add about half as much as the webhooks. Fewer webhook
+  registrations per kind (one validating endpoint for every pod contract) would cut the calls; webhook names and paths
+  are public API, so that is not done here.
+- **Policy evaluations above 20 µs.** overrides.Validate on a 5-component document spends ~90% parsing the YAML embedded
+  in the ConfigMap (yaml.v3 node parse); that is the format of the contract. proxy.Inject, podsecurity.ValidatePod/Bare
+  (a pod with none of the defaults, denied with many findings) and scope.Validate/ProductCR are in the 20-40 µs range
+  on this shared machine; everything else stays well under 10 µs.
+- **` + "`gatehouse check --state`" + ` with 21,000 objects** (about 215-245 MiB). check keeps every --state object as
+  ` + "`map[string]any`" + ` (a live heap of ~110 MiB here) and the GC (GOGC=100) lets the heap grow to about twice the live
+  size. Keeping only the fields the state indexes read, or a soft memory limit, would bring it under 200 MiB; that code
+  (cmd/gatehouse/app) is outside this change. The server stays far below: its informers hold typed, indexed objects.
+`
 
 const methodology = `## How it is measured
 
@@ -522,4 +572,6 @@ const methodology = `## How it is measured
   stops growing; ` + "`gatehouse check --state`" + ` reads the same objects from a file and its peak RSS comes from rusage.
   gatehouse caches DependencyGroups, CRD sources and OperatorHarnesses (and the operator namespace's workloads), not
   namespaces: namespace opt-in is decided by the API server's namespaceSelector.
+- Machine noise: the 2 cores are shared with other work. The fixed rate is low enough (150/s) that neither server
+  saturates; rounds alternate; the targets read the median round; the micro-benchmarks keep the fastest of 3 runs.
 `
