@@ -109,16 +109,38 @@ type workerResult struct {
 	verdicts map[string]int
 }
 
+func newWorkerResult() *workerResult {
+	return &workerResult{
+		latency:  map[webhooks.Type]*Latencies{webhooks.Validating: {}, webhooks.Mutating: {}},
+		errors:   map[string]int{},
+		verdicts: map[string]int{},
+	}
+}
+
 // RunLoad replays reviews against base (a loopback https URL) until the
 // options' bounds are reached or ctx ends. Latency is measured from when a
 // request was due (open loop) or sent (closed loop) to when its answer was
 // read, so a server that falls behind a fixed rate shows it.
 func RunLoad(ctx context.Context, client *http.Client, base string, reviews []Review, o LoadOptions) (*LoadResult, error) {
-	if err := CheckLoopback(base); err != nil {
+	out, err := RunInterleaved(ctx, client, []string{base}, reviews, o)
+	if err != nil {
 		return nil, err
 	}
-	if len(reviews) == 0 || o.Concurrency < 1 || o.Requests < 1 || o.Duration <= 0 {
-		return nil, errors.New("load needs reviews, a concurrency, a request bound and a duration bound")
+	return out[0], nil
+}
+
+// RunInterleaved is RunLoad against several servers at once: request i goes
+// to bases[i mod n] and every server gets the same sequence of reviews, so
+// whatever else the machine does hits all of them alike. The bounds and the
+// rate are for all servers together; one result per server is returned.
+func RunInterleaved(ctx context.Context, client *http.Client, bases []string, reviews []Review, o LoadOptions) ([]*LoadResult, error) {
+	for _, base := range bases {
+		if err := CheckLoopback(base); err != nil {
+			return nil, err
+		}
+	}
+	if len(bases) == 0 || len(reviews) == 0 || o.Concurrency < 1 || o.Requests < 1 || o.Duration <= 0 {
+		return nil, errors.New("load needs servers, reviews, a concurrency, a request bound and a duration bound")
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
@@ -147,15 +169,15 @@ func RunLoad(ctx context.Context, client *http.Client, base string, reviews []Re
 			}
 		}()
 	}
-	results := make([]*workerResult, o.Concurrency)
+	n := len(bases)
+	// results[w][s] is worker w's result for server s.
+	results := make([][]*workerResult, o.Concurrency)
 	var wg sync.WaitGroup
 	for w := range o.Concurrency {
-		res := &workerResult{
-			latency:  map[webhooks.Type]*Latencies{webhooks.Validating: {}, webhooks.Mutating: {}},
-			errors:   map[string]int{},
-			verdicts: map[string]int{},
+		results[w] = make([]*workerResult, n)
+		for s := range n {
+			results[w][s] = newWorkerResult()
 		}
-		results[w] = res
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -178,8 +200,10 @@ func RunLoad(ctx context.Context, client *http.Client, base string, reviews []Re
 					}
 					j = job{i: i, due: time.Now()}
 				}
-				r := reviews[j.i%len(reviews)]
-				verdict, kind := send(ctx, client, base, r)
+				server := j.i % n
+				res := results[w][server]
+				r := reviews[(j.i/n)%len(reviews)]
+				verdict, kind := send(ctx, client, bases[server], r)
 				if kind != "" {
 					if ctx.Err() != nil {
 						return // the run ended while this request was in flight
@@ -195,27 +219,33 @@ func RunLoad(ctx context.Context, client *http.Client, base string, reviews []Re
 		}()
 	}
 	wg.Wait()
-	out := &LoadResult{
-		Elapsed:  time.Since(start),
-		Errors:   map[string]int{},
-		Latency:  map[webhooks.Type]*Latencies{webhooks.Validating: {}, webhooks.Mutating: {}},
-		All:      &Latencies{},
-		Verdicts: map[string]int{},
+	elapsed := time.Since(start)
+	outs := make([]*LoadResult, n)
+	for s := range n {
+		out := &LoadResult{
+			Elapsed:  elapsed,
+			Errors:   map[string]int{},
+			Latency:  map[webhooks.Type]*Latencies{webhooks.Validating: {}, webhooks.Mutating: {}},
+			All:      &Latencies{},
+			Verdicts: map[string]int{},
+		}
+		for w := range results {
+			res := results[w][s]
+			out.All.Merge(&res.all)
+			for t, l := range res.latency {
+				out.Latency[t].Merge(l)
+			}
+			for k, c := range res.errors {
+				out.Errors[k] += c
+			}
+			for k, c := range res.verdicts {
+				out.Verdicts[k] += c
+			}
+		}
+		out.Requests = out.All.Count() + out.ErrorCount()
+		outs[s] = out
 	}
-	for _, res := range results {
-		out.All.Merge(&res.all)
-		for t, l := range res.latency {
-			out.Latency[t].Merge(l)
-		}
-		for k, n := range res.errors {
-			out.Errors[k] += n
-		}
-		for k, n := range res.verdicts {
-			out.Verdicts[k] += n
-		}
-	}
-	out.Requests = out.All.Count() + out.ErrorCount()
-	return out, nil
+	return outs, nil
 }
 
 type job struct {

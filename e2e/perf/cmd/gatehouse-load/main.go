@@ -216,6 +216,7 @@ func run(f flags) (err error) {
 		}
 	}
 	rep.Elapsed = time.Since(started).Round(time.Second).String()
+	rep.Machine.LoadEnd = perf.LoadAverage()
 	rep.Evaluate()
 	if ctx.Err() != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the run hit its time limit (%s); later phases are missing", f.timeLimit))
@@ -276,34 +277,49 @@ func loopback(ctx context.Context, f flags, client *http.Client, corpus *perf.Co
 	for _, s := range servers {
 		rep.Loopback[s.Name] = perf.NewServerReport()
 	}
+	bases := make([]string, len(servers))
+	for i, s := range servers {
+		bases[i] = s.Base
+	}
 	for r := range f.rounds {
-		order := servers
-		if r%2 == 1 {
-			order = []*perf.Process{servers[1], servers[0]}
+		if ctx.Err() != nil {
+			return nil
 		}
-		for _, s := range order {
-			if ctx.Err() != nil {
-				return nil
-			}
-			before, err := s.Sample()
-			if err != nil {
+		before := make([]perf.ProcSample, len(servers))
+		for i, s := range servers {
+			var err error
+			if before[i], err = s.Sample(); err != nil {
 				return err
 			}
-			lat, err := perf.RunLoad(ctx, client, s.Base, corpus.Reviews, perf.LoadOptions{Concurrency: f.latencyConc, Rate: f.rate, Requests: f.maxRequests, Duration: f.duration})
-			if err != nil {
+		}
+		// Latency: one fixed-rate run alternating request by request
+		// between the servers, each at f.rate.
+		lats, err := perf.RunInterleaved(ctx, client, bases, corpus.Reviews, perf.LoadOptions{
+			Concurrency: f.latencyConc, Rate: f.rate * float64(len(servers)), Requests: f.maxRequests, Duration: f.duration})
+		if err != nil {
+			return err
+		}
+		// Throughput: closed loop, one server after the other, the order
+		// alternating by round.
+		tps := make([]*perf.LoadResult, len(servers))
+		for k := range servers {
+			i := k
+			if r%2 == 1 {
+				i = len(servers) - 1 - k
+			}
+			if tps[i], err = perf.RunLoad(ctx, client, servers[i].Base, corpus.Reviews, perf.LoadOptions{Concurrency: f.conc, Requests: f.maxRequests, Duration: f.duration}); err != nil {
 				return err
 			}
-			tp, err := perf.RunLoad(ctx, client, s.Base, corpus.Reviews, perf.LoadOptions{Concurrency: f.conc, Requests: f.maxRequests, Duration: f.duration})
-			if err != nil {
-				return err
-			}
+		}
+		for i, s := range servers {
 			after, err := s.Sample()
 			if err != nil {
 				return err
 			}
-			rep.Loopback[s.Name].AddRound(lat, tp, before, after)
+			rep.Loopback[s.Name].AddRound(lats[i], tps[i], before[i], after)
+			sum := lats[i].All.Summarize()
 			progress("round %d %-9s p50 %.2fms p99 %.2fms at %.0f/s; closed loop %.0f req/s; errors %d",
-				r+1, s.Name, lat.All.Summarize().P50, lat.All.Summarize().P99, f.rate, tp.Throughput(), lat.ErrorCount()+tp.ErrorCount())
+				r+1, s.Name, sum.P50, sum.P99, f.rate, tps[i].Throughput(), lats[i].ErrorCount()+tps[i].ErrorCount())
 		}
 	}
 	return nil
