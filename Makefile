@@ -75,7 +75,7 @@ bench-micro: ## run every micro-benchmark with allocations (compare runs with be
 # targets and ratios and writes docs/performance.md. BENCH_ARGS go to the load
 # tool (e.g. BENCH_ARGS='--scale=false --rounds 1'); results land in bin/.
 BENCHTIME ?= 100ms
-bench: build e2e-bin ## measure gatehouse against its floor, end to end and at scale (~6 min); writes docs/performance.md
+bench: build e2e-bin ## measure gatehouse against its floor, end to end and at scale (~4 min once e2e-bin is cached); writes docs/performance.md
 	@mkdir -p bin
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./policies/... ./webhooks/ > bin/bench.txt
 	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./perf/ >> ../bin/bench.txt

@@ -93,6 +93,26 @@ func (r *LoadResult) Throughput() float64 {
 	return float64(r.All.Count()) / r.Elapsed.Seconds()
 }
 
+// Merge adds the requests, errors, latencies and verdicts of other (whose
+// elapsed time is added too, as if the runs had been one).
+func (r *LoadResult) Merge(other *LoadResult) {
+	r.Requests += other.Requests
+	r.Elapsed += other.Elapsed
+	r.All.Merge(other.All)
+	for t, l := range other.Latency {
+		if r.Latency[t] == nil {
+			r.Latency[t] = &Latencies{}
+		}
+		r.Latency[t].Merge(l)
+	}
+	for k, n := range other.Errors {
+		r.Errors[k] += n
+	}
+	for k, n := range other.Verdicts {
+		r.Verdicts[k] += n
+	}
+}
+
 // ErrorCount is the number of failed requests.
 func (r *LoadResult) ErrorCount() int {
 	n := 0

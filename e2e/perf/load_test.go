@@ -106,3 +106,19 @@ func TestRunLoadCountsWrongAnswers(t *testing.T) {
 		t.Error("a non-loopback target must be refused")
 	}
 }
+
+func TestLoadResultMerge(t *testing.T) {
+	a := &LoadResult{Requests: 2, Errors: map[string]int{"uid": 1}, Verdicts: map[string]int{"allowed": 1},
+		Latency: map[webhooks.Type]*Latencies{webhooks.Validating: {}}, All: &Latencies{}, Elapsed: time.Second}
+	a.All.Add(time.Millisecond)
+	a.Latency[webhooks.Validating].Add(time.Millisecond)
+	b := &LoadResult{Requests: 1, Errors: map[string]int{}, Verdicts: map[string]int{"patched": 1},
+		Latency: map[webhooks.Type]*Latencies{webhooks.Mutating: {}}, All: &Latencies{}, Elapsed: time.Second}
+	b.All.Add(3 * time.Millisecond)
+	b.Latency[webhooks.Mutating].Add(3 * time.Millisecond)
+	a.Merge(b)
+	if a.Requests != 3 || a.All.Count() != 2 || a.Latency[webhooks.Mutating].Count() != 1 || a.Latency[webhooks.Validating].Count() != 1 ||
+		a.Errors["uid"] != 1 || a.Verdicts["patched"] != 1 || a.Verdicts["allowed"] != 1 || a.Elapsed != 2*time.Second {
+		t.Errorf("merged: %+v", a)
+	}
+}

@@ -425,7 +425,7 @@ func (r *Report) Markdown() string {
 	}
 	if len(r.Loopback) > 0 {
 		w("\n## Loopback: gatehouse and the floor\n\n")
-		w("%d alternating rounds; per round a fixed-rate run that alternates request by request between the two servers (%.0f req/s each, at most %d in flight in all, %s) for latency, then a closed-loop run per server (%d in flight, %s) for throughput. Latency in ms, from when a request was due to when its answer was read.\n\n",
+		w("%d alternating rounds; per round two fixed-rate runs that alternate request by request between the two servers (%.0f req/s each, at most %d in flight in all, %s in all: half over the validating reviews, half over the mutating ones) for latency, then a closed-loop run per server over the whole corpus (%d in flight, %s) for throughput. Latency in ms, from when a request was due to when its answer was read.\n\n",
 			r.Settings.Rounds, r.Settings.Rate, r.Settings.LatencyConcurrency, r.Settings.Duration, r.Settings.Concurrency, r.Settings.Duration)
 		w("| server | webhooks | requests | p50 | p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|\n")
 		for _, name := range []string{"gatehouse", "floor"} {
