@@ -27,6 +27,17 @@ const (
 	Gatehouse Admission = "gatehouse"
 	// VAP: the ValidatingAdmissionPolicies of vap/ instead of gatehouse.
 	VAP Admission = "vap"
+	// Floor: gatehouse's webhook configurations pointed at the floor, which
+	// allows everything: what calling the webhooks costs, without
+	// gatehouse's work.
+	Floor Admission = "floor"
+)
+
+// FloorProbeAnnotation is the annotation key the floor denies, so a dry run
+// shows whether the API server calls it; FloorProbeMessage is its answer.
+const (
+	FloorProbeAnnotation = "perf.gatehouse.dev/floor-probe"
+	FloorProbeMessage    = "denied by the floor (a perf probe)"
 )
 
 // Switch moves the API server between admission setups: it holds
@@ -36,8 +47,11 @@ type Switch struct {
 	Client   client.Client
 	Webhooks []*unstructured.Unstructured
 	Policies []*unstructured.Unstructured
-	// Probe is an object gatehouse and the policies deny, created with a
-	// dry run to see that a switch took effect.
+	// FloorWebhooks are Webhooks pointed at the floor (same names).
+	FloorWebhooks []*unstructured.Unstructured
+	// Probe is an object gatehouse and the policies deny, and that carries
+	// FloorProbeAnnotation, created with a dry run to see that a switch
+	// took effect.
 	Probe *unstructured.Unstructured
 }
 
@@ -86,21 +100,22 @@ func LiveWebhookConfigs(ctx context.Context, c client.Client, name, base string)
 // Set makes the API server run a; it returns once a dry run of Probe shows
 // the setup in effect.
 func (s *Switch) Set(ctx context.Context, a Admission) error {
-	install := map[Admission][]*unstructured.Unstructured{Gatehouse: s.Webhooks, VAP: s.Policies}
-	for _, setup := range []Admission{Gatehouse, VAP} {
+	install := map[Admission][]*unstructured.Unstructured{Gatehouse: s.Webhooks, Floor: s.FloorWebhooks, VAP: s.Policies}
+	// Delete everything first (gatehouse's and the floor's configurations
+	// share names), then create the setup's objects.
+	for _, setup := range []Admission{Gatehouse, Floor, VAP} {
 		for _, obj := range install[setup] {
-			if setup == a {
-				if err := s.Client.Create(ctx, obj.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
-					return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
-				}
-				continue
-			}
 			if err := s.Client.Delete(ctx, obj.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), obj.GetName(), err)
 			}
 		}
 	}
-	want := map[Admission]string{NoWebhooks: "", Gatehouse: "gatehouse secret-scope", VAP: "ValidatingAdmissionPolicy"}[a]
+	for _, obj := range install[a] {
+		if err := s.Client.Create(ctx, obj.DeepCopy()); err != nil {
+			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	want := map[Admission]string{NoWebhooks: "", Gatehouse: "gatehouse secret-scope", VAP: "ValidatingAdmissionPolicy", Floor: FloorProbeMessage}[a]
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		last = s.Client.Create(ctx, s.Probe.DeepCopy(), client.DryRunAll)

@@ -195,7 +195,7 @@ func run(f flags) (err error) {
 		return err
 	}
 	if cluster != nil && ctx.Err() == nil {
-		if err := endToEnd(ctx, f, repo, cluster, gh, rep); err != nil {
+		if err := endToEnd(ctx, f, repo, cluster, gh, floor, rep); err != nil {
 			return err
 		}
 		if f.scale && ctx.Err() == nil {
@@ -349,7 +349,7 @@ func loopback(ctx context.Context, f flags, client *http.Client, corpus *perf.Co
 	return nil
 }
 
-func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.Cluster, gh *perf.Process, rep *perf.Report) error {
+func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.Cluster, gh, floor *perf.Process, rep *perf.Report) error {
 	const ns = "perf-e2e"
 	cfg := rest.CopyConfig(cluster.Config)
 	cfg.QPS, cfg.Burst = 1e6, 1e6
@@ -364,6 +364,10 @@ func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.C
 	if err != nil {
 		return err
 	}
+	floorHooks, err := perf.LiveWebhookConfigs(ctx, c, localcluster.WebhookConfigName, floor.Base)
+	if err != nil {
+		return err
+	}
 	policies, err := localcluster.ReadManifests(filepath.Join(repo, "e2e", "perf", "vap", "scope-sa.yaml"))
 	if err != nil {
 		return err
@@ -374,7 +378,13 @@ func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.C
 	}
 	probeObj := probeObjs[0]
 	probeObj.SetNamespace(ns)
-	sw := &perf.Switch{Client: c, Webhooks: hooks, Policies: policies, Probe: probeObj}
+	annotations := probeObj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[perf.FloorProbeAnnotation] = "deny"
+	probeObj.SetAnnotations(annotations)
+	sw := &perf.Switch{Client: c, Webhooks: hooks, FloorWebhooks: floorHooks, Policies: policies, Probe: probeObj}
 	overrides, err := localcluster.ReadManifests(filepath.Join(repo, "deploy", "examples", "overrides-valid.yaml"))
 	if err != nil || len(overrides) != 1 {
 		return fmt.Errorf("reading the overrides example: %v", err)
@@ -386,7 +396,7 @@ func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.C
 		Singleton:      overrides[0],
 		SingletonCount: max(1, f.e2eObjects/8),
 	}
-	modes := []perf.Admission{perf.NoWebhooks, perf.Gatehouse, perf.VAP}
+	modes := []perf.Admission{perf.NoWebhooks, perf.Gatehouse, perf.Floor, perf.VAP}
 	rep.E2E = map[perf.Admission]*perf.E2EReport{}
 	for _, m := range modes {
 		rep.E2E[m] = perf.NewE2EReport()
