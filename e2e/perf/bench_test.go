@@ -27,6 +27,11 @@ type emptyState struct{}
 func (emptyState) Lookup(schema.GroupVersionKind, string, string) ([]string, error) { return nil, nil }
 func (emptyState) Exists(schema.GroupVersionKind, string) (bool, error)             { return false, nil }
 
+// Objects is part of the StateReader of later versions of the registry.
+func (emptyState) Objects(schema.GroupVersionKind, string, string) ([]map[string]any, error) {
+	return nil, nil
+}
+
 // BenchmarkAdapterCorpus measures the whole adapter path of every webhook
 // over its share of the corpus (every golden fixture it intercepts, pass and
 // fail, dressed as the API server sends it): controller-runtime's decode of

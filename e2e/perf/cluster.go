@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +57,7 @@ type Switch struct {
 }
 
 // LiveWebhookConfigs reads gatehouse's webhook configurations from the
-// cluster and points every webhook at base (keeping the path and the CA
+// cluster and points every webhook at base (keeping the URL's path and the CA
 // bundle cainjector filled in), ready to be deleted and created again.
 func LiveWebhookConfigs(ctx context.Context, c client.Client, name, base string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
@@ -72,15 +73,12 @@ func LiveWebhookConfigs(ctx context.Context, c client.Client, name, base string)
 		}
 		for i, h := range hooks {
 			hook, _ := h.(map[string]any)
-			url, _, _ := unstructured.NestedString(hook, "clientConfig", "url")
-			idx := strings.Index(url, "/validate/")
-			if idx < 0 {
-				idx = strings.Index(url, "/mutate/")
+			raw, _, _ := unstructured.NestedString(hook, "clientConfig", "url")
+			u, err := url.Parse(raw)
+			if err != nil || u.Path == "" {
+				return nil, fmt.Errorf("%s %s: webhook %d has no URL with a path", kind, name, i)
 			}
-			if idx < 0 {
-				return nil, fmt.Errorf("%s %s: webhook %d has no gatehouse path", kind, name, i)
-			}
-			if err := unstructured.SetNestedField(hook, base+url[idx:], "clientConfig", "url"); err != nil {
+			if err := unstructured.SetNestedField(hook, base+u.Path, "clientConfig", "url"); err != nil {
 				return nil, err
 			}
 			hooks[i] = hook
