@@ -14,12 +14,12 @@ import (
 // Report is everything one run measured, as JSON and as the Markdown of
 // docs/performance.md.
 type Report struct {
-	Date     string   `json:"date"`
-	Command  string   `json:"command"`
-	Elapsed  string   `json:"elapsed"`
-	Machine  Machine  `json:"machine"`
-	Settings Settings `json:"settings"`
-	Corpus   CorpusReport
+	Date     string       `json:"date"`
+	Command  string       `json:"command"`
+	Elapsed  string       `json:"elapsed"`
+	Machine  Machine      `json:"machine"`
+	Settings Settings     `json:"settings"`
+	Corpus   CorpusReport `json:"corpus"`
 	// Loopback is keyed by server: gatehouse and floor.
 	Loopback map[string]*ServerReport `json:"loopback,omitempty"`
 	// Ratios are gatehouse over floor (loopback) and gatehouse over the
