@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -405,5 +406,62 @@ func setWebhooks(t *testing.T, e *env, kind string, hooks []any) {
 	})
 	if err != nil {
 		t.Fatalf("updating the %s: %v", kind, err)
+	}
+}
+
+// TestPodSecurityGuardWhenTheMutatorIsUnreachable points the fail-open
+// mutating webhook at an address where nothing listens while gatehouse
+// runs: the API server ignores the failed call (and counts it as failed
+// open), so pods reach the pod-security guard unmutated. A pod that lacks
+// the defaults is denied, naming each; one that states them is admitted.
+func TestPodSecurityGuardWhenTheMutatorIsUnreachable(t *testing.T) {
+	e := requireCluster(t)
+	if e.local == nil {
+		t.Skip("needs the local control plane: it repoints a webhook of the live configuration")
+	}
+	ctx := context.Background()
+	ns := testNamespace(t, e, t.Name(), nil, optInLabel)
+	dead, err := localcluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := isolate(t, e)
+	t.Cleanup(restore)
+	var hooks []any
+	for _, h := range savedWebhooks["MutatingWebhookConfiguration"] {
+		hook := runtime.DeepCopyJSONValue(h).(map[string]any)
+		if hook["name"] == "pod-security-defaults.gatehouse.dev" {
+			if err := unstructured.SetNestedField(hook, "https://"+dead+"/mutate/pod-security-defaults", "clientConfig", "url"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		hooks = append(hooks, hook)
+	}
+	before := failOpenCount(t, e, "pod-security-defaults")
+	setWebhooks(t, e, "MutatingWebhookConfiguration", hooks)
+
+	var lastErr error
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		lastErr = e.client.Create(ctx, plainPod(ns, "bare"), client.DryRunAll)
+		return lastErr != nil, nil
+	})
+	if err != nil {
+		t.Fatal("with the mutator unreachable a bare pod was still admitted")
+	}
+	webhook, causes := liveCauses(t, lastErr)
+	if webhook != "pod-security" || len(causes) == 0 {
+		t.Fatalf("denied by %s with %v, want pod-security", webhook, causes)
+	}
+	for _, c := range causes {
+		if !strings.HasPrefix(c, "SecurityDefaultsMissing@") {
+			t.Errorf("unexpected cause %s", c)
+		}
+	}
+	stated := sampleObject(t, schema.GroupResource{Resource: "pods"}, ns, "stated")
+	if err := e.client.Create(ctx, stated, client.DryRunAll); err != nil {
+		t.Errorf("a pod that states every default was refused: %v", err)
+	}
+	if after := failOpenCount(t, e, "pod-security-defaults"); after <= before {
+		t.Errorf("apiserver_admission_webhook_fail_open_count for pod-security-defaults did not grow (%v -> %v)", before, after)
 	}
 }
