@@ -47,7 +47,7 @@ func podTemplate(name, restartPolicy string) map[string]any {
 	}
 }
 
-func selector(name string) map[string]any {
+func matchApp(name string) map[string]any {
 	return map[string]any{"matchLabels": map[string]any{"app": name}}
 }
 
@@ -66,16 +66,16 @@ var samples = map[schema.GroupResource]func(name string) (apiVersion, kind strin
 		}}
 	},
 	{Group: "apps", Resource: "deployments"}: func(name string) (string, string, map[string]any) {
-		return "apps/v1", "Deployment", map[string]any{"spec": map[string]any{"selector": selector(name), "template": podTemplate(name, "")}}
+		return "apps/v1", "Deployment", map[string]any{"spec": map[string]any{"selector": matchApp(name), "template": podTemplate(name, "")}}
 	},
 	{Group: "apps", Resource: "statefulsets"}: func(name string) (string, string, map[string]any) {
-		return "apps/v1", "StatefulSet", map[string]any{"spec": map[string]any{"selector": selector(name), "template": podTemplate(name, "")}}
+		return "apps/v1", "StatefulSet", map[string]any{"spec": map[string]any{"selector": matchApp(name), "template": podTemplate(name, "")}}
 	},
 	{Group: "apps", Resource: "daemonsets"}: func(name string) (string, string, map[string]any) {
-		return "apps/v1", "DaemonSet", map[string]any{"spec": map[string]any{"selector": selector(name), "template": podTemplate(name, "")}}
+		return "apps/v1", "DaemonSet", map[string]any{"spec": map[string]any{"selector": matchApp(name), "template": podTemplate(name, "")}}
 	},
 	{Group: "apps", Resource: "replicasets"}: func(name string) (string, string, map[string]any) {
-		return "apps/v1", "ReplicaSet", map[string]any{"spec": map[string]any{"selector": selector(name), "template": podTemplate(name, "")}}
+		return "apps/v1", "ReplicaSet", map[string]any{"spec": map[string]any{"selector": matchApp(name), "template": podTemplate(name, "")}}
 	},
 	{Group: "batch", Resource: "jobs"}: func(name string) (string, string, map[string]any) {
 		return "batch/v1", "Job", map[string]any{"spec": map[string]any{"template": podTemplate(name, "Never")}}

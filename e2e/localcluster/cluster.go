@@ -48,8 +48,6 @@ type Options struct {
 	BinaryDir string
 	// Progress, if set, is told what is happening.
 	Progress func(format string, args ...any)
-	// Metrics serves gatehouse's /metrics on a free loopback port.
-	Metrics bool
 	// GatehouseBinary, when set, runs that executable as a child process
 	// instead of gatehouse in this process (the soak measures it alone).
 	GatehouseBinary string
@@ -201,10 +199,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 
 	o.Progress("starting gatehouse serve")
 	gopts := GatehouseOptions{CertDir: c.CertDir, WorkDir: o.WorkDir, Kubeconfig: c.Kubeconfig, Binary: o.GatehouseBinary, ReconcileDependencyGroups: true}
-	if o.Metrics {
-		if gopts.MetricsAddr, err = FreeAddr(); err != nil {
-			return nil, err
-		}
+	// Metrics on a free loopback port: the monitoring test and the soak read them.
+	if gopts.MetricsAddr, err = FreeAddr(); err != nil {
+		return nil, err
 	}
 	if c.Gatehouse, err = LaunchGatehouse(runCtx, gopts); err != nil {
 		return nil, err

@@ -110,7 +110,7 @@ func run(c config) (bool, error) {
 		return false, err
 	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		Repo: c.repo, WorkDir: work, Progress: progress, Metrics: true, GatehouseBinary: binary,
+		Repo: c.repo, WorkDir: work, Progress: progress, GatehouseBinary: binary,
 	})
 	if err != nil {
 		return false, fmt.Errorf("%w (logs in %s)", err, work)
