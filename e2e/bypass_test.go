@@ -342,7 +342,10 @@ func TestCheckReadsListsAsKubectlDoes(t *testing.T) {
 			continue
 		}
 		obj := f.object.DeepCopy()
-		if obj.GetNamespace() == "" && f.namespace == "" {
+		switch {
+		case f.namespace != "":
+			obj.SetNamespace(f.namespace)
+		case obj.GetNamespace() == "":
 			obj.SetNamespace("bypass-lists")
 		}
 		if f.optIn && !namespaces[obj.GetNamespace()] {

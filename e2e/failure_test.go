@@ -214,10 +214,10 @@ func TestFailureMatrix(t *testing.T) {
 	})
 
 	t.Run("each fail-closed webhook alone rejects", func(t *testing.T) {
-		restore := isolate(t, e)
+		saved, restore := saveWebhooks(t, e)
 		defer restore()
 		for _, p := range samples {
-			keepOnly(t, e, p.def.Name)
+			saved.keepOnly(t, e, p.def.Name)
 			var err error
 			// The API server reads webhook configurations through an
 			// informer: poll until it calls only this webhook.
@@ -361,30 +361,31 @@ func getConfiguration(t *testing.T, e *env, kind string) *unstructured.Unstructu
 var configurationKinds = []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
 
 // savedWebhooks holds the webhooks of both live configurations, by kind.
-var savedWebhooks map[string][]any
+type savedWebhooks map[string][]any
 
-// isolate saves the webhooks of both configurations and returns a function
-// that puts them back (caBundle included, so no cainjector round trip).
-func isolate(t *testing.T, e *env) (restore func()) {
+// saveWebhooks saves the webhooks of both configurations and returns them
+// with a function that puts them back (caBundle included, so no cainjector
+// round trip).
+func saveWebhooks(t *testing.T, e *env) (savedWebhooks, func()) {
 	t.Helper()
-	savedWebhooks = map[string][]any{}
+	saved := savedWebhooks{}
 	for _, kind := range configurationKinds {
 		hooks, _, _ := unstructured.NestedSlice(getConfiguration(t, e, kind).Object, "webhooks")
-		savedWebhooks[kind] = hooks
+		saved[kind] = hooks
 	}
-	return func() {
+	return saved, func() {
 		for _, kind := range configurationKinds {
-			setWebhooks(t, e, kind, savedWebhooks[kind])
+			setWebhooks(t, e, kind, saved[kind])
 		}
 	}
 }
 
 // keepOnly leaves only the named gatehouse webhook in the configurations.
-func keepOnly(t *testing.T, e *env, name string) {
+func (saved savedWebhooks) keepOnly(t *testing.T, e *env, name string) {
 	t.Helper()
 	for _, kind := range configurationKinds {
 		var kept []any
-		for _, h := range savedWebhooks[kind] {
+		for _, h := range saved[kind] {
 			if hook, _ := h.(map[string]any); hook["name"] == name+".gatehouse.dev" {
 				kept = append(kept, h)
 			}
@@ -425,10 +426,10 @@ func TestPodSecurityGuardWhenTheMutatorIsUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restore := isolate(t, e)
+	saved, restore := saveWebhooks(t, e)
 	t.Cleanup(restore)
 	var hooks []any
-	for _, h := range savedWebhooks["MutatingWebhookConfiguration"] {
+	for _, h := range saved["MutatingWebhookConfiguration"] {
 		hook := runtime.DeepCopyJSONValue(h).(map[string]any)
 		if hook["name"] == "pod-security-defaults.gatehouse.dev" {
 			if err := unstructured.SetNestedField(hook, "https://"+dead+"/mutate/pod-security-defaults", "clientConfig", "url"); err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // The failure and bypass tests iterate the registry: for each webhook they
-// need an object it intercepts. samples holds one minimal valid object per
+// need an object it intercepts. sampleBuilders holds one minimal valid object per
 // resource the registry names; a webhook that intercepts a resource missing
 // here fails the tests by name, so a new webhook cannot go untested.
 
@@ -51,9 +51,9 @@ func matchApp(name string) map[string]any {
 	return map[string]any{"matchLabels": map[string]any{"app": name}}
 }
 
-// samples builds, per group and resource, the apiVersion, kind and body of a
+// sampleBuilders builds, per group and resource, the apiVersion, kind and body of a
 // minimal valid object named name.
-var samples = map[schema.GroupResource]func(name string) (apiVersion, kind string, body map[string]any){
+var sampleBuilders = map[schema.GroupResource]func(name string) (apiVersion, kind string, body map[string]any){
 	{Resource: "pods"}: func(string) (string, string, map[string]any) {
 		return "v1", "Pod", map[string]any{"spec": restrictedPodSpec("")}
 	},
@@ -124,9 +124,9 @@ var productResource = schema.GroupVersionResource{Group: "hdfs.kubedoop.dev", Ve
 // for a cluster-scoped resource).
 func sampleObject(t *testing.T, gr schema.GroupResource, ns, name string) *unstructured.Unstructured {
 	t.Helper()
-	build, ok := samples[gr]
+	build, ok := sampleBuilders[gr]
 	if !ok {
-		t.Fatalf("no sample object for resource %s: add one to samples in e2e/samples_test.go", gr)
+		t.Fatalf("no sample object for resource %s: add one to sampleBuilders in e2e/samples_test.go", gr)
 	}
 	apiVersion, kind, body := build(name)
 	obj := &unstructured.Unstructured{Object: body}
