@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
 // Every way into a pod spec must meet every contract that reads pod specs:
@@ -123,6 +126,15 @@ var immutableTemplate = map[string]bool{"Job": true}
 // every kind that runs pods: on CREATE, and on UPDATE of a stored, compliant
 // object's template.
 func TestEveryWorkloadKindOnCreateAndUpdate(t *testing.T) {
+	// Every validating webhook that reads pods must have its violation in
+	// the table, so a new pod-spec contract cannot skip these paths.
+	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	for _, def := range webhooks.Registry {
+		if def.Type == webhooks.Validating && def.Intercept.Matches(admissionregistrationv1.Create, pods, "", serverOptions()) &&
+			!slices.ContainsFunc(podSpecViolations, func(v podSpecViolation) bool { return v.webhook == def.Name }) {
+			t.Errorf("validating webhook %s reads pods but has no entry in podSpecViolations", def.Name)
+		}
+	}
 	e := requireCluster(t)
 	ctx := context.Background()
 	ns := bypassNamespace(t, e, t.Name())
