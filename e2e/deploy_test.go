@@ -62,6 +62,7 @@ const (
 // against. A contract that caches more adds exactly its rules here, in
 // deploy/default/rbac.yaml and in the README.
 var expectedClusterRoleRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
@@ -649,7 +650,8 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 		}
 	}
 
-	// Every registry entry exactly once, at its path, and nothing else.
+	// Every registry entry exactly once (twice when it fails closed only in
+	// harnessed namespaces), at its path, and nothing else.
 	seen := map[string]int{}
 	for _, def := range webhooks.Registry {
 		for _, h := range all {
@@ -659,11 +661,16 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 				if h.typ != def.Type {
 					t.Errorf("%s: registry webhook %s is %s, rendered as %s", where, def.Name, def.Type, h.typ)
 				}
-				if want := def.Name + ".gatehouse.dev"; h.w.Name != want {
+				// A webhook failing closed only in harnessed namespaces has a
+				// second, failing-open entry for the other namespaces.
+				wantPolicy := def.FailurePolicy
+				if def.FailClosedOnlyInHarnessed && h.w.Name == def.Name+"-unlabelled.gatehouse.dev" {
+					wantPolicy = admissionregistrationv1.Ignore
+				} else if want := def.Name + ".gatehouse.dev"; h.w.Name != want {
 					t.Errorf("%s: registry webhook %s is rendered under the name %s, want %s", where, def.Name, h.w.Name, want)
 				}
-				if fp := h.w.FailurePolicy; fp == nil || *fp != def.FailurePolicy {
-					t.Errorf("%s: failurePolicy = %v, the registry says %s", where, deployDeref(fp), def.FailurePolicy)
+				if fp := h.w.FailurePolicy; fp == nil || *fp != wantPolicy {
+					t.Errorf("%s: failurePolicy = %v, want %s", where, deployDeref(fp), wantPolicy)
 				}
 				if def.Intercept.Products && !reflect.DeepEqual(h.w.MatchConditions, referenceConditions[h.w.Name]) {
 					t.Errorf("%s: matchConditions differ from what the registry renders for the ConfigMap's products.groupSuffixes %v (run make manifests with that configuration):\n%s",
@@ -671,8 +678,12 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 				}
 			}
 		}
-		if seen[def.Name] != 1 {
-			t.Errorf("%s: registry webhook %s (%s) is rendered %d times, want once", r.dir, def.Name, def.Path, seen[def.Name])
+		want := 1
+		if def.FailClosedOnlyInHarnessed {
+			want = 2
+		}
+		if seen[def.Name] != want {
+			t.Errorf("%s: registry webhook %s (%s) is rendered %d times, want %d", r.dir, def.Name, def.Path, seen[def.Name], want)
 		}
 	}
 

@@ -37,7 +37,7 @@ type env struct {
 
 const repo = ".."
 
-func requireCluster(t *testing.T) *env {
+func requireCluster(t testing.TB) *env {
 	t.Helper()
 	clusterOnce.Do(func() { live, clusterErr = startEnv() })
 	if clusterErr != nil {

@@ -6,26 +6,40 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// CachedState is the StateReader of `gatehouse serve`: informer caches of
-// DependencyGroups, CustomResourceDefinitionSources and OperatorHarnesses
-// (managed fields stripped), with a field index per stateIndex so each
-// lookup is a map access whatever the number of objects. Until every
-// informer has synced, lookups fail (the webhooks deny) and Ready fails.
+// CachedState is the StateReader and NamespaceReader of `gatehouse serve`:
+// informer caches of DependencyGroups, CustomResourceDefinitionSources and
+// OperatorHarnesses (trimmed to what the lookups read), with a field index
+// per stateIndex so each lookup is a map access whatever the number of
+// objects, and a metadata-only cache of namespaces (name and labels). Until
+// every informer has synced, lookups fail (the webhooks deny) and Ready
+// fails.
 type CachedState struct {
-	cache  cache.Cache
+	cache cache.Cache
+	// live reads a namespace the cache does not have yet (created a moment
+	// ago) from the API server.
+	live   metadata.Interface
 	synced atomic.Bool
 }
+
+// namespaceGVK is the one kind cached as metadata only.
+var namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+
+// liveReadTimeout bounds the read of a namespace the cache has not seen.
+const liveReadTimeout = time.Second
 
 // NewCachedState prepares the caches; Start fills them.
 func NewCachedState(cfg *rest.Config) (*CachedState, error) {
@@ -36,7 +50,17 @@ func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CachedState{cache: c}, nil
+	live, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &CachedState{cache: c, live: live}, nil
+}
+
+func namespaceMetadata() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(namespaceGVK)
+	return ns
 }
 
 // keepOnlyWhatIsRead trims a cached object to what the lookups read: the
@@ -44,6 +68,13 @@ func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 // last-applied-configuration as large as the object), labels and status are
 // dropped, so the caches of a large cluster cost little memory.
 func keepOnlyWhatIsRead(obj any) (any, error) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		// Namespaces: the name and labels are all LABEL reads.
+		m.ObjectMeta = metav1.ObjectMeta{
+			Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion, Labels: m.Labels,
+		}
+		return m, nil
+	}
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
@@ -80,6 +111,9 @@ func (s *CachedState) Start(ctx context.Context) error {
 			return fmt.Errorf("index %s: %w", idx.name, err)
 		}
 	}
+	if _, err := s.cache.GetInformer(ctx, namespaceMetadata()); err != nil {
+		return fmt.Errorf("namespace informer: %w", err)
+	}
 	go func() {
 		if s.cache.WaitForCacheSync(ctx) {
 			s.synced.Store(true)
@@ -113,6 +147,51 @@ func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) (
 		names[i] = list.Items[i].GetName()
 	}
 	return sortedUnique(names), nil
+}
+
+// Objects implements StateReader with the field index. The objects are the
+// cache's own (no copy per review): read-only.
+func (s *CachedState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
+	if !s.synced.Load() {
+		return nil, errNotSynced
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err := s.cache.List(context.Background(), list, client.MatchingFields{index: value}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, len(list.Items))
+	for i := range list.Items {
+		out[i] = list.Items[i].Object
+	}
+	return out, nil
+}
+
+// NamespaceLabels implements NamespaceReader from the metadata cache; a
+// namespace the cache has not seen yet is read from the API server, so an
+// object created right after its namespace still gets its scope labels.
+func (s *CachedState) NamespaceLabels(name string) (map[string]string, error) {
+	if !s.synced.Load() {
+		return nil, errNotSynced
+	}
+	ns := namespaceMetadata()
+	err := s.cache.Get(context.Background(), types.NamespacedName{Name: name}, ns)
+	if err == nil {
+		return ns.Labels, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), liveReadTimeout)
+	defer cancel()
+	live, err := s.live.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
+	}
+	return live.Labels, nil
 }
 
 // Exists implements StateReader.

@@ -4,12 +4,19 @@ import (
 	"context"
 
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 )
 
 // harness: HARNESS (CONTRACTS.md §8), the review of an OperatorHarness
-// against the other harnesses.
+// against the other harnesses, plus PROXY's warning when the pods it sends
+// through the harness proxy would not be guarded while gatehouse is
+// unavailable.
 func newHarness(opts Options) Evaluator {
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
-		return Result{Findings: harness.ValidateHarness(r.Object, policyState{opts.ClusterState})}, nil
+		findings := harness.ValidateHarness(r.Object, policyState{opts.ClusterState})
+		if opts.Namespaces != nil {
+			findings = append(findings, proxy.FailOpenWarning(r.Object, opts.Namespaces, opts.HarnessedNamespaceLabel)...)
+		}
+		return Result{Findings: findings}, nil
 	})
 }

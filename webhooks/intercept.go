@@ -42,7 +42,17 @@ type Intercept struct {
 	// Options.Overrides (the component-override ConfigMap), rendered as a
 	// matchConditions expression so no other object is ever sent.
 	OneObject bool
+	// AllResources adds every resource of every API group (no
+	// subresources), rendered as a wildcard rule.
+	AllResources bool
+	// UpdatesByServiceAccountsOnly limits UPDATEs to those a service
+	// account makes, rendered as a matchConditions expression on
+	// request.userInfo.
+	UpdatesByServiceAccountsOnly bool
 }
+
+// serviceAccountUsers is the user name prefix of every service account.
+const serviceAccountUsers = "system:serviceaccount:"
 
 func podResources() []Resource {
 	out := make([]Resource, 0, len(workload.Kinds))
@@ -83,6 +93,9 @@ func (in Intercept) Matches(op admissionregistrationv1.OperationType, gvr schema
 	if r, ok := in.builtin(gvr.GroupResource(), subresource); ok {
 		return slices.Contains(r.operations(in), op)
 	}
+	if in.AllResources {
+		return subresource == "" && slices.Contains(in.Operations, op)
+	}
 	return subresource == "" && in.Products && opts.Products.Matches(gvr.Group) && slices.Contains(in.Operations, op)
 }
 
@@ -95,6 +108,12 @@ func (in Intercept) NamespaceMatches(namespaceLabels map[string]string, opts Opt
 	}
 	v, ok := namespaceLabels[opts.SecurityDefaultsLabel.Key]
 	return ok && v == opts.SecurityDefaultsLabel.Value
+}
+
+// UserMatches reports whether a request of op by username reaches the
+// webhook: always, unless it takes UPDATEs from service accounts only.
+func (in Intercept) UserMatches(op admissionregistrationv1.OperationType, username string) bool {
+	return !in.UpdatesByServiceAccountsOnly || op != admissionregistrationv1.Update || strings.HasPrefix(username, serviceAccountUsers)
 }
 
 // ObjectMatches reports whether the object namespace/name reaches the
@@ -111,6 +130,12 @@ func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.Matc
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name:       "gatehouse-resources",
 			Expression: in.matchConditionExpression(opts.Products),
+		})
+	}
+	if in.UpdatesByServiceAccountsOnly {
+		out = append(out, admissionregistrationv1.MatchCondition{
+			Name:       "gatehouse-updates-by-service-accounts",
+			Expression: fmt.Sprintf("request.operation != 'UPDATE' || request.userInfo.username.startsWith(%q)", serviceAccountUsers),
 		})
 	}
 	if in.OneObject {

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,9 +21,19 @@ type ManifestOptions struct {
 	// Certificate is the cert-manager Certificate ("<namespace>/<name>")
 	// whose CA cainjector writes into every caBundle.
 	Certificate string
+	// Layout is LayoutSeparate (one entry per webhook) or LayoutCombined
+	// (one entry per Group); empty means DefaultLayout.
+	Layout string
 	// Options must equal the server's.
 	Options
 }
+
+// The webhook configuration layouts: both are served by every gatehouse.
+const (
+	LayoutSeparate = "separate"
+	LayoutCombined = "combined"
+	DefaultLayout  = LayoutSeparate
+)
 
 // ConfigurationName is the name of both webhook configurations.
 const ConfigurationName = "gatehouse"
@@ -47,9 +58,34 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: o.objectMeta(),
 	}
-	for _, def := range Registry {
-		w := o.validatingWebhook(def)
-		switch def.Type {
+	layout := o.Layout
+	if layout == "" {
+		layout = DefaultLayout
+	}
+	type entry struct {
+		typ Type
+		w   admissionregistrationv1.ValidatingWebhook
+	}
+	var entries []entry
+	switch layout {
+	case LayoutSeparate:
+		for _, def := range Registry {
+			for _, w := range o.entries(def) {
+				entries = append(entries, entry{def.Type, w})
+			}
+		}
+	case LayoutCombined:
+		for _, g := range Groups {
+			if w, ok := o.groupEntry(g); ok {
+				entries = append(entries, entry{g.Type, w})
+			}
+		}
+	default:
+		return nil, fmt.Errorf("layout %q: must be %s or %s", layout, LayoutSeparate, LayoutCombined)
+	}
+	for _, e := range entries {
+		w := e.w
+		switch e.typ {
 		case Validating:
 			validating.Webhooks = append(validating.Webhooks, w)
 		case Mutating:
@@ -116,6 +152,71 @@ func (o ManifestOptions) validatingWebhook(def Definition) admissionregistration
 	return w
 }
 
+// groupEntry is the one configuration entry of a combined group: the union
+// of its members' rules, narrowed by a matchConditions expression that is
+// true exactly for the requests some member's own entry would be sent.
+// Namespace opt-ins are decided by the server, except where every member
+// shares one.
+func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.ValidatingWebhook, bool) {
+	members := g.members()
+	if len(members) == 0 {
+		return admissionregistrationv1.ValidatingWebhook{}, false
+	}
+	first := o.validatingWebhook(members[0].def)
+	w := first
+	w.Name = g.Name + ".gatehouse.dev"
+	w.ClientConfig = o.clientConfig(g.Path)
+	failure := g.FailurePolicy
+	w.FailurePolicy = &failure
+	w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: excludedNamespaces(o.Namespace),
+	}}}
+	allLabelled, allOptIn := true, true
+	w.Rules = nil
+	var alts []string
+	for _, m := range members {
+		w.Rules = append(w.Rules, m.def.Intercept.rules()...)
+		alts = append(alts, m.memberExpression(o.Options))
+		allLabelled = allLabelled && m.where == labelledOnly
+		allOptIn = allOptIn && m.def.Intercept.OptIn
+	}
+	if allLabelled {
+		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpExists,
+		})
+	}
+	if allOptIn {
+		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: o.SecurityDefaultsLabel.Key, Operator: metav1.LabelSelectorOpIn, Values: []string{o.SecurityDefaultsLabel.Value},
+		})
+	}
+	w.MatchConditions = []admissionregistrationv1.MatchCondition{{
+		Name: "gatehouse-members", Expression: strings.Join(alts, " || "),
+	}}
+	return w, true
+}
+
+// entries are the configuration entries of one webhook: one, or for a
+// webhook that fails closed only in harnessed namespaces, the failing-closed
+// entry there and a failing-open one, "<name>-unlabelled", everywhere else.
+func (o ManifestOptions) entries(def Definition) []admissionregistrationv1.ValidatingWebhook {
+	w := o.validatingWebhook(def)
+	if !def.FailClosedOnlyInHarnessed {
+		return []admissionregistrationv1.ValidatingWebhook{w}
+	}
+	elsewhere := *w.DeepCopy()
+	elsewhere.Name = def.Name + "-unlabelled.gatehouse.dev"
+	ignore := admissionregistrationv1.Ignore
+	elsewhere.FailurePolicy = &ignore
+	w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpExists,
+	})
+	elsewhere.NamespaceSelector.MatchExpressions = append(elsewhere.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
+		Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpDoesNotExist,
+	})
+	return []admissionregistrationv1.ValidatingWebhook{w, elsewhere}
+}
+
 func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
 	if o.URL != "" {
 		url := o.URL + path
@@ -154,7 +255,7 @@ func (in Intercept) rules() []admissionregistrationv1.RuleWithOperations {
 		}
 		out[i].Resources = append(out[i].Resources, name)
 	}
-	if in.Products {
+	if in.Products || in.AllResources {
 		out = append(out, admissionregistrationv1.RuleWithOperations{
 			Operations: in.Operations,
 			Rule: admissionregistrationv1.Rule{

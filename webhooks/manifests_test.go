@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -23,9 +24,10 @@ import (
 // routes in `gatehouse check` and accepts in the handler.
 func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 	opts := Options{
-		Products:              policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
-		SecurityDefaultsLabel: Label{Key: "psc.example/opt-in", Value: "yes"},
-		Overrides:             configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
+		Products:                policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
+		SecurityDefaultsLabel:   Label{Key: "psc.example/opt-in", Value: "yes"},
+		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
+		HarnessedNamespaceLabel: "ops.example/harnessed",
 	}
 	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: opts})
 	if err != nil {
@@ -36,6 +38,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		rules      []admissionregistrationv1.RuleWithOperations
 		conditions []admissionregistrationv1.MatchCondition
 		namespaces *metav1.LabelSelector
+		failure    admissionregistrationv1.FailurePolicyType
 	}
 	byName := map[string]routing{}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
@@ -47,13 +50,14 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 				Rules             []admissionregistrationv1.RuleWithOperations `json:"rules"`
 				MatchConditions   []admissionregistrationv1.MatchCondition     `json:"matchConditions"`
 				NamespaceSelector *metav1.LabelSelector                        `json:"namespaceSelector"`
+				FailurePolicy     admissionregistrationv1.FailurePolicyType    `json:"failurePolicy"`
 			} `json:"webhooks"`
 		}
 		if err := dec.Decode(&cfg); err != nil {
 			break
 		}
 		for _, w := range cfg.Webhooks {
-			byName[w.Name] = routing{w.Rules, w.MatchConditions, w.NamespaceSelector}
+			byName[w.Name] = routing{w.Rules, w.MatchConditions, w.NamespaceSelector, w.FailurePolicy}
 		}
 	}
 
@@ -89,37 +93,65 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		{"kubernetes.io/metadata.name": "team-a"},
 		{"kubernetes.io/metadata.name": "team-b", "psc.example/opt-in": "yes"},
 		{"kubernetes.io/metadata.name": "team-c", "psc.example/opt-in": "no"},
+		{"kubernetes.io/metadata.name": "team-d", "ops.example/harnessed": ""},
 	}
+	users := []string{"system:serviceaccount:ops:operator", "alice", "system:node:n1"}
 
 	for _, def := range Registry {
 		w, ok := byName[def.Name+".gatehouse.dev"]
 		if !ok {
 			t.Fatalf("%s is not rendered", def.Name)
 		}
+		entries := []routing{w}
+		if def.FailClosedOnlyInHarnessed {
+			elsewhere, ok := byName[def.Name+"-unlabelled.gatehouse.dev"]
+			if !ok {
+				t.Fatalf("%s: the failing-open entry is not rendered", def.Name)
+			}
+			if !reflect.DeepEqual(elsewhere.rules, w.rules) || !reflect.DeepEqual(elsewhere.conditions, w.conditions) {
+				t.Errorf("%s: the two entries route requests differently", def.Name)
+			}
+			if w.failure != admissionregistrationv1.Fail || elsewhere.failure != admissionregistrationv1.Ignore {
+				t.Errorf("%s: failure policies %s and %s, want Fail and Ignore", def.Name, w.failure, elsewhere.failure)
+			}
+			entries = append(entries, elsewhere)
+		}
 		var programs []cel.Program
 		for _, mc := range w.conditions {
 			programs = append(programs, compile(t, mc.Expression))
 		}
-		selector, err := metav1.LabelSelectorAsSelector(w.namespaces)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, r := range requests {
 			for _, op := range ops {
 				for _, o := range objects {
-					sent := rulesMatch(w.rules, op, r.gvr, r.sub)
-					for _, p := range programs {
-						sent = sent && evalBool(t, p, r.gvr, o[0], o[1])
-					}
-					routed := def.Intercept.Matches(op, r.gvr, r.sub, opts) && def.Intercept.ObjectMatches(o[0], o[1], opts)
-					if sent != routed {
-						t.Errorf("%s %s %s/%s %s/%s: API server would send=%v, check routes=%v", def.Name, op, r.gvr, r.sub, o[0], o[1], sent, routed)
+					for _, user := range users {
+						sent := rulesMatch(w.rules, op, r.gvr, r.sub)
+						for _, p := range programs {
+							sent = sent && evalBool(t, p, op, r.gvr, r.sub, o[0], o[1], user)
+						}
+						routed := def.Intercept.Matches(op, r.gvr, r.sub, opts) && def.Intercept.ObjectMatches(o[0], o[1], opts) &&
+							def.Intercept.UserMatches(op, user)
+						if sent != routed {
+							t.Errorf("%s %s %s/%s %s/%s by %s: API server would send=%v, check routes=%v", def.Name, op, r.gvr, r.sub, o[0], o[1], user, sent, routed)
+						}
 					}
 				}
 			}
 		}
 		for _, ns := range namespaces {
-			if sent, routed := selector.Matches(labels.Set(ns)), def.Intercept.NamespaceMatches(ns, opts); sent != routed {
+			matching := 0
+			for _, e := range entries {
+				sel, err := metav1.LabelSelectorAsSelector(e.namespaces)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sel.Matches(labels.Set(ns)) {
+					matching++
+				}
+			}
+			if matching > 1 {
+				t.Errorf("%s in namespace %v: %d entries would call it", def.Name, ns, matching)
+			}
+			if sent, routed := matching == 1, def.Intercept.NamespaceMatches(ns, opts); sent != routed {
 				t.Errorf("%s in namespace %v: API server would send=%v, check routes=%v", def.Name, ns, sent, routed)
 			}
 		}
@@ -143,15 +175,23 @@ func compile(t *testing.T, expr string) cel.Program {
 	return prg
 }
 
-func evalBool(t *testing.T, prg cel.Program, gvr schema.GroupVersionResource, namespace, name string) bool {
+func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string) bool {
 	t.Helper()
-	out, _, err := prg.Eval(map[string]any{"request": map[string]any{
+	// As the API server does, fields that are empty (omitempty in
+	// AdmissionRequest) are absent, not "".
+	request := map[string]any{
+		"operation": string(op),
 		"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
-		"namespace": namespace,
-		"name":      name,
-	}})
+		"userInfo":  map[string]any{"username": user},
+	}
+	for key, v := range map[string]string{"subResource": sub, "namespace": namespace, "name": name} {
+		if v != "" {
+			request[key] = v
+		}
+	}
+	out, _, err := prg.Eval(map[string]any{"request": request})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("matchCondition failed on %s %s/%s %s/%s: %v", op, gvr, sub, namespace, name, err)
 	}
 	b, ok := out.Value().(bool)
 	if !ok {

@@ -13,6 +13,7 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 )
 
 // Type says whether a webhook validates or mutates.
@@ -31,6 +32,12 @@ type Definition struct {
 	Type          Type
 	FailurePolicy admissionregistrationv1.FailurePolicyType
 	Intercept     Intercept
+	// FailClosedOnlyInHarnessed limits failurePolicy Fail to namespaces
+	// carrying Options.HarnessedNamespaceLabel: the webhook configuration
+	// gets a second entry, "<name>-unlabelled", on the same path with
+	// failurePolicy Ignore for every other namespace. While gatehouse
+	// answers, both entries decide alike.
+	FailClosedOnlyInHarnessed bool
 	// New builds the webhook's evaluator from the server options.
 	New func(Options) Evaluator
 }
@@ -55,6 +62,14 @@ type Options struct {
 	// when gatehouse has no access to the cluster (resolution is then
 	// skipped with a warning).
 	Workloads WorkloadReader
+	// Namespaces answers namespace labels for LABEL; nil when gatehouse
+	// reads no cluster state (harness-labels then denies).
+	Namespaces NamespaceReader
+	// Proxy is the harness proxy PROXY injects.
+	Proxy proxy.Config
+	// HarnessedNamespaceLabel is the namespace label key under which
+	// harness-proxy fails closed.
+	HarnessedNamespaceLabel string
 }
 
 // Label is one label key and value.
@@ -66,10 +81,12 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 	key, value, _ := cfg.SecurityDefaultsLabel()
 	defaults, _ := cfg.PodDefaults()
 	return Options{
-		Products:              policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
-		SecurityDefaultsLabel: Label{Key: key, Value: value},
-		PodDefaults:           defaults,
-		Overrides:             cfg.Overrides,
+		Products:                policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
+		SecurityDefaultsLabel:   Label{Key: key, Value: value},
+		PodDefaults:             defaults,
+		Overrides:               cfg.Overrides,
+		Proxy:                   cfg.ProxyConfig(),
+		HarnessedNamespaceLabel: cfg.Harness.FailClosedNamespaceLabel,
 	}
 }
 
@@ -102,6 +119,28 @@ var Registry = []Definition{
 		FailurePolicy: admissionregistrationv1.Ignore,
 		Intercept:     Intercept{Operations: create, Resources: []Resource{pods, ephemeralContainers}, OptIn: true},
 		New:           newPodSecurityDefaults,
+	},
+	{
+		Name:          "harness-proxy",
+		Path:          "/mutate/harness-proxy",
+		Type:          Mutating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		// Pods only on CREATE: injecting on UPDATE would block their
+		// deletion (and pod specs are immutable anyway).
+		Intercept:                 Intercept{Operations: create, Resources: []Resource{pods}},
+		FailClosedOnlyInHarnessed: true,
+		New:                       newHarnessProxy,
+	},
+	{
+		Name:          "harness-labels",
+		Path:          "/mutate/harness-labels",
+		Type:          Mutating,
+		FailurePolicy: admissionregistrationv1.Ignore,
+		// Every resource (never subresources): any namespaced object may
+		// be created in a scoped namespace. UPDATEs only matter when a
+		// service account makes them.
+		Intercept: Intercept{Operations: createUpdate, AllResources: true, UpdatesByServiceAccountsOnly: true},
+		New:       newHarnessLabels,
 	},
 	{
 		Name:          "secret-scope",

@@ -67,6 +67,9 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 		}
 		return nil, fmt.Errorf("webhook %s does not handle %s of %s; check the rules of its webhook configuration", def.Name, op, res)
 	}
+	if !def.Intercept.UserMatches(op, req.UserInfo.Username) {
+		return nil, fmt.Errorf("webhook %s takes UPDATEs from service accounts only; check the matchConditions of its webhook configuration", def.Name)
+	}
 	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
 		return nil, err
 	}

@@ -69,6 +69,12 @@ type testServer struct {
 
 func startServer(t testing.TB) *testServer {
 	t.Helper()
+	return startServerWith(t, OptionsFromConfig(configv1alpha1.Default()))
+}
+
+// startServerWith serves every webhook of the registry built from opts.
+func startServerWith(t testing.TB, opts Options) *testServer {
+	t.Helper()
 	bundle, err := certs.Dev(t.TempDir(), certs.DevHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +87,12 @@ func startServer(t testing.TB) *testServer {
 			c.NextProtos = []string{"http/1.1"}
 		}},
 	})
-	for _, w := range Build(OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true }) {
+	hooks := Build(opts, func(string) bool { return true })
+	for _, w := range hooks {
 		srv.Register(w.Path, w.Admission)
+	}
+	for _, c := range BuildCombined(hooks, opts) {
+		srv.Register(c.Path, c.Admission)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -104,6 +104,15 @@ func nonEmpty(s string) []string {
 type StateReader interface {
 	Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error)
 	Exists(gvk schema.GroupVersionKind, name string) (bool, error)
+	// Objects returns the objects found under an index value, as decoded
+	// JSON trimmed to what the lookups read; callers must not change them.
+	Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error)
+}
+
+// NamespaceReader answers a namespace's labels: none, without error, for a
+// namespace that does not exist; an error when the view cannot answer.
+type NamespaceReader interface {
+	NamespaceLabels(name string) (map[string]string, error)
 }
 
 // errNoClusterState is the answer of a server that reads no cluster state.

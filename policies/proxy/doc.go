@@ -4,12 +4,15 @@
 // Harnessed decides, from the OperatorHarness objects (as decoded JSON),
 // whether a pod is harnessed. Both are pure.
 //
-// Files: config.go (server configuration), harnessed.go (which pods are
+// Files: config.go (server configuration), state.go (the view of harnesses
+// and Admit, the decision on one pod), harnessed.go (which pods are
 // harnessed), inject.go (the mutation and its one denial), volume.go (the
 // injected volume, mount and env, and the kube-api-access cleanup),
-// equal.go (comparing decoded JSON values).
+// equal.go (comparing decoded JSON values), failopen.go (the warning on an
+// OperatorHarness whose namespace would fail open).
 //
-// Codes: ProxyVolumeNameTaken (deny).
+// Codes: ProxyVolumeNameTaken (deny), StateUnavailable (deny),
+// ProxyNamespaceFailsOpen (warning, on OperatorHarness reviews).
 //
 // Decisions where the contract leaves room:
 //

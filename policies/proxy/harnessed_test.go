@@ -11,7 +11,7 @@ import (
 
 // harness builds an OperatorHarness with the typed API and decodes it as the
 // webhook sees it.
-func harness(ns string, inject bool, sas ...string) map[string]any {
+func harnessObj(ns string, inject bool, sas ...string) map[string]any {
 	h := harnessv1.OperatorHarness{
 		ObjectMeta: metav1.ObjectMeta{Name: "h-" + ns},
 		Spec: harnessv1.OperatorHarnessSpec{
@@ -31,9 +31,9 @@ func harness(ns string, inject bool, sas ...string) map[string]any {
 }
 
 func TestHarnessed(t *testing.T) {
-	listed := harness("operators", true, "operator", "webhook")
-	everyone := harness("open", true)
-	off := harness("quiet", false)
+	listed := harnessObj("operators", true, "operator", "webhook")
+	everyone := harnessObj("open", true)
+	off := harnessObj("quiet", false)
 	malformed := []map[string]any{
 		nil,
 		{"spec": "x"},
@@ -55,7 +55,7 @@ func TestHarnessed(t *testing.T) {
 		{"empty list and empty service account", []map[string]any{everyone}, "open", "", true},
 		{"empty list, other namespace", []map[string]any{everyone}, "operators", "operator", false},
 		{"injection off", []map[string]any{off}, "quiet", "default", false},
-		{"default listed", []map[string]any{harness("d", true, "default")}, "d", "", true},
+		{"default listed", []map[string]any{harnessObj("d", true, "default")}, "d", "", true},
 		{"second harness matches", []map[string]any{off, listed}, "operators", "operator", true},
 		{"no harness", nil, "operators", "operator", false},
 		{"malformed harnesses", malformed, "operators", "operator", false},

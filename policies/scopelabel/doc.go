@@ -3,12 +3,13 @@
 // objects created in it (ForNamespaced), added to cluster-scoped objects a
 // harnessed service account creates (ForClusterScoped), and protected from
 // removal or change by a harnessed service account (CheckUpdate). All three
-// are pure and work in place on decoded JSON maps; the caller selects the
-// harnesses (Enforce mode, and for the last two the requesting service
-// account) and passes their scopeToLabel keys.
+// are pure and work in place on decoded JSON maps and take the scope label
+// keys that apply: EnforcedKeys selects them from OperatorHarnesses (decoded
+// JSON) for an object's namespace, ClaimedKeys for a requesting service
+// account.
 //
-// Files: labels.go (reading and writing metadata.labels), namespaced.go,
-// clusterscoped.go, update.go.
+// Files: harnesses.go (which keys apply), labels.go (reading and writing
+// metadata.labels), namespaced.go, clusterscoped.go, update.go.
 //
 // Codes: ScopeLabelMismatch (deny), ScopeLabelChanged (deny).
 //

@@ -37,6 +37,10 @@ func TestDefault(t *testing.T) {
 		Products:    Products{GroupSuffixes: []string{".kubedoop.dev"}},
 		PodSecurity: PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
 		Overrides:   Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
+		Harness: Harness{
+			Proxy:                    HarnessProxy{Host: "proxy-service.proxy-namespace.svc", Port: 443, CAConfigMap: "proxy-root-ca.crt"},
+			FailClosedNamespaceLabel: "gatehouse.dev/harnessed",
+		},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -65,6 +69,7 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		Products:    Products{GroupSuffixes: []string{".example.com"}},
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on"},
 		Overrides:   Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
+		Harness:     Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l"},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -103,6 +108,12 @@ overrides:
   namespace: operators
   configMapName: component-overrides
   componentLabel: example.com/component
+harness:
+  proxy:
+    host: harness-proxy.harness.svc
+    port: 8443
+    caConfigMap: harness-ca
+  failClosedNamespaceLabel: example.com/harnessed
 `)
 	want := ServerConfig{
 		APIVersion: APIVersion,
@@ -125,6 +136,10 @@ overrides:
 			RunAsUser: ptr(int64(2000)), CapabilitiesDrop: []string{"ALL", "NET_RAW"},
 		}},
 		Overrides: Overrides{Namespace: "operators", ConfigMapName: "component-overrides", ComponentLabel: "example.com/component"},
+		Harness: Harness{
+			Proxy:                    HarnessProxy{Host: "harness-proxy.harness.svc", Port: 8443, CAConfigMap: "harness-ca"},
+			FailClosedNamespaceLabel: "example.com/harnessed",
+		},
 	}
 	got, err := Load(path)
 	if err != nil {
@@ -310,6 +325,32 @@ func TestValidate(t *testing.T) {
 			name:    "empty suffix",
 			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{""} },
 			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
+		},
+		{name: "proxy port 65535", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = 65535 }},
+		{name: "proxy port -1", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = -1 }, wantErr: prefix + "harness.proxy: proxy port -1 is outside 1..65535"},
+		{name: "proxy host empty", mutate: func(c *ServerConfig) { c.Harness.Proxy.Host = "" }, wantErr: prefix + "harness.proxy: proxy host is empty"},
+		{
+			name:    "proxy CA ConfigMap not a name",
+			mutate:  func(c *ServerConfig) { c.Harness.Proxy.CAConfigMap = "CA/crt" },
+			wantErr: prefix + "harness.proxy.caConfigMap: must be a ConfigMap name",
+		},
+		{
+			name:    "fail-closed label not a key",
+			mutate:  func(c *ServerConfig) { c.Harness.FailClosedNamespaceLabel = "a=b" },
+			wantErr: prefix + "harness.failClosedNamespaceLabel: must be a label key",
+		},
+		{name: "proxy port 65535", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = 65535 }},
+		{name: "proxy port -1", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = -1 }, wantErr: prefix + "harness.proxy: proxy port -1 is outside 1..65535"},
+		{name: "proxy host empty", mutate: func(c *ServerConfig) { c.Harness.Proxy.Host = "" }, wantErr: prefix + "harness.proxy: proxy host is empty"},
+		{
+			name:    "proxy CA ConfigMap not a name",
+			mutate:  func(c *ServerConfig) { c.Harness.Proxy.CAConfigMap = "CA/crt" },
+			wantErr: prefix + "harness.proxy.caConfigMap: must be a ConfigMap name",
+		},
+		{
+			name:    "fail-closed label not a key",
+			mutate:  func(c *ServerConfig) { c.Harness.FailClosedNamespaceLabel = "a=b" },
+			wantErr: prefix + "harness.failClosedNamespaceLabel: must be a label key",
 		},
 		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: prefix + `apiVersion: must be "gatehouse.dev/v1alpha1"`},
 		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: prefix + `kind: must be "ServerConfig"`},

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 )
 
 // Default returns the configuration used when no file is given.
@@ -58,6 +59,30 @@ func (c *ServerConfig) SetDefaults() {
 	if o.ComponentLabel == "" {
 		o.ComponentLabel = "app.kubernetes.io/component"
 	}
+	h := &c.Harness
+	builtin := proxy.BuiltinConfig()
+	if h.Proxy.Host == "" {
+		h.Proxy.Host = builtin.Host
+	}
+	if h.Proxy.Port == 0 {
+		h.Proxy.Port = builtin.Port
+	}
+	if h.Proxy.CAConfigMap == "" {
+		h.Proxy.CAConfigMap = builtin.CAConfigMap
+	}
+	if h.FailClosedNamespaceLabel == "" {
+		h.FailClosedNamespaceLabel = DefaultHarnessedNamespaceLabel
+	}
+}
+
+// DefaultHarnessedNamespaceLabel marks the namespaces where harness-proxy
+// fails closed.
+const DefaultHarnessedNamespaceLabel = "gatehouse.dev/harnessed"
+
+// ProxyConfig returns the harness proxy the harness-proxy webhook injects.
+func (c *ServerConfig) ProxyConfig() proxy.Config {
+	p := c.Harness.Proxy
+	return proxy.Config{Host: p.Host, Port: p.Port, CAConfigMap: p.CAConfigMap}
 }
 
 // DefaultSecurityDefaultsLabel opts a namespace in to the pod security webhooks.
@@ -155,6 +180,14 @@ func (c *ServerConfig) Validate(knownWebhooks []string) error {
 	}
 	if _, err := c.PodDefaults(); err != nil {
 		errs = append(errs, err.Error())
+	}
+	if err := c.ProxyConfig().Validate(); err != nil {
+		errs = append(errs, "harness.proxy: "+err.Error())
+	} else if len(validation.IsDNS1123Subdomain(c.Harness.Proxy.CAConfigMap)) > 0 {
+		errs = append(errs, "harness.proxy.caConfigMap: must be a ConfigMap name")
+	}
+	if len(validation.IsQualifiedName(c.Harness.FailClosedNamespaceLabel)) > 0 {
+		errs = append(errs, "harness.failClosedNamespaceLabel: must be a label key")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))

@@ -31,6 +31,36 @@ type ServerConfig struct {
 
 	// Overrides configures the component-overrides webhook (OVR).
 	Overrides Overrides `json:"overrides,omitempty"`
+
+	// Harness configures the harness-proxy and harness-labels webhooks
+	// (PROXY, LABEL).
+	Harness Harness `json:"harness,omitempty"`
+}
+
+// Harness configures what harnessed operator pods are sent to, and where the
+// harness-proxy webhook fails closed.
+type Harness struct {
+	// Proxy is the harness proxy service injected into harnessed pods.
+	Proxy HarnessProxy `json:"proxy,omitempty"`
+	// FailClosedNamespaceLabel is the label key that marks the namespaces of
+	// harnessed operators. Pod creation there is refused while gatehouse is
+	// unavailable (failurePolicy Fail); elsewhere the proxy is still injected
+	// whenever gatehouse answers, but a pod created while it does not is
+	// admitted as it is. Default "gatehouse.dev/harnessed".
+	FailClosedNamespaceLabel string `json:"failClosedNamespaceLabel,omitempty"`
+}
+
+// HarnessProxy is where the harness proxy listens and which ConfigMap holds
+// its CA certificate.
+type HarnessProxy struct {
+	// Host becomes KUBERNETES_SERVICE_HOST. Default
+	// "proxy-service.proxy-namespace.svc".
+	Host string `json:"host,omitempty"`
+	// Port becomes KUBERNETES_SERVICE_PORT. Default 443.
+	Port int32 `json:"port,omitempty"`
+	// CAConfigMap is the ConfigMap, in the pod's namespace, whose key ca.crt
+	// is the proxy's CA certificate. Default "proxy-root-ca.crt".
+	CAConfigMap string `json:"caConfigMap,omitempty"`
 }
 
 // Overrides names the component-override ConfigMap and how the operator's

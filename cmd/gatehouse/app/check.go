@@ -72,6 +72,7 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			opts := webhooks.OptionsFromConfig(cfg)
 			opts.Workloads = state
 			opts.ClusterState = state
+			opts.Namespaces = state
 			hooks := webhooks.Build(opts, cfg.Enabled)
 			ctx := log.IntoContext(cmd.Context(), log.Log) // decisions are the output here, not log lines
 			results, err := admitAll(ctx, hooks, opts, state, docs)
@@ -248,6 +249,14 @@ func writeJSON(w io.Writer, results []CheckResult) error {
 
 // writeText prints one block per object: its verdict per webhook, with the
 // findings, warnings and a summary of the patch.
+// unchangedByMutation reports a mutating webhook that had nothing to do:
+// the text output leaves it out (harness-labels sees every object), the JSON
+// output keeps it.
+func unchangedByMutation(r CheckResult) bool {
+	def, _ := webhooks.Lookup(r.Webhook)
+	return def.Type == webhooks.Mutating && r.Allowed && len(r.Patch) == 0 && len(r.Warnings) == 0 && r.Error == ""
+}
+
 func writeText(w io.Writer, docs []Document, results []CheckResult) {
 	byDoc := map[int][]CheckResult{}
 	for _, r := range results {
@@ -276,6 +285,9 @@ func writeText(w io.Writer, docs []Document, results []CheckResult) {
 		}
 		fmt.Fprintf(w, "%-7s %s %s (%s)\n", verdict, ref.Kind, name, d.Where())
 		for _, r := range rs {
+			if unchangedByMutation(r) {
+				continue
+			}
 			state := "allowed"
 			if !r.Allowed {
 				state = "denied"

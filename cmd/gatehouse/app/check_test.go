@@ -44,9 +44,18 @@ func TestCheckExamples(t *testing.T) {
 		t.Fatalf("output is not JSON: %v\n%s", err, stdout)
 	}
 	var got []string
+	labelled := 0
 	for _, r := range out.Results {
 		if r.Operation != "CREATE" || r.Findings == nil || r.Warnings == nil || r.Patch == nil {
 			t.Errorf("%s/%s: malformed result %+v", r.Object.Name, r.Webhook, r)
+		}
+		// harness-labels sees every object; listed below only where it
+		// changed or denied one.
+		if r.Webhook == "harness-labels" {
+			labelled++
+			if r.Allowed && len(r.Patch) == 0 {
+				continue
+			}
 		}
 		line := r.Object.Kind + " " + r.Object.Name + " " + r.Webhook + " "
 		if r.Allowed {
@@ -87,18 +96,30 @@ func TestCheckExamples(t *testing.T) {
 		"OperatorHarness greedy-operator harness denied HarnessGrantDangerous@spec.clusterRoles.rules[0]",
 		"ConfigMap unbounded-component-overrides component-overrides denied OverrideDirective@data[storage.yaml].overrides[0].patch.spec.template.spec.containers[0].$patch OverridePathProtected@data[storage.yaml].overrides[0].patch.spec.template.spec.hostNetwork OverrideNull@data[storage.yaml].overrides[0].patch.spec.template.spec.priorityClassName",
 		"ConfigMap unbounded-component-overrides component-overrides allowed",
+		"Pod web harness-proxy allowed",
 		"Pod web secret-scope allowed",
 		"Pod web service-account allowed",
+		"Pod web-broken-scope harness-proxy allowed",
 		"Pod web-broken-scope secret-scope denied ScopeEntryEmpty@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope] ScopeValueMissing@spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]",
 		"Pod web-broken-scope service-account allowed",
 		"Pod api pod-security-defaults allowed patch(6)",
+		"Pod api harness-proxy allowed",
 		"Pod api secret-scope allowed",
 		"Pod api service-account allowed",
 		"Pod api pod-security allowed",
 		"Pod legacy-root pod-security-defaults allowed patch(6)",
+		"Pod legacy-root harness-proxy allowed",
 		"Pod legacy-root secret-scope allowed",
 		"Pod legacy-root service-account allowed",
 		"Pod legacy-root pod-security denied RunAsRootConflict@spec.securityContext.runAsUser",
+		"Pod operator harness-proxy allowed patch(9)",
+		"Pod operator secret-scope allowed",
+		"Pod operator service-account allowed",
+		"Pod metrics-exporter harness-proxy allowed",
+		"Pod metrics-exporter secret-scope allowed",
+		"Pod metrics-exporter service-account allowed",
+		"ConfigMap mariadb-settings harness-labels allowed patch(1)",
+		"ConfigMap mariadb-settings-elsewhere harness-labels denied ScopeLabelMismatch@metadata.labels[requires.helmetica.io/operator-mariadb]",
 		"PersistentVolumeClaim gateway-tls secret-scope allowed",
 		"PersistentVolumeClaim gateway-tls-broken secret-scope denied SecretJitterFactorInvalid@metadata.annotations[secrets.kubedoop.dev/autoTlsCertJitterFactor] SecretFormatUnknown@metadata.annotations[secrets.kubedoop.dev/format]",
 		"StatefulSet prod-namenode-default secret-scope allowed",
@@ -108,6 +129,13 @@ func TestCheckExamples(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("check results:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	docs, err := readInputs([]string{"../../../deploy/examples"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if labelled != len(docs) {
+		t.Errorf("harness-labels decided %d objects, want every one of the %d", labelled, len(docs))
 	}
 }
 
@@ -174,10 +202,11 @@ func TestCheckTextNamesEveryFinding(t *testing.T) {
 }
 
 // TestCheckConfigSwitchesWebhooksOff proves that check honours the server
-// configuration: with secret-scope off, only service-account decides.
+// configuration: with secret-scope and the harness webhooks off, only
+// service-account decides.
 func TestCheckConfigSwitchesWebhooksOff(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\nwebhooks:\n  secret-scope: {enabled: false}\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\nwebhooks:\n  secret-scope: {enabled: false}\n  harness-proxy: {enabled: false}\n  harness-labels: {enabled: false}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := run(t, "", "check", "--config", cfg, "-o", "json", "-f", "../../../deploy/examples/pod-denied.yaml")
@@ -228,13 +257,13 @@ func TestCheckNamespaceOptIn(t *testing.T) {
 		}
 		return strings.Join(hooks, ",")
 	}
-	if got := webhooksFor("-f", pod); got != "secret-scope,service-account" {
+	if got := webhooksFor("-f", pod); got != "harness-proxy,harness-labels,secret-scope,service-account" {
 		t.Errorf("unknown namespace: %s", got)
 	}
-	if got := webhooksFor("-f", pod, "--state", ns); got != "pod-security-defaults,secret-scope,service-account,pod-security" {
+	if got := webhooksFor("-f", pod, "--state", ns); got != "pod-security-defaults,harness-proxy,harness-labels,secret-scope,service-account,pod-security" {
 		t.Errorf("opted in by --state: %s", got)
 	}
-	if got := webhooksFor("-f", ns, "-f", pod); got != "pod-security-defaults,secret-scope,service-account,pod-security" {
+	if got := webhooksFor("-f", ns, "-f", pod); got != "pod-security-defaults,harness-proxy,harness-labels,secret-scope,service-account,pod-security" {
 		t.Errorf("opted in by an earlier document: %s", got)
 	}
 }
@@ -269,4 +298,79 @@ func TestCheckOverrides(t *testing.T) {
 	if n := skips("--state", examples+"00-operator-workloads.yaml"); n != 0 {
 		t.Errorf("with the live workloads as state: %d resolution warnings, want 0", n)
 	}
+}
+
+// TestCheckStateHarness: with an OperatorHarness and namespaces given as
+// --state, check shows the harness-proxy patch for the operator's pod and the
+// scope label harness-labels copies onto an object in a scoped namespace.
+func TestCheckStateHarness(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yaml")
+	objects := filepath.Join(dir, "objects.yaml")
+	if err := os.WriteFile(state, []byte(`apiVersion: vshn.net/v1
+kind: OperatorHarness
+metadata: {name: mariadb}
+spec:
+  scopeToLabel: requires.example/mariadb
+  operator: {namespace: operators, serviceAccounts: [operator], injectProxyConfiguration: true}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: tenant, labels: {requires.example/mariadb: tenant}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(objects, []byte(`apiVersion: v1
+kind: Pod
+metadata: {name: op, namespace: operators}
+spec:
+  serviceAccountName: operator
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: other, namespace: operators}
+spec:
+  serviceAccountName: other
+  containers: [{name: c, image: i}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: tenant}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out checkOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	patches := map[string]string{}
+	for _, r := range out.Results {
+		if len(r.Patch) > 0 {
+			patches[r.Object.Name+" "+r.Webhook] = string(mustMarshal(t, r.Patch))
+		}
+	}
+	if p := patches["op harness-proxy"]; !strings.Contains(p, `"path":"/spec/automountServiceAccountToken","value":false`) ||
+		!strings.Contains(p, `"name":"proxy-api-access"`) || !strings.Contains(p, `"name":"KUBERNETES_SERVICE_HOST","value":"proxy-service.proxy-namespace.svc"`) {
+		t.Errorf("harness-proxy patch for the operator's pod: %s", p)
+	}
+	if p := patches["settings harness-labels"]; !strings.Contains(p, `"requires.example/mariadb":"tenant"`) {
+		t.Errorf("harness-labels patch for the ConfigMap: %s", p)
+	}
+	if len(patches) != 2 {
+		t.Errorf("patches %v, want exactly the two above (the other account's pod untouched)", patches)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -44,6 +44,7 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 	fl.StringVar(&o.Service, "service", DefaultService, "Service in front of gatehouse")
 	fl.StringVar(&o.URL, "url", "", "base URL to call instead of the Service (local control planes)")
 	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
+	fl.StringVar(&o.Layout, "layout", webhooks.DefaultLayout, "separate (one entry per webhook) or combined (one per failure policy and kind)")
 	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -54,6 +55,10 @@ type serveFlags struct {
 	reconcileDG    bool
 	leaderNS       string
 }
+
+// stateWebhooks read the cluster-state caches (objects by index, namespace
+// labels); any of them enabled starts the caches.
+var stateWebhooks = []string{"dependency-group", "crd-source", "harness", "harness-proxy", "harness-labels"}
 
 func newServe() *cobra.Command {
 	var f serveFlags
@@ -246,11 +251,12 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 		}
 		opts.Workloads = s.workloads
 	}
-	if rc != nil && (cfg.Enabled("dependency-group") || cfg.Enabled("crd-source") || cfg.Enabled("harness")) {
+	if rc != nil && slices.ContainsFunc(stateWebhooks, cfg.Enabled) {
 		if s.state, err = webhooks.NewCachedState(rc); err != nil {
 			return nil, err
 		}
 		opts.ClusterState = s.state
+		opts.Namespaces = s.state
 	}
 	s.certs = certs.NewFileSource(cfg.Serving.CertDir, certPoll, log.WithName("certs"))
 	minVersion := uint16(tls.VersionTLS12)
@@ -268,9 +274,15 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 			}
 		}},
 	})
-	for _, w := range webhooks.Build(opts, cfg.Enabled) {
+	hooks := webhooks.Build(opts, cfg.Enabled)
+	for _, w := range hooks {
 		s.webhook.Register(w.Path, w.Admission)
 		log.Info("webhook enabled", "webhook", w.Name, "path", w.Path)
+	}
+	// The combined endpoints are always served, so either layout of the
+	// webhook configurations works against any gatehouse.
+	for _, c := range webhooks.BuildCombined(hooks, opts) {
+		s.webhook.Register(c.Path, c.Admission)
 	}
 	if cfg.Serving.MetricsAddress != "0" {
 		m, err := metricsserver.NewServer(metricsserver.Options{BindAddress: cfg.Serving.MetricsAddress}, nil, nil)

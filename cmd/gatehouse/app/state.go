@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,6 +51,12 @@ func (s *clusterState) labelsOf(namespace string) map[string]string {
 	return s.namespaceLabels[namespace]
 }
 
+// NamespaceLabels implements webhooks.NamespaceReader: the labels of a
+// Namespace given with --state or admitted earlier; none for another.
+func (s *clusterState) NamespaceLabels(name string) (map[string]string, error) {
+	return s.labelsOf(name), nil
+}
+
 // ListWorkloads implements webhooks.WorkloadReader over the known objects.
 func (s *clusterState) ListWorkloads(_ context.Context, namespace, kind string, labels map[string]string) ([]map[string]any, error) {
 	var out []map[string]any
@@ -90,6 +97,17 @@ func (s *clusterState) Lookup(gvk schema.GroupVersionKind, index, value string) 
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// Objects implements webhooks.StateReader over the known objects.
+func (s *clusterState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, obj := range s.objects {
+		if objectGVK(obj) == gvk && slices.Contains(webhooks.IndexValues(gvk, index, obj), value) {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
 }
 
 // Exists implements webhooks.StateReader.

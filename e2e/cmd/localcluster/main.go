@@ -130,7 +130,7 @@ func applyExamples(ctx context.Context, c *localcluster.Cluster, dir string) err
 			switch {
 			case err == nil:
 				fmt.Printf("admitted  %s\n", name)
-				if changed := securityContextChanges(sent, obj); len(changed) > 0 {
+				if changed := gatehouseChanges(sent, obj); len(changed) > 0 {
 					fmt.Printf("          patched by gatehouse: %s\n", strings.Join(changed, ", "))
 				}
 			case apierrors.IsAlreadyExists(err):
@@ -184,9 +184,9 @@ func describe(err error) string {
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n          ") }
 
-// securityContextChanges names the security contexts the admission chain
+// gatehouseChanges names the security contexts the admission chain
 // filled in.
-func securityContextChanges(sent, stored *unstructured.Unstructured) []string {
+func gatehouseChanges(sent, stored *unstructured.Unstructured) []string {
 	var out []string
 	paths := [][]string{{"spec", "securityContext"}}
 	containers, _, _ := unstructured.NestedSlice(stored.Object, "spec", "containers")
@@ -196,6 +196,23 @@ func securityContextChanges(sent, stored *unstructured.Unstructured) []string {
 	for _, p := range paths {
 		if !reflect.DeepEqual(emptyIsNil(localcluster.Lookup(sent.Object, p)), emptyIsNil(localcluster.Lookup(stored.Object, p))) {
 			out = append(out, strings.Join(p, "."))
+		}
+	}
+	// harness-labels: scope labels added.
+	sentLabels := sent.GetLabels()
+	var added []string
+	for k := range stored.GetLabels() {
+		if _, ok := sentLabels[k]; !ok && k != "kubernetes.io/metadata.name" {
+			added = append(added, "metadata.labels["+k+"]")
+		}
+	}
+	sort.Strings(added)
+	out = append(out, added...)
+	// harness-proxy: the proxy's volume in place of the plugin's token.
+	volumes, _, _ := unstructured.NestedSlice(stored.Object, "spec", "volumes")
+	for _, v := range volumes {
+		if m, ok := v.(map[string]any); ok && m["name"] == "proxy-api-access" {
+			out = append(out, "spec.volumes[proxy-api-access] (harness proxy: token, CA, KUBERNETES_SERVICE_*)")
 		}
 	}
 	return out

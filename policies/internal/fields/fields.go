@@ -64,3 +64,13 @@ func get(m map[string]any, keys []string) (any, bool) {
 	}
 	return cur, cur != nil
 }
+
+// Bool returns the bool at keys; false when absent or not a bool.
+func Bool(m map[string]any, keys ...string) (bool, bool) {
+	v, ok := get(m, keys)
+	if !ok {
+		return false, false
+	}
+	b, ok := v.(bool)
+	return b, ok
+}

@@ -1,0 +1,286 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// Group is one combined endpoint (CONTRACTS.md §10): every enabled webhook of
+// one type and failure policy, run in registry order in one call. Each call
+// the API server makes costs a TLS round trip and a full encode and decode
+// of the object, and mutating entries run one after another; a Pod create
+// that six entries intercept pays that once per group instead.
+type Group struct {
+	Name          string
+	Path          string
+	Type          Type
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+}
+
+// Groups are the combined endpoints, as few as the failure policies require.
+var Groups = []Group{
+	{Name: "mutating-ignore", Path: "/mutate/combined-ignore", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore},
+	{Name: "mutating-fail", Path: "/mutate/combined-fail", Type: Mutating, FailurePolicy: admissionregistrationv1.Fail},
+	{Name: "validating-fail", Path: "/validate/combined-fail", Type: Validating, FailurePolicy: admissionregistrationv1.Fail},
+}
+
+// harnessed says where a member runs relative to the harnessed-namespace
+// label.
+type harnessed int
+
+const (
+	anyNamespace harnessed = iota
+	labelledOnly
+	unlabelledOnly
+)
+
+// member is a webhook's place in a group.
+type member struct {
+	def   Definition
+	where harnessed
+}
+
+// members returns the registry's webhooks that group g runs. A webhook that
+// fails closed only in harnessed namespaces belongs to the failing-closed
+// group there and to the failing-open group elsewhere, as its two entries in
+// the separate layout do.
+func (g Group) members() []member {
+	var out []member
+	for _, def := range Registry {
+		if def.Type != g.Type {
+			continue
+		}
+		switch {
+		case def.FailClosedOnlyInHarnessed && g.FailurePolicy == admissionregistrationv1.Fail:
+			out = append(out, member{def, labelledOnly})
+		case def.FailClosedOnlyInHarnessed && g.FailurePolicy == admissionregistrationv1.Ignore:
+			out = append(out, member{def, unlabelledOnly})
+		case def.FailurePolicy == g.FailurePolicy:
+			out = append(out, member{def, anyNamespace})
+		}
+	}
+	return out
+}
+
+// selects reports whether the group runs m on a request: what the member's
+// own entry would be sent, given the namespace's labels.
+func (m member) selects(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
+	op := admissionregistrationv1.OperationType(req.Operation)
+	in := m.def.Intercept
+	if !in.Matches(op, schema.GroupVersionResource(req.Resource), req.SubResource, opts) || !in.UserMatches(op, req.UserInfo.Username) ||
+		!in.ObjectMatches(req.Namespace, req.Name, opts) {
+		return false
+	}
+	if !in.NamespaceMatches(namespaceLabels, opts) {
+		return false
+	}
+	_, labelled := namespaceLabels[opts.HarnessedNamespaceLabel]
+	switch m.where {
+	case labelledOnly:
+		return labelled
+	case unlabelledOnly:
+		return !labelled
+	}
+	return true
+}
+
+// needsNamespace reports whether selecting m reads the namespace's labels.
+func (m member) needsNamespace() bool {
+	return m.def.Intercept.OptIn || m.where != anyNamespace
+}
+
+// Combined is one group, ready to serve.
+type Combined struct {
+	Group
+	// Admission is controller-runtime's HTTP adapter around the group.
+	Admission *admission.Webhook
+}
+
+// BuildCombined returns the combined endpoints over the enabled webhooks in
+// hooks (from Build, so each member keeps its own evaluator, log line,
+// metric and audit annotation).
+func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
+	byName := map[string]*Webhook{}
+	for _, w := range hooks {
+		byName[w.Name] = w
+	}
+	var out []*Combined
+	for _, g := range Groups {
+		h := &combinedHandler{group: g, opts: opts}
+		for _, m := range g.members() {
+			if w, ok := byName[m.def.Name]; ok {
+				h.members = append(h.members, m)
+				h.hooks = append(h.hooks, w)
+			}
+		}
+		out = append(out, &Combined{Group: g, Admission: &admission.Webhook{Handler: h}})
+	}
+	return out
+}
+
+type combinedHandler struct {
+	group   Group
+	opts    Options
+	members []member
+	hooks   []*Webhook
+}
+
+// Handle runs every member that the request would have been sent to in the
+// separate layout, in registry order. A mutating member sees the object as
+// the members before it left it. The first member that denies or fails
+// answers for the group, as the API server would stop at its rejection;
+// otherwise the answer carries every member's warnings, audit annotations
+// (as "<member>.codes") and one patch from the original object to the final.
+func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	labels, nsErr := h.namespaceLabels(req)
+	original := req.Object.Raw
+	current := original
+	var warnings []string
+	annotations := map[string]string{}
+	for i, m := range h.members {
+		if m.needsNamespace() && nsErr != nil {
+			return admission.Errored(http.StatusInternalServerError,
+				fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", h.group.Name, m.def.Name, nsErr))
+		}
+		if !m.selects(&req, labels, h.opts) {
+			continue
+		}
+		memberReq := req
+		memberReq.Object.Raw = current
+		resp := h.hooks[i].handler.Handle(ctx, memberReq)
+		warnings = append(warnings, resp.Warnings...)
+		for k, v := range resp.AuditAnnotations {
+			annotations[m.def.Name+"."+k] = v
+		}
+		if !resp.Allowed {
+			resp.Warnings, resp.AuditAnnotations = warnings, annotations
+			return resp
+		}
+		if len(resp.Patches) == 0 {
+			continue
+		}
+		next, err := applyOps(current, resp.Patches)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError,
+				fmt.Errorf("combined webhook %s: applying the patch of %s: %w", h.group.Name, m.def.Name, err))
+		}
+		current = next
+	}
+	resp := admission.Allowed("")
+	if !slices.Equal(current, original) {
+		resp = admission.PatchResponseFromRaw(original, current)
+		resp.Patches = canonicalPatch(resp.Patches)
+	}
+	resp.Warnings = warnings
+	if len(annotations) > 0 {
+		resp.AuditAnnotations = annotations
+	}
+	return resp
+}
+
+// namespaceLabels reads the labels of the request's namespace, when the
+// request is for a namespaced object and some member needs them.
+func (h *combinedHandler) namespaceLabels(req admission.Request) (map[string]string, error) {
+	if req.Namespace == "" || !slices.ContainsFunc(h.members, member.needsNamespace) {
+		return nil, nil
+	}
+	if h.opts.Namespaces == nil {
+		return nil, errNoClusterState
+	}
+	labels, err := h.opts.Namespaces.NamespaceLabels(req.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if labels == nil {
+		// The API server's namespaceSelector sees this label on every
+		// namespace.
+		labels = map[string]string{}
+	}
+	if _, ok := labels["kubernetes.io/metadata.name"]; !ok {
+		labels = mapsWith(labels, "kubernetes.io/metadata.name", req.Namespace)
+	}
+	return labels, nil
+}
+
+func mapsWith(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for key, val := range m {
+		out[key] = val
+	}
+	out[k] = v
+	return out
+}
+
+// applyOps applies a member's JSON patch to the object it was computed on.
+func applyOps[T any](raw []byte, ops []T) ([]byte, error) {
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.DecodePatch(data)
+	if err != nil {
+		return nil, err
+	}
+	return patch.Apply(raw)
+}
+
+// memberExpression is the CEL expression that is true for the requests m's
+// own entry would be sent (its rules and matchConditions; namespaces are
+// decided by the server from its namespace cache).
+func (m member) memberExpression(opts Options) string {
+	in := m.def.Intercept
+	var alts []string
+	for _, r := range in.Resources {
+		alts = append(alts, fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q && %s && %s)",
+			r.GVR.Group, r.GVR.Resource, subresourceIs(r.Subresource), operationsIn(r.operations(in))))
+	}
+	if in.AllResources {
+		alts = append(alts, fmt.Sprintf("(%s && %s)", subresourceIs(""), operationsIn(in.Operations)))
+	}
+	if in.Products {
+		var suffixes []string
+		for _, s := range opts.Products.GroupSuffixes {
+			suffixes = append(suffixes, fmt.Sprintf("request.resource.group.endsWith(%q)", s))
+		}
+		if len(suffixes) > 0 {
+			alts = append(alts, fmt.Sprintf("(%s && %s && (%s))", subresourceIs(""), operationsIn(in.Operations), strings.Join(suffixes, " || ")))
+		}
+	}
+	expr := "false"
+	if len(alts) > 0 {
+		expr = "(" + strings.Join(alts, " || ") + ")"
+	}
+	for _, c := range in.matchConditions(opts) {
+		if c.Name == "gatehouse-resources" {
+			continue // the product groups and resources are in alts
+		}
+		expr += " && (" + c.Expression + ")"
+	}
+	return expr
+}
+
+// subresourceIs tests request.subResource, which the API server leaves out
+// of the request (rather than empty) for the main resource.
+func subresourceIs(sub string) string {
+	if sub == "" {
+		return "!has(request.subResource)"
+	}
+	return fmt.Sprintf("(has(request.subResource) && request.subResource == %q)", sub)
+}
+
+func operationsIn(ops []admissionregistrationv1.OperationType) string {
+	quoted := make([]string, len(ops))
+	for i, op := range ops {
+		quoted[i] = fmt.Sprintf("%q", string(op))
+	}
+	return "request.operation in [" + strings.Join(quoted, ", ") + "]"
+}

@@ -1,0 +1,260 @@
+package webhooks
+
+import (
+	"bytes"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/google/cel-go/cel"
+)
+
+type renderedEntry struct {
+	name       string
+	rules      []admissionregistrationv1.RuleWithOperations
+	conditions []admissionregistrationv1.MatchCondition
+	namespaces *metav1.LabelSelector
+}
+
+func renderEntries(t *testing.T, o ManifestOptions) []renderedEntry {
+	t.Helper()
+	rendered, err := WebhookConfigurations(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []renderedEntry
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
+	for {
+		var cfg struct {
+			Webhooks []struct {
+				Name              string                                       `json:"name"`
+				Rules             []admissionregistrationv1.RuleWithOperations `json:"rules"`
+				MatchConditions   []admissionregistrationv1.MatchCondition     `json:"matchConditions"`
+				NamespaceSelector *metav1.LabelSelector                        `json:"namespaceSelector"`
+			} `json:"webhooks"`
+		}
+		if err := dec.Decode(&cfg); err != nil {
+			break
+		}
+		for _, w := range cfg.Webhooks {
+			out = append(out, renderedEntry{w.Name, w.Rules, w.MatchConditions, w.NamespaceSelector})
+		}
+	}
+	return out
+}
+
+// compiled memoizes the CEL programs of the rendered expressions.
+var compiled = map[string]cel.Program{}
+
+// sends evaluates an entry as the API server does: rules, namespaceSelector
+// (on the object's namespace), then every matchCondition.
+func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string, nsLabels map[string]string) bool {
+	t.Helper()
+	if !rulesMatch(e.rules, op, gvr, sub) {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(e.namespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(labels.Set(nsLabels)) {
+		return false
+	}
+	for _, c := range e.conditions {
+		prg, ok := compiled[c.Expression]
+		if !ok {
+			prg = compile(t, c.Expression)
+			compiled[c.Expression] = prg
+		}
+		if !evalBool(t, prg, op, gvr, sub, namespace, name, user) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCombinedRunsWhatSeparateEntriesWould: for every request, namespace and
+// user, the members the combined entries run (their rendered routing, then
+// the server's member selection) are exactly the webhooks the separate
+// entries would call.
+func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
+	opts := Options{
+		Products:                policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
+		SecurityDefaultsLabel:   Label{Key: "psc.example/opt-in", Value: "yes"},
+		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
+		HarnessedNamespaceLabel: "ops.example/harnessed",
+	}
+	base := ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: opts}
+	separate := renderEntries(t, base)
+	base.Layout = LayoutCombined
+	combined := renderEntries(t, base)
+	if len(combined) != len(Groups) {
+		t.Fatalf("%d combined entries, want one per group (%d)", len(combined), len(Groups))
+	}
+
+	gvrs := []struct {
+		gvr schema.GroupVersionResource
+		sub string
+	}{
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, sub: "ephemeralcontainers"},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, sub: "status"},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}},
+		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}},
+		{gvr: schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}},
+		{gvr: schema.GroupVersionResource{Group: "hdfs.kubedoop.dev", Version: "v1alpha1", Resource: "hdfsclusters"}},
+		{gvr: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}},
+		{gvr: schema.GroupVersionResource{Group: "vshn.net", Version: "v1", Resource: "operatorharnesses"}},
+		{gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "things"}},
+	}
+	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete}
+	objects := [][2]string{{"ops", "overrides"}, {"team-a", "web"}, {"", "cluster-scoped"}}
+	namespaces := []map[string]string{
+		{},
+		{"psc.example/opt-in": "yes"},
+		{"psc.example/opt-in": "no", "ops.example/harnessed": "true"},
+		{"psc.example/opt-in": "yes", "ops.example/harnessed": ""},
+	}
+	users := []string{"system:serviceaccount:ops:operator", "alice"}
+	groupMembers := map[string][]member{}
+	for _, g := range Groups {
+		groupMembers[g.Name+".gatehouse.dev"] = g.members()
+	}
+
+	checked := 0
+	for _, r := range gvrs {
+		for _, op := range ops {
+			for _, o := range objects {
+				for _, user := range users {
+					for _, nsl := range namespaces {
+						nsLabels := map[string]string{"kubernetes.io/metadata.name": o[0]}
+						for k, v := range nsl {
+							nsLabels[k] = v
+						}
+						var want, got []string
+						for _, e := range separate {
+							if e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, nsLabels) {
+								want = append(want, strings.TrimSuffix(strings.TrimSuffix(e.name, ".gatehouse.dev"), "-unlabelled"))
+							}
+						}
+						req := &admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+							Operation: admissionv1.Operation(op), Resource: metav1.GroupVersionResource(r.gvr), SubResource: r.sub,
+							Namespace: o[0], Name: o[1], UserInfo: authenticationv1.UserInfo{Username: user},
+						}}
+						for _, e := range combined {
+							if !e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, nsLabels) {
+								continue
+							}
+							for _, m := range groupMembers[e.name] {
+								if m.selects(req, nsLabels, opts) {
+									got = append(got, m.def.Name)
+								}
+							}
+						}
+						sort.Strings(want)
+						sort.Strings(got)
+						if !slices.Equal(want, got) {
+							t.Errorf("%s %s/%s %s/%s by %s in %v: separate entries call %v, combined run %v", op, r.gvr, r.sub, o[0], o[1], user, nsl, want, got)
+						}
+						checked++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d requests routed alike", checked)
+}
+
+// TestHTTPCombinedEqualsSeparate: over HTTPS, a combined endpoint answers as
+// the chain of the separate webhooks it stands for: the same final object,
+// each member's warnings and audit codes, and the first member's denial.
+func TestHTTPCombinedEqualsSeparate(t *testing.T) {
+	state := memState{
+		objects: []map[string]any{{
+			"apiVersion": "vshn.net/v1", "kind": "OperatorHarness", "metadata": map[string]any{"name": "mariadb"},
+			"spec": map[string]any{
+				"scopeToLabel": scopeKey,
+				"operator":     map[string]any{"namespace": "mariadb-operator", "injectProxyConfiguration": true},
+			},
+		}},
+		namespaces: map[string]map[string]string{
+			"mariadb-operator": {"gatehouse.dev/security-defaults": "enabled", scopeKey: "ops"},
+			"tenant":           {scopeKey: "tenant"},
+		},
+	}
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts.ClusterState, opts.Namespaces = state, state
+	ts := startServerWith(t, opts)
+
+	// A harnessed operator pod in an opted-in, scoped namespace: defaulted,
+	// injected and labelled, in registry order.
+	pod := pluginPod("operator")
+	body := reviewBodyIn(t, "c1", admissionv1.Create, podKind, podResource, "mariadb-operator", "operator", pod, nil)
+	chained := pod
+	for _, path := range []string{"/mutate/pod-security-defaults", "/mutate/harness-proxy", "/mutate/harness-labels"} {
+		_, r := ts.post(t, path, "application/json",
+			reviewBodyIn(t, "c1", admissionv1.Create, podKind, podResource, "mariadb-operator", "operator", chained, nil))
+		if !r.Allowed || len(r.Patch) == 0 {
+			t.Fatalf("%s: allowed=%v patch %s", path, r.Allowed, r.Patch)
+		}
+		chained = applyPatch(t, chained, r.Patch)
+	}
+	_, r := ts.post(t, "/mutate/combined-ignore", "application/json", body)
+	if !r.Allowed {
+		t.Fatalf("combined: denied %s", fmtCauses(r))
+	}
+	if got, want := string(mustJSON(t, applyPatch(t, pod, r.Patch))), string(mustJSON(t, chained)); got != want {
+		t.Errorf("combined patch makes\n%s\nthe separate chain\n%s", got, want)
+	}
+	_, again := ts.post(t, "/mutate/combined-ignore", "application/json",
+		reviewBodyIn(t, "c2", admissionv1.Create, podKind, podResource, "mariadb-operator", "operator", chained, nil))
+	if !again.Allowed || len(again.Patch) != 0 {
+		t.Errorf("combined on its own output: allowed=%v patch %s", again.Allowed, again.Patch)
+	}
+	// The failing-closed group runs harness-proxy only in labelled
+	// namespaces; this one is not labelled.
+	_, fail := ts.post(t, "/mutate/combined-fail", "application/json", body)
+	if !fail.Allowed || len(fail.Patch) != 0 {
+		t.Errorf("combined-fail in an unlabelled namespace: allowed=%v patch %s", fail.Allowed, fail.Patch)
+	}
+
+	// A denial by one member answers for the group, attributed to it.
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "c", "namespace": "tenant", "labels": map[string]any{scopeKey: "other"}}}
+	_, denied := ts.post(t, "/mutate/combined-ignore", "application/json",
+		reviewBodyIn(t, "c3", admissionv1.Create, [3]string{"", "v1", "ConfigMap"}, [3]string{"", "v1", "configmaps"}, "tenant", "c", cm, nil))
+	if denied.Allowed || denied.Result == nil || denied.Result.Details == nil || len(denied.Result.Details.Causes) != 1 ||
+		!strings.HasSuffix(denied.Result.Details.Causes[0].Message, "(gatehouse harness-labels)") {
+		t.Errorf("combined denial: allowed=%v %s", denied.Allowed, fmtCauses(denied))
+	}
+
+	// Validating: each member's audit codes under its own key.
+	bad := secretPod(scopeAnnotations("pod,,service"))
+	_, v := ts.post(t, "/validate/combined-fail", "application/json",
+		reviewBodyIn(t, "c4", admissionv1.Create, podKind, podResource, "team-a", "web", bad, nil))
+	if v.Allowed || v.Result == nil || v.Result.Details == nil || !strings.HasSuffix(v.Result.Details.Causes[0].Message, "(gatehouse secret-scope)") {
+		t.Errorf("combined validating denial: allowed=%v %s", v.Allowed, fmtCauses(v))
+	}
+	if codes := v.AuditAnnotations["secret-scope.codes"]; !strings.Contains(codes, "ScopeEntryEmpty") {
+		t.Errorf("audit annotations %v, want secret-scope.codes with the denial's codes", v.AuditAnnotations)
+	}
+	good := secretPod(scopeAnnotations("pod,node"))
+	_, ok := ts.post(t, "/validate/combined-fail", "application/json",
+		reviewBodyIn(t, "c5", admissionv1.Create, podKind, podResource, "team-a", "web", good, nil))
+	if !ok.Allowed {
+		t.Errorf("combined validating: denied %s", fmtCauses(ok))
+	}
+}

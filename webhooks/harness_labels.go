@@ -1,0 +1,33 @@
+package webhooks
+
+import (
+	"context"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/gatehouse-dev/gatehouse/policies/scopelabel"
+)
+
+// harness-labels: LABEL (CONTRACTS.md §5), the scope labels of Enforce-mode
+// harnesses copied onto new objects and protected from harnessed operators.
+func newHarnessLabels(opts Options) Evaluator {
+	view := harnessView{state: opts.ClusterState, namespaces: opts.Namespaces}
+	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		req := scopelabel.Request{
+			Update:    r.Operation == admissionregistrationv1.Update,
+			Namespace: r.Namespace,
+			Object:    r.Object,
+			OldObject: r.OldObject,
+		}
+		if r.Request != nil {
+			req.Username = r.Request.UserInfo.Username
+		}
+		// A Namespace's requests carry its own name as namespace; it is a
+		// cluster-scoped object.
+		if r.Resource.Group == "" && r.Resource.Resource == "namespaces" {
+			req.Namespace = ""
+		}
+		changed, findings := scopelabel.Admit(req, view)
+		return Result{Findings: findings, Mutated: changed}, nil
+	})
+}

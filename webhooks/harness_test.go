@@ -1,0 +1,175 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	evanjsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+)
+
+// memState is an in-memory StateReader and NamespaceReader over a few
+// objects, using the same index functions as the server's caches.
+type memState struct {
+	objects    []map[string]any
+	namespaces map[string]map[string]string
+}
+
+func (m memState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, o := range m.objects {
+		if o["kind"] == gvk.Kind && slices.Contains(IndexValues(gvk, index, o), value) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func (m memState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
+	objs, _ := m.Objects(gvk, index, value)
+	var names []string
+	for _, o := range objs {
+		names = append(names, o["metadata"].(map[string]any)["name"].(string))
+	}
+	return names, nil
+}
+
+func (m memState) Exists(schema.GroupVersionKind, string) (bool, error) { return false, nil }
+
+func (m memState) NamespaceLabels(name string) (map[string]string, error) {
+	return m.namespaces[name], nil
+}
+
+const scopeKey = "requires.helmetica.io/operator-mariadb"
+
+func harnessServer(t *testing.T) *testServer {
+	t.Helper()
+	state := memState{
+		objects: []map[string]any{{
+			"apiVersion": "vshn.net/v1", "kind": "OperatorHarness",
+			"metadata": map[string]any{"name": "mariadb"},
+			"spec": map[string]any{
+				"scopeToLabel": scopeKey,
+				"operator": map[string]any{
+					"namespace": "mariadb-operator", "serviceAccounts": []any{"operator"}, "injectProxyConfiguration": true,
+				},
+			},
+		}},
+		namespaces: map[string]map[string]string{"tenant": {scopeKey: "tenant"}},
+	}
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts.ClusterState, opts.Namespaces = state, state
+	return startServerWith(t, opts)
+}
+
+// pluginPod is a pod as the ServiceAccount admission plugin leaves it.
+func pluginPod(account string) map[string]any {
+	mount := map[string]any{"name": "kube-api-access-x7k2p", "mountPath": proxy.MountPath, "readOnly": true}
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "operator", "namespace": "mariadb-operator"},
+		"spec": map[string]any{
+			"serviceAccountName": account,
+			"initContainers":     []any{map[string]any{"name": "setup", "image": "i", "volumeMounts": []any{mount}}},
+			"containers": []any{
+				map[string]any{"name": "manager", "image": "i", "volumeMounts": []any{mount}, "futureField": "kept"},
+				map[string]any{"name": "metrics", "image": "i", "volumeMounts": []any{mount}},
+			},
+			"volumes": []any{map[string]any{"name": "kube-api-access-x7k2p", "projected": map[string]any{"sources": []any{}}}},
+		},
+	}
+}
+
+func applyPatch(t *testing.T, obj map[string]any, patch []byte) map[string]any {
+	t.Helper()
+	p, err := evanjsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply(mustJSON(t, obj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestHTTPHarnessProxy: a harnessed pod is patched into exactly what
+// proxy.Inject makes of it, keeping unknown fields; the patched pod gets no
+// second patch; an unlisted account's pod none at all.
+func TestHTTPHarnessProxy(t *testing.T) {
+	ts := harnessServer(t)
+	pod := pluginPod("operator")
+	_, r := ts.post(t, "/mutate/harness-proxy", "application/json",
+		reviewBodyIn(t, "p1", admissionv1.Create, podKind, podResource, "mariadb-operator", "operator", pod, nil))
+	if !r.Allowed || len(r.Patch) == 0 {
+		t.Fatalf("want an allowed patch, got allowed=%v %+v", r.Allowed, r.Result)
+	}
+	patched := applyPatch(t, pod, r.Patch)
+	want := pluginPod("operator")
+	cfg := configv1alpha1.Default()
+	if changed, findings := proxy.Inject(want, cfg.ProxyConfig()); !changed || len(findings) > 0 {
+		t.Fatal("Inject did not change the plugin's pod")
+	}
+	if got, exp := string(mustJSON(t, patched)), string(mustJSON(t, want)); got != exp {
+		t.Errorf("patched pod\n%s\nwant\n%s", got, exp)
+	}
+	_, again := ts.post(t, "/mutate/harness-proxy", "application/json",
+		reviewBodyIn(t, "p2", admissionv1.Create, podKind, podResource, "mariadb-operator", "operator", patched, nil))
+	if !again.Allowed || len(again.Patch) != 0 {
+		t.Errorf("second run: allowed=%v patch %s, want no patch", again.Allowed, again.Patch)
+	}
+	_, other := ts.post(t, "/mutate/harness-proxy", "application/json",
+		reviewBodyIn(t, "p3", admissionv1.Create, podKind, podResource, "mariadb-operator", "exporter", pluginPod("exporter"), nil))
+	if !other.Allowed || len(other.Patch) != 0 {
+		t.Errorf("unlisted account: allowed=%v patch %s, want no patch", other.Allowed, other.Patch)
+	}
+}
+
+// TestHTTPHarnessLabels: the namespace's scope label is added on CREATE; a
+// harnessed service account's UPDATE that strips it is denied; a person's
+// UPDATE never reaches the webhook (400 when sent anyway).
+func TestHTTPHarnessLabels(t *testing.T) {
+	ts := harnessServer(t)
+	cmKind, cmResource := [3]string{"", "v1", "ConfigMap"}, [3]string{"", "v1", "configmaps"}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "namespace": "tenant"}}
+	_, r := ts.post(t, "/mutate/harness-labels", "application/json",
+		reviewBodyIn(t, "l1", admissionv1.Create, cmKind, cmResource, "tenant", "c", cm, nil))
+	if !r.Allowed || len(r.Patch) == 0 {
+		t.Fatalf("want an allowed patch, got allowed=%v %+v", r.Allowed, r.Result)
+	}
+	labelled := applyPatch(t, cm, r.Patch)
+	if got := labelled["metadata"].(map[string]any)["labels"].(map[string]any)[scopeKey]; got != "tenant" {
+		t.Errorf("label %s = %v, want the namespace's value", scopeKey, got)
+	}
+
+	pc := map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": map[string]any{"name": "p"}, "value": 1}
+	old := map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": map[string]any{"name": "p", "labels": map[string]any{scopeKey: "true"}}, "value": 1}
+	update := func(user string) (int, *admissionv1.AdmissionResponse) {
+		var review map[string]any
+		if err := json.Unmarshal(reviewBodyIn(t, "l2", admissionv1.Update, [3]string{"scheduling.k8s.io", "v1", "PriorityClass"},
+			[3]string{"scheduling.k8s.io", "v1", "priorityclasses"}, "", "p", pc, old), &review); err != nil {
+			t.Fatal(err)
+		}
+		review["request"].(map[string]any)["userInfo"] = map[string]any{"username": user}
+		return ts.post(t, "/mutate/harness-labels", "application/json", mustJSON(t, review))
+	}
+	if _, r := update("system:serviceaccount:mariadb-operator:operator"); r.Allowed || r.Result == nil || r.Result.Details == nil || len(r.Result.Details.Causes) != 1 ||
+		r.Result.Details.Causes[0].Type != "ScopeLabelChanged" || r.Result.Details.Causes[0].Field != "metadata.labels["+scopeKey+"]" {
+		t.Errorf("harnessed account stripping the label: allowed=%v %s", r.Allowed, fmtCauses(r))
+	}
+	if _, r := update("system:serviceaccount:apps:deployer"); !r.Allowed {
+		t.Errorf("another account's update was denied: %s", fmtCauses(r))
+	}
+	if _, r := update("alice"); r.Allowed || r.Result == nil || r.Result.Code != 400 {
+		t.Errorf("a person's update sent anyway: allowed=%v %+v, want 400", r.Allowed, r.Result)
+	}
+}

@@ -1,0 +1,41 @@
+package webhooks
+
+import (
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+	"github.com/gatehouse-dev/gatehouse/policies/scopelabel"
+)
+
+// harnessView adapts the cluster state and namespace readers to the State
+// interfaces of PROXY and LABEL. A nil reader cannot answer: the policies
+// then deny.
+type harnessView struct {
+	state      StateReader
+	namespaces NamespaceReader
+}
+
+var (
+	_ proxy.State      = harnessView{}
+	_ scopelabel.State = harnessView{}
+)
+
+func (v harnessView) objects(index, value string) ([]map[string]any, error) {
+	if v.state == nil {
+		return nil, errNoClusterState
+	}
+	return v.state.Objects(HarnessGVK, index, value)
+}
+
+func (v harnessView) HarnessesIn(namespace string) ([]map[string]any, error) {
+	return v.objects("gatehouse.claimNamespace", namespace)
+}
+
+func (v harnessView) HarnessesWithScopeLabel(key string) ([]map[string]any, error) {
+	return v.objects("gatehouse.scopeLabel", key)
+}
+
+func (v harnessView) NamespaceLabels(name string) (map[string]string, error) {
+	if v.namespaces == nil {
+		return nil, errNoClusterState
+	}
+	return v.namespaces.NamespaceLabels(name)
+}
