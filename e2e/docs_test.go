@@ -73,6 +73,9 @@ func TestOperationsDocMatchesTheRegistry(t *testing.T) {
 			{def.Intercept.Products, "product custom resources"},
 			{def.Intercept.OptIn, "opted-in namespaces"},
 			{def.Intercept.OneObject, "only the configured override ConfigMap"},
+			{def.Intercept.AllResources, "every resource (no subresources)"},
+			{def.Intercept.UpdatesByServiceAccountsOnly, "UPDATE by service accounts only"},
+			{def.FailClosedOnlyInHarnessed, "harnessed namespaces"},
 		} {
 			if sel.on != strings.Contains(intercepts, sel.text) {
 				t.Errorf("%s: the row must say %q exactly when the webhook has that selection (%v)", def.Name, sel.text, sel.on)

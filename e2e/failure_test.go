@@ -193,11 +193,17 @@ func TestFailureMatrix(t *testing.T) {
 
 	t.Run("excluded namespaces are admitted", func(t *testing.T) {
 		checkExclusions(t, e)
-		// With the opt-in label too, so only the exclusion by name keeps
-		// the webhooks away.
+		// With every label a webhook selects namespaces by, so only the
+		// exclusion by name keeps the webhooks away.
+		labels, unset := map[string]string{}, map[string]string{}
+		for _, p := range samples {
+			for k, v := range p.labels {
+				labels[k], unset[k] = v, ""
+			}
+		}
 		for _, ns := range excludedNamespaces {
-			setNamespaceLabels(t, e, ns, optInLabel)
-			t.Cleanup(func() { setNamespaceLabels(t, e, ns, map[string]string{"gatehouse.dev/security-defaults": ""}) })
+			setNamespaceLabels(t, e, ns, labels)
+			t.Cleanup(func() { setNamespaceLabels(t, e, ns, unset) })
 		}
 		for _, p := range samples {
 			if p.obj.GetNamespace() == "" {
@@ -357,8 +363,6 @@ func getConfiguration(t *testing.T, e *env, kind string) *unstructured.Unstructu
 	}
 	return live
 }
-
-var configurationKinds = []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
 
 // savedWebhooks holds the webhooks of both live configurations, by kind.
 type savedWebhooks map[string][]any

@@ -160,9 +160,10 @@ type coveredObject struct {
 	clusterScoped             bool
 }
 
-// coverOf finds, from the webhook's Intercept alone, an object it intercepts
-// on CREATE: its first resource that is created (not a subresource), or the
-// product custom resource, in a namespace whose labels it selects.
+// coverOf finds, from the webhook's registry row alone, an object it
+// intercepts on CREATE: its first resource that is created (not a
+// subresource), or the product custom resource, in a namespace whose labels
+// its fail-closed entry selects.
 func coverOf(t *testing.T, def webhooks.Definition) coveredObject {
 	t.Helper()
 	opts := serverOptions()
@@ -187,6 +188,14 @@ func coverOf(t *testing.T, def webhooks.Definition) coveredObject {
 		c.namespaceLabels = optInLabel
 	default:
 		t.Fatalf("webhook %s selects neither every namespace nor the opt-in label; teach coverOf its namespaces", def.Name)
+	}
+	if def.FailClosedOnlyInHarnessed {
+		// Its fail-closed entry selects only namespaces with this label key.
+		labels := map[string]string{opts.HarnessedNamespaceLabel: "true"}
+		for k, v := range c.namespaceLabels {
+			labels[k] = v
+		}
+		c.namespaceLabels = labels
 	}
 	if !def.Intercept.ObjectMatches("e2e-any-namespace", "e2e-any-name", opts) {
 		c.fixedNamespace, c.fixedName = opts.Overrides.Namespace, opts.Overrides.ConfigMapName
