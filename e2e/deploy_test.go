@@ -39,7 +39,6 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -591,9 +590,7 @@ func checkDeployKey(t *testing.T, where string, spec *cmv1.CertificateSpec, rota
 func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.Service, serving *cmv1.Certificate, cfg *configv1alpha1.ServerConfig) {
 	t.Helper()
 	// What the registry renders for the deployed configuration's products.
-	reference, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
-		Options: webhooks.Options{Products: policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes}},
-	})
+	reference, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{Options: webhooks.OptionsFromConfig(*cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,40 +647,32 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 		}
 	}
 
-	// Every registry entry exactly once (twice when it fails closed only in
-	// harnessed namespaces), at its path, and nothing else.
-	seen := map[string]int{}
-	for _, def := range webhooks.Registry {
+	// The default layout: every combined group exactly once, at its path,
+	// with its failure policy and the matchConditions the registry renders
+	// for the deployed configuration; every registry webhook is a member of
+	// a rendered group.
+	for _, g := range webhooks.Groups {
+		n := 0
 		for _, h := range all {
-			if s := h.w.ClientConfig.Service; s != nil && s.Path != nil && *s.Path == def.Path {
-				seen[def.Name]++
-				where := fmt.Sprintf("%s: %sWebhookConfiguration %s webhook %s", r.dir, h.typ, h.config, h.w.Name)
-				if h.typ != def.Type {
-					t.Errorf("%s: registry webhook %s is %s, rendered as %s", where, def.Name, def.Type, h.typ)
-				}
-				// A webhook failing closed only in harnessed namespaces has a
-				// second, failing-open entry for the other namespaces.
-				wantPolicy := def.FailurePolicy
-				if def.FailClosedOnlyInHarnessed && h.w.Name == def.Name+"-unlabelled.gatehouse.dev" {
-					wantPolicy = admissionregistrationv1.Ignore
-				} else if want := def.Name + ".gatehouse.dev"; h.w.Name != want {
-					t.Errorf("%s: registry webhook %s is rendered under the name %s, want %s", where, def.Name, h.w.Name, want)
-				}
-				if fp := h.w.FailurePolicy; fp == nil || *fp != wantPolicy {
-					t.Errorf("%s: failurePolicy = %v, want %s", where, deployDeref(fp), wantPolicy)
-				}
-				if def.Intercept.Products && !reflect.DeepEqual(h.w.MatchConditions, referenceConditions[h.w.Name]) {
-					t.Errorf("%s: matchConditions differ from what the registry renders for the ConfigMap's products.groupSuffixes %v (run make manifests with that configuration):\n%s",
-						where, cfg.Products.GroupSuffixes, cmp.Diff(referenceConditions[h.w.Name], h.w.MatchConditions))
-				}
+			s := h.w.ClientConfig.Service
+			if s == nil || s.Path == nil || *s.Path != g.Path {
+				continue
+			}
+			n++
+			where := fmt.Sprintf("%s: %sWebhookConfiguration %s webhook %s", r.dir, h.typ, h.config, h.w.Name)
+			if h.typ != g.Type || h.w.Name != g.Name+".gatehouse.dev" {
+				t.Errorf("%s: group %s is rendered as %s %s", where, g.Name, h.typ, h.w.Name)
+			}
+			if fp := h.w.FailurePolicy; fp == nil || *fp != g.FailurePolicy {
+				t.Errorf("%s: failurePolicy = %v, want %s", where, deployDeref(fp), g.FailurePolicy)
+			}
+			if !reflect.DeepEqual(h.w.MatchConditions, referenceConditions[h.w.Name]) {
+				t.Errorf("%s: matchConditions differ from what the registry renders for the deployed configuration (run make manifests with it):\n%s",
+					where, cmp.Diff(referenceConditions[h.w.Name], h.w.MatchConditions))
 			}
 		}
-		want := 1
-		if def.FailClosedOnlyInHarnessed {
-			want = 2
-		}
-		if seen[def.Name] != want {
-			t.Errorf("%s: registry webhook %s (%s) is rendered %d times, want %d", r.dir, def.Name, def.Path, seen[def.Name], want)
+		if n != 1 {
+			t.Errorf("%s: combined group %s (%s) is rendered %d times, want once", r.dir, g.Name, g.Path, n)
 		}
 	}
 
@@ -743,13 +732,18 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 	}
 }
 
-func deployLookupPath(path string) (webhooks.Definition, bool) {
+func deployLookupPath(path string) (string, bool) {
 	for _, d := range webhooks.Registry {
 		if d.Path == path {
-			return d, true
+			return d.Name, true
 		}
 	}
-	return webhooks.Definition{}, false
+	for _, g := range webhooks.Groups {
+		if g.Path == path {
+			return g.Name, true
+		}
+	}
+	return "", false
 }
 
 func checkDeployRBAC(t *testing.T, r *deployRender, d *appsv1.Deployment, cfg *configv1alpha1.ServerConfig) {

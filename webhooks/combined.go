@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -122,7 +124,7 @@ func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 				h.hooks = append(h.hooks, w)
 			}
 		}
-		out = append(out, &Combined{Group: g, Admission: &admission.Webhook{Handler: h}})
+		out = append(out, &Combined{Group: g, Admission: &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline, LogConstructor: requestLogger}})
 	}
 	return out
 }
@@ -141,15 +143,20 @@ type combinedHandler struct {
 // otherwise the answer carries every member's warnings, audit annotations
 // (as "<member>.codes") and one patch from the original object to the final.
 func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	labels, nsErr := h.namespaceLabels(req)
+	labels, nsErr := h.namespaceLabelsInTime(ctx, req)
 	original := req.Object.Raw
 	current := original
 	var warnings []string
 	annotations := map[string]string{}
 	for i, m := range h.members {
 		if m.needsNamespace() && nsErr != nil {
-			return admission.Errored(http.StatusInternalServerError,
-				fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", h.group.Name, m.def.Name, nsErr))
+			err := fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", h.group.Name, m.def.Name, nsErr)
+			if h.group.FailurePolicy == admissionregistrationv1.Ignore {
+				// What the API server does for a failing Ignore entry.
+				warnings = append(warnings, fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err))
+				continue
+			}
+			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		if !m.selects(&req, labels, h.opts) {
 			continue
@@ -168,7 +175,7 @@ func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) adm
 		if len(resp.Patches) == 0 {
 			continue
 		}
-		next, err := applyOps(current, resp.Patches)
+		next, err := ApplyPatch(current, resp.Patches)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError,
 				fmt.Errorf("combined webhook %s: applying the patch of %s: %w", h.group.Name, m.def.Name, err))
@@ -185,6 +192,30 @@ func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) adm
 		resp.AuditAnnotations = annotations
 	}
 	return resp
+}
+
+// namespaceLabelsInTime is namespaceLabels within the review's deadline: a
+// namespace read that hangs is an error, not a late answer.
+func (h *combinedHandler) namespaceLabelsInTime(ctx context.Context, req admission.Request) (map[string]string, error) {
+	type result struct {
+		labels map[string]string
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		labels, err := h.namespaceLabels(req)
+		done <- result{labels, err}
+	}()
+	d := deadlineOf(ctx)
+	timer := time.NewTimer(time.Until(d.deadline))
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.labels, r.err
+	case <-timer.C:
+		return nil, fmt.Errorf("%s: the namespace's labels were not read within the review's budget of the API server's %s timeout",
+			ReasonReviewTimeout, d.timeout)
+	}
 }
 
 // namespaceLabels reads the labels of the request's namespace, when the
@@ -220,8 +251,9 @@ func mapsWith(m map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// applyOps applies a member's JSON patch to the object it was computed on.
-func applyOps[T any](raw []byte, ops []T) ([]byte, error) {
+// ApplyPatch applies a webhook's JSON patch to the object it was computed
+// on, as the API server does (`gatehouse check` applies them the same way).
+func ApplyPatch(raw []byte, ops []gomodulesjsonpatch.JsonPatchOperation) ([]byte, error) {
 	data, err := json.Marshal(ops)
 	if err != nil {
 		return nil, err

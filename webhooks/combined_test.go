@@ -96,7 +96,7 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 		HarnessedNamespaceLabel: "ops.example/harnessed",
 	}
-	base := ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: opts}
+	base := ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts}
 	separate := renderEntries(t, base)
 	base.Layout = LayoutCombined
 	combined := renderEntries(t, base)

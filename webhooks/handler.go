@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -24,7 +25,8 @@ type Webhook struct {
 	handler *handler
 	// Admission is controller-runtime's HTTP adapter around the handler: it
 	// caps the body, checks the content type, echoes the UID and recovers
-	// panics into a denying 500.
+	// panics into a denying 500. It hands the API server's ?timeout= to the
+	// handler (withReviewDeadline).
 	Admission *admission.Webhook
 }
 
@@ -39,14 +41,26 @@ func Build(opts Options, enabled func(name string) bool) []*Webhook {
 		out = append(out, &Webhook{
 			Definition: def,
 			handler:    h,
-			Admission:  &admission.Webhook{Handler: h},
+			Admission:  &admission.Webhook{Handler: h, WithContextFunc: withReviewDeadline, LogConstructor: requestLogger},
 		})
 	}
 	return out
 }
 
+// requestLogger is the logger of one review: the request ID only. The
+// decision line adds the operation, resource, namespace and name; the
+// controller-runtime default would add them (and more) to every review's
+// logger up front, which cost about a tenth of the server's CPU per review.
+func requestLogger(base logr.Logger, req *admission.Request) logr.Logger {
+	if req == nil {
+		return base
+	}
+	return base.WithValues("requestID", req.UID)
+}
+
 // handler is the adapter shared by every webhook: decode -> evaluate ->
-// ratchet -> respond, with one log line and one metric per decision.
+// ratchet -> respond within the review's deadline (timeout.go), with one log
+// line and one metric per decision.
 type handler struct {
 	def  Definition
 	opts Options
@@ -55,14 +69,13 @@ type handler struct {
 
 func (h *handler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	start := time.Now()
-	findings, resp := h.decide(ctx, &req)
+	findings, resp, timedOut := h.decideInTime(ctx, &req)
 	record(ctx, findings)
 	decision := decisionOf(resp)
 	recordDecision(h.def.Name, decision, findings)
 	log := logf.FromContext(ctx)
 	log.Info("decision",
 		"webhook", h.def.Name,
-		"uid", req.UID,
 		"operation", req.Operation,
 		"resource", req.Resource.Resource,
 		"namespace", req.Namespace,
@@ -70,6 +83,7 @@ func (h *handler) Handle(ctx context.Context, req admission.Request) admission.R
 		"decision", decision,
 		"codes", findingCodes(findings),
 		"durationSeconds", time.Since(start).Seconds(),
+		"timedOut", timedOut,
 	)
 	return resp
 }

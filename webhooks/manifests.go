@@ -32,7 +32,7 @@ type ManifestOptions struct {
 const (
 	LayoutSeparate = "separate"
 	LayoutCombined = "combined"
-	DefaultLayout  = LayoutSeparate
+	DefaultLayout  = LayoutCombined
 )
 
 // ConfigurationName is the name of both webhook configurations.

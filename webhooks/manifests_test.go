@@ -29,7 +29,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 		HarnessedNamespaceLabel: "ops.example/harnessed",
 	}
-	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: opts})
+	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,6 +69,17 @@ func harnessClaims(obj map[string]any) []string {
 	return out
 }
 
+// IndexNames returns the names of the indexes of gvk's objects.
+func IndexNames(gvk schema.GroupVersionKind) []string {
+	var out []string
+	for _, idx := range stateIndexes {
+		if idx.gvk == gvk {
+			out = append(out, idx.name)
+		}
+	}
+	return out
+}
+
 // IndexValues applies index name of gvk to obj, for readers that keep
 // objects in memory (`gatehouse check`).
 func IndexValues(gvk schema.GroupVersionKind, index string, obj map[string]any) []string {

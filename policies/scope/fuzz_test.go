@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,4 +51,123 @@ func FuzzValidate(f *testing.F) {
 		}
 		checkNameProperty(t, name)
 	})
+}
+
+// FuzzRenderScope checks the property SCOPE exists for on whole
+// CredentialsScopes: a scope the CR walk lets through renders (as operator-go
+// renders it) into an annotation that secret-operator reads back as exactly
+// the declared scopes, in order, with no finding; a scope that would render
+// into anything else (an extra, missing or altered entry) is denied. Names
+// are given one per line.
+func FuzzRenderScope(f *testing.F) {
+	seedScopesFromFixtures(f)
+	f.Add(true, false, "web\napi", "lb")
+	f.Add(false, true, "mysvc,node", "")
+	f.Add(false, false, "a=b", "x,pod,")
+	f.Add(true, true, "", "")
+	f.Add(false, false, "", "")
+	f.Add(false, false, "\n", "=")
+	f.Add(true, false, "service=x", "listener-volume")
+	f.Fuzz(func(t *testing.T, node, pod bool, serviceLines, listenerLines string) {
+		services, listeners := lines(serviceLines), lines(listenerLines)
+		scopeObj := map[string]any{"node": node, "pod": pod}
+		if services != nil {
+			scopeObj["services"] = toAny(services)
+		}
+		if listeners != nil {
+			scopeObj["listenerVolumes"] = toAny(listeners)
+		}
+		cr := map[string]any{"spec": map[string]any{"secretClass": "tls", "scope": scopeObj}}
+		denied := policies.Denied(Validate(gkHdfsCluster, cr))
+
+		want := []Entry{}
+		if node {
+			want = append(want, Entry{Key: scopeNode})
+		}
+		if pod {
+			want = append(want, Entry{Key: scopePod})
+		}
+		for _, s := range services {
+			want = append(want, Entry{Key: scopeService, Value: s})
+		}
+		for _, l := range listeners {
+			want = append(want, Entry{Key: scopeListenerVolume, Value: l})
+		}
+		rendered := RenderScope(node, pod, services, listeners)
+		if len(want) == 0 {
+			if rendered != "" {
+				t.Fatalf("nothing declared, rendered %q", rendered)
+			}
+			return
+		}
+		got, findings := ParseScope(rendered, scopePath())
+		exact := slices.Equal(got, want) && !policies.Denied(findings)
+		if !denied && !exact {
+			t.Fatalf("allowed scope renders as %d entries %+v, declared %d %+v", len(got), got, len(want), want)
+		}
+		if denied && exact {
+			t.Fatalf("denied a scope that renders exactly as declared: %+v", want)
+		}
+	})
+}
+
+// lines splits s at newlines; nil for "".
+func lines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func toAny(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
+}
+
+// seedScopesFromFixtures adds every CredentialsScope of the golden fixtures.
+func seedScopesFromFixtures(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		var obj any
+		if yaml.Unmarshal(data, &obj) == nil {
+			seedScopes(f, obj)
+		}
+	}
+}
+
+func seedScopes(f *testing.F, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if s, ok := v["scope"].(map[string]any); ok {
+			node, _ := s["node"].(bool)
+			pod, _ := s["pod"].(bool)
+			f.Add(node, pod, joinLines(s["services"]), joinLines(s["listenerVolumes"]))
+		}
+		for _, child := range v {
+			seedScopes(f, child)
+		}
+	case []any:
+		for _, child := range v {
+			seedScopes(f, child)
+		}
+	}
+}
+
+// joinLines is the inverse of lines for a list of strings.
+func joinLines(v any) string {
+	list, _ := v.([]any)
+	names := make([]string, 0, len(list))
+	for _, item := range list {
+		if s, ok := item.(string); ok {
+			names = append(names, s)
+		}
+	}
+	return strings.Join(names, "\n")
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/spf13/cobra"
 	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -64,11 +63,15 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			if err != nil {
 				return usageError("%v", err)
 			}
-			stateDocs, err := readInputs(f.state, cmd.InOrStdin())
-			if err != nil {
+			// The state is read object by object and kept trimmed, so a
+			// large cluster's worth of it does not sit in memory twice.
+			state := newClusterState(nil)
+			if err := visitInputs(f.state, cmd.InOrStdin(), func(d Document) error {
+				state.add(d.Object)
+				return nil
+			}); err != nil {
 				return usageError("--state: %v", err)
 			}
-			state := newClusterState(stateDocs)
 			opts := webhooks.OptionsFromConfig(cfg)
 			opts.Workloads = state
 			opts.ClusterState = state
@@ -188,7 +191,7 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Opti
 				res.Error = resp.Result.Message
 			}
 			if resp.Allowed && len(resp.Patches) > 0 {
-				if raw, err = applyPatch(raw, resp.Patches); err != nil {
+				if raw, err = webhooks.ApplyPatch(raw, resp.Patches); err != nil {
 					res.Allowed, res.Error = false, fmt.Sprintf("applying the patch of %s: %v", w.Name, err)
 				}
 			}
@@ -212,18 +215,6 @@ func admittedAll(results []CheckResult, doc int) bool {
 		}
 	}
 	return true
-}
-
-func applyPatch(raw []byte, ops []gomodulesjsonpatch.JsonPatchOperation) ([]byte, error) {
-	opsJSON, err := json.Marshal(ops)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := jsonpatch.DecodePatch(opsJSON)
-	if err != nil {
-		return nil, err
-	}
-	return patch.Apply(raw)
 }
 
 func objectRef(obj map[string]any) ObjectRef {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -41,39 +42,47 @@ func (d Document) Where() string {
 // .yaml, .yml and .json files, in lexical order) or "-" for stdin.
 func readInputs(paths []string, stdin io.Reader) ([]Document, error) {
 	var out []Document
+	err := visitInputs(paths, stdin, func(d Document) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
+
+// visitInputs reads every path as readInputs does and hands each document to
+// visit as soon as it is read, so a caller that keeps less than the whole
+// object (--state) never holds every document at once.
+func visitInputs(paths []string, stdin io.Reader, visit func(Document) error) error {
 	for _, p := range paths {
 		if p == "-" {
-			docs, err := readDocuments("-", stdin)
-			if err != nil {
-				return nil, err
+			if err := visitDocuments("-", stdin, visit); err != nil {
+				return err
 			}
-			out = append(out, docs...)
 			continue
 		}
 		info, err := os.Stat(p)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		files := []string{p}
 		if info.IsDir() {
 			if files, err = manifestFiles(p); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		for _, f := range files {
 			fh, err := os.Open(f)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			docs, err := readDocuments(f, fh)
+			err = visitDocuments(f, fh, visit)
 			fh.Close()
 			if err != nil {
-				return nil, err
+				return err
 			}
-			out = append(out, docs...)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func manifestFiles(dir string) ([]string, error) {
@@ -99,19 +108,36 @@ func manifestFiles(dir string) ([]string, error) {
 // unwrapping List kinds. Empty documents are skipped; anything that is not an
 // object with apiVersion and kind is an error naming the document.
 func readDocuments(source string, r io.Reader) ([]Document, error) {
-	reader := yaml.NewYAMLReader(bufio.NewReaderSize(io.LimitReader(r, 64*maxDocumentBytes), 64*1024))
 	var out []Document
+	err := visitDocuments(source, r, func(d Document) error {
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// visitDocuments is readDocuments handing each document to visit as it is
+// read.
+func visitDocuments(source string, r io.Reader, visit func(Document) error) error {
+	reader := yaml.NewYAMLReader(bufio.NewReaderSize(io.LimitReader(r, 64*maxDocumentBytes), 64*1024))
 	for index := 0; ; index++ {
 		raw, err := reader.Read()
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		where := Document{Source: source, Index: index, Item: -1}
+		var syntax yaml.YAMLSyntaxError
+		if errors.As(err, &syntax) { // it quotes the line
+			return fmt.Errorf("%s: a line starting with \"---\" is not a document separator", where.Where())
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where.Where(), err)
+			return fmt.Errorf("%s: %w", where.Where(), err)
 		}
 		if len(raw) > maxDocumentBytes {
-			return nil, fmt.Errorf("%s: larger than %d bytes", where.Where(), maxDocumentBytes)
+			return fmt.Errorf("%s: larger than %d bytes", where.Where(), maxDocumentBytes)
 		}
 		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
 			index-- // a comment-only chunk or a leading "---" is not a document
@@ -119,37 +145,59 @@ func readDocuments(source string, r io.Reader) ([]Document, error) {
 		}
 		var obj map[string]any
 		if err := yaml.Unmarshal(raw, &obj); err != nil {
-			return nil, fmt.Errorf("%s: not valid YAML or JSON: %w", where.Where(), err)
+			return fmt.Errorf("%s: %s", where.Where(), describeParseError(err))
 		}
 		if obj == nil {
 			continue
 		}
 		if err := requireTypeMeta(obj); err != nil {
-			return nil, fmt.Errorf("%s: %w", where.Where(), err)
+			return fmt.Errorf("%s: %w", where.Where(), err)
 		}
 		kind, _ := obj["kind"].(string)
 		if !strings.HasSuffix(kind, "List") || obj["items"] == nil {
 			where.Object = obj
-			out = append(out, where)
+			if err := visit(where); err != nil {
+				return err
+			}
 			continue
 		}
 		items, ok := obj["items"].([]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s.items is not a list", where.Where(), kind)
+			return fmt.Errorf("%s: %s.items is not a list", where.Where(), kind)
 		}
 		for i, item := range items {
 			d := Document{Source: source, Index: index, Item: i}
 			m, ok := item.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: not an object", d.Where())
+				return fmt.Errorf("%s: not an object", d.Where())
 			}
 			if err := requireTypeMeta(m); err != nil {
-				return nil, fmt.Errorf("%s: %w", d.Where(), err)
+				return fmt.Errorf("%s: %w", d.Where(), err)
 			}
 			d.Object = m
-			out = append(out, d)
+			if err := visit(d); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// parseErrorLine finds the line number in a YAML parser error.
+var parseErrorLine = regexp.MustCompile(`\bline (\d+)\b`)
+
+// describeParseError says why a document does not parse without the
+// parser's own words, which can quote the document ("invalid map key:
+// []interface {}{...}", "cannot decode !!str `...` as a !!int"): a value
+// from the input never appears in a diagnostic, even one about a broken
+// file.
+func describeParseError(err error) string {
+	if strings.Contains(err.Error(), "into Go value of type map[string]interface") {
+		return "not an object (a mapping with apiVersion and kind)"
+	}
+	if m := parseErrorLine.FindStringSubmatch(err.Error()); m != nil {
+		return "not valid YAML or JSON (line " + m[1] + " of the document)"
+	}
+	return "not valid YAML or JSON"
 }
 
 func requireTypeMeta(obj map[string]any) error {

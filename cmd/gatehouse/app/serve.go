@@ -263,7 +263,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	if cfg.Serving.TLSMinVersion == "1.3" {
 		minVersion = tls.VersionTLS13
 	}
-	s.webhook = webhook.NewServer(webhook.Options{
+	s.webhook = webhooks.NewServer(webhook.Options{ // controller-runtime's, with tighter transport limits
 		Host: cfg.Serving.Host,
 		Port: cfg.Serving.Port,
 		TLSOpts: []func(*tls.Config){func(c *tls.Config) {

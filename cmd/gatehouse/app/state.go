@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,25 +12,41 @@ import (
 // clusterState is what `check --state` knows of the cluster: the objects
 // given with --state, plus every object admitted so far. Webhooks that read
 // cluster state get it from here offline, as the server gets it from its
-// informer caches.
+// informer caches: the same index functions, each lookup a map access, and
+// only what the lookups read kept (namespace labels; name, creationTimestamp
+// and spec of the cluster-scoped kinds; apps/v1 workloads whole, for OVR).
 type clusterState struct {
 	namespaceLabels map[string]map[string]string
-	objects         []map[string]any
+	workloads       []map[string]any
+	// byName and byIndex hold the indexed kinds.
+	byName  map[schema.GroupVersionKind]map[string]map[string]any
+	byIndex map[indexKey][]map[string]any
+}
+
+type indexKey struct {
+	gvk          schema.GroupVersionKind
+	index, value string
 }
 
 func newClusterState(docs []Document) *clusterState {
-	s := &clusterState{namespaceLabels: map[string]map[string]string{}}
+	s := &clusterState{
+		namespaceLabels: map[string]map[string]string{},
+		byName:          map[schema.GroupVersionKind]map[string]map[string]any{},
+		byIndex:         map[indexKey][]map[string]any{},
+	}
 	for _, d := range docs {
 		s.add(d.Object)
 	}
 	return s
 }
 
-// add records an object that exists (or was just admitted).
+// add records an object that exists (or was just admitted), keeping only
+// what a lookup reads.
 func (s *clusterState) add(obj map[string]any) {
-	s.objects = append(s.objects, obj)
 	ref := objectRef(obj)
-	if ref.APIVersion == "v1" && ref.Kind == "Namespace" {
+	gvk := objectGVK(obj)
+	switch {
+	case ref.APIVersion == "v1" && ref.Kind == "Namespace":
 		labels := map[string]string{"kubernetes.io/metadata.name": ref.Name}
 		if meta, ok := obj["metadata"].(map[string]any); ok {
 			if l, ok := meta["labels"].(map[string]any); ok {
@@ -43,7 +58,34 @@ func (s *clusterState) add(obj map[string]any) {
 			}
 		}
 		s.namespaceLabels[ref.Name] = labels
+	case gvk.Group == "apps":
+		s.workloads = append(s.workloads, obj)
+	case len(webhooks.IndexNames(gvk)) > 0:
+		kept := trimmed(obj)
+		if s.byName[gvk] == nil {
+			s.byName[gvk] = map[string]map[string]any{}
+		}
+		s.byName[gvk][ref.Name] = kept
+		for _, index := range webhooks.IndexNames(gvk) {
+			for _, v := range webhooks.IndexValues(gvk, index, kept) {
+				k := indexKey{gvk, index, v}
+				s.byIndex[k] = append(s.byIndex[k], kept)
+			}
+		}
 	}
+}
+
+// trimmed keeps what the index lookups and the evaluators read of a
+// cluster-scoped object, as the server's informer caches do.
+func trimmed(obj map[string]any) map[string]any {
+	meta, _ := obj["metadata"].(map[string]any)
+	kept := map[string]any{}
+	for _, key := range []string{"name", "namespace", "creationTimestamp"} {
+		if v, ok := meta[key]; ok {
+			kept[key] = v
+		}
+	}
+	return map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": kept, "spec": obj["spec"]}
 }
 
 // labelsOf returns a namespace's labels; an unknown namespace has none.
@@ -60,7 +102,7 @@ func (s *clusterState) NamespaceLabels(name string) (map[string]string, error) {
 // ListWorkloads implements webhooks.WorkloadReader over the known objects.
 func (s *clusterState) ListWorkloads(_ context.Context, namespace, kind string, labels map[string]string) ([]map[string]any, error) {
 	var out []map[string]any
-	for _, obj := range s.objects {
+	for _, obj := range s.workloads {
 		ref := objectRef(obj)
 		if ref.APIVersion != "apps/v1" || ref.Kind != kind || ref.Namespace != namespace {
 			continue
@@ -80,44 +122,26 @@ func (s *clusterState) ListWorkloads(_ context.Context, namespace, kind string, 
 	return out, nil
 }
 
-// Lookup implements webhooks.StateReader over the known objects, with the
-// same index functions the server's informer indexes use.
+// Objects implements webhooks.StateReader with the index.
+func (s *clusterState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
+	return s.byIndex[indexKey{gvk, index, value}], nil
+}
+
+// Lookup implements webhooks.StateReader: the names of Objects, sorted.
 func (s *clusterState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
-	var names []string
-	for _, obj := range s.objects {
-		if objectGVK(obj) != gvk {
-			continue
-		}
-		for _, v := range webhooks.IndexValues(gvk, index, obj) {
-			if v == value {
-				names = append(names, objectRef(obj).Name)
-				break
-			}
-		}
+	objs := s.byIndex[indexKey{gvk, index, value}]
+	names := make([]string, 0, len(objs))
+	for _, obj := range objs {
+		names = append(names, objectRef(obj).Name)
 	}
 	sort.Strings(names)
 	return names, nil
 }
 
-// Objects implements webhooks.StateReader over the known objects.
-func (s *clusterState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
-	var out []map[string]any
-	for _, obj := range s.objects {
-		if objectGVK(obj) == gvk && slices.Contains(webhooks.IndexValues(gvk, index, obj), value) {
-			out = append(out, obj)
-		}
-	}
-	return out, nil
-}
-
 // Exists implements webhooks.StateReader.
 func (s *clusterState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
-	for _, obj := range s.objects {
-		if objectGVK(obj) == gvk && objectRef(obj).Name == name {
-			return true, nil
-		}
-	}
-	return false, nil
+	_, ok := s.byName[gvk][name]
+	return ok, nil
 }
 
 func objectGVK(obj map[string]any) schema.GroupVersionKind {
