@@ -32,12 +32,13 @@ import (
 // start whatever gatehouse's state.
 var excludedNamespaces = []string{localcluster.Namespace, "kube-system", "kube-node-lease"}
 
-// failedCall matches the API server's message for a webhook it could not
-// call; the group is the webhook's configured name.
+// failedCall matches the API server's message for a webhook entry it could
+// not call; the group is the entry's name without ".gatehouse.dev".
 var failedCall = regexp.MustCompile(`failed calling webhook "([^"]+)\.gatehouse\.dev"`)
 
-// failedWebhook returns the gatehouse webhook the API server names as not
-// callable in err, or "" when err is not such a rejection.
+// failedWebhook returns the gatehouse entry the API server names as not
+// callable in err (a webhook's own entry, or its combined group's), or ""
+// when err is not such a rejection.
 func failedWebhook(err error) string {
 	var status *apierrors.StatusError
 	if !errors.As(err, &status) {
@@ -48,6 +49,38 @@ func failedWebhook(err error) string {
 		return ""
 	}
 	return m[1]
+}
+
+// entriesOf names the configuration entries that can carry def in either
+// layout: its own (and "-unlabelled" for one that fails closed only in
+// harnessed namespaces) and the combined groups it is a member of.
+func entriesOf(def webhooks.Definition) []string {
+	out := []string{def.Name}
+	if def.FailClosedOnlyInHarnessed {
+		out = append(out, def.Name+"-unlabelled")
+	}
+	for _, g := range webhooks.Groups {
+		if g.Type == def.Type && (g.FailurePolicy == def.FailurePolicy || def.FailClosedOnlyInHarnessed) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+// entryPolicy returns the type and failure policy of a configuration entry.
+func entryPolicy(name string) (webhooks.Type, admissionregistrationv1.FailurePolicyType, bool) {
+	for _, g := range webhooks.Groups {
+		if g.Name == name {
+			return g.Type, g.FailurePolicy, true
+		}
+	}
+	if def, ok := webhooks.Lookup(name); ok {
+		return def.Type, def.FailurePolicy, true
+	}
+	if def, ok := webhooks.Lookup(strings.TrimSuffix(name, "-unlabelled")); ok && def.FailClosedOnlyInHarnessed {
+		return def.Type, admissionregistrationv1.Ignore, true
+	}
+	return "", "", false
 }
 
 // placed is a fail-closed webhook's sample, where the webhook covers it.
@@ -100,12 +133,15 @@ func ensureNamespace(t *testing.T, e *env, name string, labels map[string]string
 	}
 }
 
-// failClosedInterceptors returns the fail-closed webhooks that intercept p's object.
-func (p placed) failClosedInterceptors() []string {
+// failClosedEntries returns the fail-closed configuration entries that can
+// carry a webhook intercepting p's object.
+func (p placed) failClosedEntries() []string {
 	var names []string
-	for name, d := range interceptors(p.gvr, p.obj.GetNamespace(), p.obj.GetName(), p.labels) {
-		if d.FailurePolicy == admissionregistrationv1.Fail {
-			names = append(names, name)
+	for _, d := range interceptors(p.gvr, p.obj.GetNamespace(), p.obj.GetName(), p.labels) {
+		for _, entry := range entriesOf(d) {
+			if _, policy, _ := entryPolicy(entry); policy == admissionregistrationv1.Fail && !slices.Contains(names, entry) {
+				names = append(names, entry)
+			}
 		}
 	}
 	sort.Strings(names)
@@ -166,10 +202,10 @@ func TestFailureMatrix(t *testing.T) {
 				t.Errorf("%s: %s admitted while gatehouse is down", p.def.Name, p.obj.GetKind())
 				continue
 			}
-			// The API server calls validating webhooks in parallel and
-			// reports the first failure, so any fail-closed interceptor may
-			// be named; each is named alone below.
-			want := p.failClosedInterceptors()
+			// The API server calls validating entries in parallel and
+			// reports the first failure, so any fail-closed entry of an
+			// interceptor may be named; each webhook is named alone below.
+			want := p.failClosedEntries()
 			if got := failedWebhook(err); !slices.Contains(want, got) {
 				t.Errorf("%s: %s rejected, but not for a failed call of one of %v: %v", p.def.Name, p.obj.GetKind(), want, err)
 			}
@@ -178,12 +214,11 @@ func TestFailureMatrix(t *testing.T) {
 
 	t.Run("the fail-open mutator lets pods on to the guard", func(t *testing.T) {
 		before := failOpenCount(t, e, "pod-security-defaults")
-		// Mutating webhooks run before validating ones: a pod rejected by a
+		// Mutating entries run before validating ones: a pod rejected by a
 		// failed validating call got past the unreachable mutator.
 		err := e.client.Create(ctx, plainPod(optIn, "bare"), client.DryRunAll)
-		got := failedWebhook(err)
-		def, ok := webhooks.Lookup(got)
-		if !ok || def.Type != webhooks.Validating || def.FailurePolicy != admissionregistrationv1.Fail {
+		kind, policy, ok := entryPolicy(failedWebhook(err))
+		if !ok || kind != webhooks.Validating || policy != admissionregistrationv1.Fail {
 			t.Fatalf("a bare pod in an opted-in namespace: want a failed validating call, got %v", err)
 		}
 		if after := failOpenCount(t, e, "pod-security-defaults"); after <= before {
@@ -220,10 +255,12 @@ func TestFailureMatrix(t *testing.T) {
 	})
 
 	t.Run("each fail-closed webhook alone rejects", func(t *testing.T) {
-		saved, restore := saveWebhooks(t, e)
+		// One entry per webhook (the separate layout), then one at a time.
+		_, restore := saveWebhooks(t, e)
 		defer restore()
+		separate := renderedWebhooks(t, e, webhooks.LayoutSeparate)
 		for _, p := range samples {
-			saved.keepOnly(t, e, p.def.Name)
+			separate.keepOnly(t, e, p.def.Name)
 			var err error
 			// The API server reads webhook configurations through an
 			// informer: poll until it calls only this webhook.
@@ -294,11 +331,47 @@ func TestFailureMatrix(t *testing.T) {
 	})
 }
 
-// failOpenCount reads the API server's count of calls to a gatehouse
-// webhook that failed open.
+// failOpenCount reads the API server's count of calls that failed open to
+// the entries that can carry a gatehouse webhook.
 func failOpenCount(t *testing.T, e *env, webhook string) float64 {
 	t.Helper()
-	return sampleValue(apiServerMetrics(t, e), "apiserver_admission_webhook_fail_open_count", map[string]string{"name": webhook + ".gatehouse.dev"})
+	def, ok := webhooks.Lookup(webhook)
+	if !ok {
+		t.Fatalf("%s is not in the registry", webhook)
+	}
+	families := apiServerMetrics(t, e)
+	var sum float64
+	for _, entry := range entriesOf(def) {
+		sum += sampleValue(families, "apiserver_admission_webhook_fail_open_count", map[string]string{"name": entry + ".gatehouse.dev"})
+	}
+	return sum
+}
+
+// renderedWebhooks renders the registry in a layout, calling the local
+// gatehouse with the CA bundle cainjector wrote, as webhooks by kind.
+func renderedWebhooks(t *testing.T, e *env, layout string) savedWebhooks {
+	t.Helper()
+	hooks, _, _ := unstructured.NestedSlice(getConfiguration(t, e, "ValidatingWebhookConfiguration").Object, "webhooks")
+	caBundle, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{URL: e.local.Gatehouse.URL, Layout: layout, Options: serverOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := localcluster.DecodeManifests(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := savedWebhooks{}
+	for _, obj := range objs {
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for _, h := range hooks {
+			if err := unstructured.SetNestedField(h.(map[string]any), caBundle, "clientConfig", "caBundle"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out[obj.GetKind()] = hooks
+	}
+	return out
 }
 
 // checkExclusions verifies that every webhook of both live configurations
@@ -432,15 +505,27 @@ func TestPodSecurityGuardWhenTheMutatorIsUnreachable(t *testing.T) {
 	}
 	saved, restore := saveWebhooks(t, e)
 	t.Cleanup(restore)
+	// Whichever entry carries the mutator in the installed layout: its own,
+	// or the combined fail-open group (whose other members then fail open
+	// too, which changes nothing for these pods).
+	mutator, _ := webhooks.Lookup("pod-security-defaults")
 	var hooks []any
+	repointed := 0
 	for _, h := range saved["MutatingWebhookConfiguration"] {
 		hook := runtime.DeepCopyJSONValue(h).(map[string]any)
-		if hook["name"] == "pod-security-defaults.gatehouse.dev" {
-			if err := unstructured.SetNestedField(hook, "https://"+dead+"/mutate/pod-security-defaults", "clientConfig", "url"); err != nil {
-				t.Fatal(err)
+		name, _ := hook["name"].(string)
+		if slices.Contains(entriesOf(mutator), strings.TrimSuffix(name, ".gatehouse.dev")) {
+			if _, policy, _ := entryPolicy(strings.TrimSuffix(name, ".gatehouse.dev")); policy == admissionregistrationv1.Ignore {
+				if err := unstructured.SetNestedField(hook, "https://"+dead+"/mutate/unreachable", "clientConfig", "url"); err != nil {
+					t.Fatal(err)
+				}
+				repointed++
 			}
 		}
 		hooks = append(hooks, hook)
+	}
+	if repointed == 0 {
+		t.Fatal("no entry of the mutating configuration carries pod-security-defaults")
 	}
 	before := failOpenCount(t, e, "pod-security-defaults")
 	setWebhooks(t, e, "MutatingWebhookConfiguration", hooks)

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,9 +36,10 @@ const instanceLabel = "e2e.gatehouse.dev/instance"
 // TestStateWebhooksRefuseUntilTheirCachesSync starts a second gatehouse as a
 // user RBAC grants nothing, so its informer caches cannot sync, and sends it
 // labelled objects through the API server with a copy of the validating
-// configuration: it serves TLS, but /readyz fails on cluster-state and every
-// review that needs state is denied with StateUnavailable, while a review
-// that needs none is answered. Binding deploy/default's ClusterRole to the
+// configuration in each layout: it serves TLS, but /readyz fails on
+// cluster-state and every review that needs state is denied with
+// StateUnavailable, while a review that needs none is answered by the
+// webhook's own entry. Binding deploy/default's ClusterRole to the
 // user lets the caches sync; /readyz then passes and the same reviews are
 // judged with the state in view.
 func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
@@ -74,8 +78,6 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 	if g.Check("cluster-state") == 200 || g.Ready() {
 		t.Fatal("ready although its user may not list the state it reads")
 	}
-	registerCopy(t, e, "gatehouse-e2e-unsynced", g.URL, map[string]string{instanceLabel: "unsynced"})
-
 	ns := testNamespace(t, e, t.Name(), nil, nil)
 	plain := sampleObject(t, schema.GroupResource{Resource: "persistentvolumeclaims"}, ns, "no-state-needed")
 	plain.SetLabels(map[string]string{instanceLabel: "unsynced"})
@@ -86,50 +88,60 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 		stateful[name] = obj
 	}
 
-	for name, obj := range stateful {
-		// The API server learns of the new configuration through an
-		// informer: poll until the second gatehouse answers.
-		var lastErr error
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-			lastErr = e.client.Create(ctx, obj.DeepCopy(), client.DryRunAll)
-			return lastErr != nil, nil
-		})
-		if err != nil {
-			t.Fatalf("%s: admitted by a gatehouse whose caches have not synced", obj.GetKind())
+	// Both layouts: one entry per webhook, and the combined groups.
+	for _, layout := range []string{webhooks.LayoutSeparate, webhooks.LayoutCombined} {
+		hooks := renderedWebhooks(t, e, layout)["ValidatingWebhookConfiguration"]
+		remove := registerCopy(t, e, "gatehouse-e2e-unsynced-"+layout, g.URL, hooks, map[string]string{instanceLabel: "unsynced"})
+		for name, obj := range stateful {
+			// The API server learns of the new configuration through an
+			// informer: poll until the second gatehouse answers.
+			var lastErr error
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				lastErr = e.client.Create(ctx, obj.DeepCopy(), client.DryRunAll)
+				return lastErr != nil, nil
+			})
+			if err != nil {
+				t.Fatalf("%s layout: %s admitted by a gatehouse whose caches have not synced", layout, obj.GetKind())
+			}
+			webhook, causes := liveCauses(t, lastErr)
+			if webhook != name || !strings.Contains(strings.Join(causes, " "), "StateUnavailable@") {
+				t.Errorf("%s layout: %s denied by %s with %v, want %s with StateUnavailable", layout, obj.GetKind(), webhook, causes, name)
+			}
 		}
-		webhook, causes := liveCauses(t, lastErr)
-		if webhook != name || !strings.Contains(strings.Join(causes, " "), "StateUnavailable@") {
-			t.Errorf("%s: denied by %s with %v, want %s with StateUnavailable", obj.GetKind(), webhook, causes, name)
+		// The combined entry also needs the namespace cache to place its
+		// members, so there only the separate layout answers this one.
+		if layout == webhooks.LayoutSeparate {
+			if err := e.client.Create(ctx, plain.DeepCopy(), client.DryRunAll); err != nil {
+				t.Errorf("a review that needs no state was refused by the unsynced gatehouse: %v", err)
+			}
+			remove()
 		}
-	}
-	if err := e.client.Create(ctx, plain.DeepCopy(), client.DryRunAll); err != nil {
-		t.Errorf("a review that needs no state was refused by the unsynced gatehouse: %v", err)
 	}
 
 	grantDeployRBAC(t, e, user)
 	if err := g.WaitReady(time.Minute); err != nil {
 		t.Fatalf("with deploy/default's RBAC the caches should sync: %v", err)
 	}
-	for name, obj := range stateful {
+	for _, obj := range append(slices.Collect(maps.Values(stateful)), plain) {
 		err := e.client.Create(ctx, obj.DeepCopy(), client.DryRunAll)
 		if err == nil {
 			continue
 		}
 		if webhook, causes := liveCauses(t, err); strings.Contains(strings.Join(causes, " "), "StateUnavailable@") {
-			t.Errorf("%s: still StateUnavailable from %s after readiness: %v", name, webhook, causes)
+			t.Errorf("%s: still StateUnavailable from %s after readiness: %v", obj.GetKind(), webhook, causes)
 		}
 	}
 }
 
-// registerCopy registers a copy of gatehouse's validating configuration
-// named name that calls base instead and sees only objects with the labels.
-func registerCopy(t *testing.T, e *env, name, base string, labels map[string]string) {
+// registerCopy registers hooks (rendered to call the suite's gatehouse) as
+// a validating configuration named name that calls base instead and sees
+// only objects with the labels; it returns a function that removes it.
+func registerCopy(t *testing.T, e *env, name, base string, hooks []any, labels map[string]string) (remove func()) {
 	t.Helper()
-	live := getConfiguration(t, e, "ValidatingWebhookConfiguration")
-	hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
 	oldBase := e.local.Gatehouse.URL
-	for i, h := range hooks {
-		hook, _ := h.(map[string]any)
+	var out []any
+	for _, h := range hooks {
+		hook := runtime.DeepCopyJSONValue(h).(map[string]any)
 		url, _, _ := unstructured.NestedString(hook, "clientConfig", "url")
 		if !strings.HasPrefix(url, oldBase) {
 			t.Fatalf("webhook %v calls %q, not gatehouse at %s", hook["name"], url, oldBase)
@@ -142,15 +154,17 @@ func registerCopy(t *testing.T, e *env, name, base string, labels map[string]str
 			selector[k] = v
 		}
 		hook["objectSelector"] = map[string]any{"matchLabels": selector}
-		hooks[i] = hook
+		out = append(out, hook)
 	}
-	wc := &unstructured.Unstructured{Object: map[string]any{"webhooks": hooks}}
-	wc.SetGroupVersionKind(live.GroupVersionKind())
+	wc := &unstructured.Unstructured{Object: map[string]any{"webhooks": out}}
+	wc.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"})
 	wc.SetName(name)
 	if err := e.client.Create(context.Background(), wc); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.client.Delete(context.Background(), wc) })
+	remove = func() { _ = e.client.Delete(context.Background(), wc) }
+	t.Cleanup(remove)
+	return remove
 }
 
 // grantDeployRBAC binds the ClusterRole of deploy/default to user, as the
