@@ -296,8 +296,14 @@ func judge(r review, err error) string {
 	if !errors.As(err, &status) {
 		return "not denied: " + reason(err)
 	}
+	// The answering entry is the webhook's own or its combined group's;
+	// the causes name the webhook that denied.
 	s := status.Status()
-	if s.Code != 422 || !strings.Contains(s.Message, fmt.Sprintf("admission webhook %q denied the request", r.denial+".gatehouse.dev")) {
+	denied := s.Code == 422 && s.Details != nil && len(s.Details.Causes) > 0 && strings.Contains(s.Message, "denied the request")
+	for _, c := range s.Details.Causes {
+		denied = denied && strings.HasSuffix(c.Message, "(gatehouse "+r.denial+")")
+	}
+	if !denied {
 		return "wrong answer: " + reason(err)
 	}
 	return ""
@@ -494,8 +500,17 @@ func report(c config, l *load, s *sampling, rotationsCh <-chan []rotation, compo
 	fmt.Printf("  reviews: %d sent (%s), %.1f/s achieved, %d sent over 1s late\n",
 		l.sent.Load(), strings.Join(parts, ", "), float64(l.sent.Load())/c.duration.Seconds(), l.late.Load())
 	check(l.failed.Load() == 0, "failed reviews: %d", l.failed.Load())
-	for reason, n := range l.failures {
-		fmt.Printf("         %d x %s\n", n, reason)
+	reasons := make([]string, 0, len(l.failures))
+	for r := range l.failures {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return l.failures[reasons[i]] > l.failures[reasons[j]] })
+	for i, r := range reasons {
+		if i == 10 {
+			fmt.Printf("         ... and %d more distinct failures\n", len(reasons)-10)
+			break
+		}
+		fmt.Printf("         %d x %s\n", l.failures[r], r)
 	}
 	expected := int64(c.duration.Seconds()) * int64(c.rate)
 	check(l.sent.Load() >= expected*95/100, "rate held: %d of %d expected reviews sent", l.sent.Load(), expected)
