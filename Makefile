@@ -11,7 +11,7 @@ E2E_CACHE ?= $(CURDIR)/.cache/e2e
 # product module) and must never be upgraded by a newer toolchain on its own.
 E2E_GO   := GOTOOLCHAIN=local GOWORK=off $(GO)
 
-.PHONY: help build run check test unit vet fmt-check e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench clean
+.PHONY: help build run check test unit vet fmt-check e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -79,8 +79,23 @@ fuzz: ## run every Fuzz target for FUZZTIME (default 30s) each; crashers land in
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi; echo "fuzz: every target passed"
 
-bench: ## run every benchmark with allocations (compare runs with benchstat)
+bench-micro: ## run every micro-benchmark with allocations (compare runs with benchstat)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem ./perf/
+
+# bench: micro-benchmarks (short), then gatehouse against the floor on loopback,
+# end to end on the local control plane, and memory at scale; prints the
+# targets and ratios and writes docs/performance.md. BENCH_ARGS go to the load
+# tool (e.g. BENCH_ARGS='--scale=false --rounds 1'); results land in bin/.
+BENCHTIME ?= 100ms
+bench: build e2e-bin ## measure gatehouse against its floor, end to end and at scale (~4 min once e2e-bin is cached); writes docs/performance.md
+	@mkdir -p bin
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./policies/... ./webhooks/ > bin/bench.txt
+	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./perf/ >> ../bin/bench.txt
+	cd e2e && $(E2E_GO) build -o ../bin/floor ./perf/cmd/floor && $(E2E_GO) build -o ../bin/gatehouse-load ./perf/cmd/gatehouse-load
+	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) ../bin/gatehouse-load --repo .. \
+	  --gatehouse ../bin/gatehouse --floor ../bin/floor --bench ../bin/bench.txt \
+	  --json ../bin/performance.json --doc ../docs/performance.md $(BENCH_ARGS)
 
 clean:
 	rm -rf bin

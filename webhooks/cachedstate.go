@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -30,16 +32,32 @@ import (
 type CachedState struct {
 	cache cache.Cache
 	// live reads a namespace the cache does not have yet (created a moment
-	// ago) from the API server.
-	live   metadata.Interface
-	synced atomic.Bool
+	// ago) from the API server, at most liveReadsPerSecond a second;
+	// missing remembers for missingTTL the namespaces it did not find.
+	live      metadata.Interface
+	liveReads flowcontrol.RateLimiter
+	missingMu sync.Mutex
+	missing   map[string]time.Time
+	synced    atomic.Bool
 }
 
 // namespaceGVK is the one kind cached as metadata only.
 var namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 
-// liveReadTimeout bounds the read of a namespace the cache has not seen.
-const liveReadTimeout = time.Second
+// Reads of namespaces the cache has not seen. The API server's
+// NamespaceLifecycle plugin rejects objects in namespaces that do not exist
+// before any webhook runs, so in a cluster a miss is a namespace created a
+// moment ago that the watch has not delivered yet: rare, and worth one read.
+// A client calling gatehouse directly can make every review miss, so the
+// reads are bounded: a namespace found missing is not read again for
+// missingTTL, and beyond liveReadsPerSecond a miss reads as a namespace
+// without labels (the scope label is then not copied) instead of waiting.
+const (
+	liveReadTimeout    = time.Second
+	liveReadsPerSecond = 20
+	missingTTL         = 5 * time.Second
+	maxMissing         = 1024
+)
 
 // NewCachedState prepares the caches; Start fills them.
 func NewCachedState(cfg *rest.Config) (*CachedState, error) {
@@ -50,11 +68,20 @@ func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := metadata.NewForConfig(cfg)
+	// The client's own limiter would queue reads (5 a second by default);
+	// liveReads decides instead, without waiting.
+	liveCfg := rest.CopyConfig(cfg)
+	liveCfg.QPS, liveCfg.Burst, liveCfg.RateLimiter = -1, 0, nil
+	live, err := metadata.NewForConfig(liveCfg)
 	if err != nil {
 		return nil, err
 	}
-	return &CachedState{cache: c, live: live}, nil
+	return &CachedState{
+		cache:     c,
+		live:      live,
+		liveReads: flowcontrol.NewTokenBucketRateLimiter(liveReadsPerSecond, 2*liveReadsPerSecond),
+		missing:   map[string]time.Time{},
+	}, nil
 }
 
 func namespaceMetadata() *metav1.PartialObjectMetadata {
@@ -169,7 +196,8 @@ func (s *CachedState) Objects(gvk schema.GroupVersionKind, index, value string) 
 
 // NamespaceLabels implements NamespaceReader from the metadata cache; a
 // namespace the cache has not seen yet is read from the API server, so an
-// object created right after its namespace still gets its scope labels.
+// object created right after its namespace still gets its scope labels (see
+// liveReadsPerSecond for the bounds).
 func (s *CachedState) NamespaceLabels(name string) (map[string]string, error) {
 	if !s.synced.Load() {
 		return nil, errNotSynced
@@ -182,16 +210,43 @@ func (s *CachedState) NamespaceLabels(name string) (map[string]string, error) {
 	if !apierrors.IsNotFound(err) {
 		return nil, err
 	}
+	if s.recentlyMissing(name) || !s.liveReads.TryAccept() {
+		return nil, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), liveReadTimeout)
 	defer cancel()
 	live, err := s.live.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		s.rememberMissing(name)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading namespace %s: %w", name, err)
 	}
 	return live.Labels, nil
+}
+
+func (s *CachedState) recentlyMissing(name string) bool {
+	s.missingMu.Lock()
+	defer s.missingMu.Unlock()
+	at, ok := s.missing[name]
+	return ok && time.Since(at) < missingTTL
+}
+
+func (s *CachedState) rememberMissing(name string) {
+	s.missingMu.Lock()
+	defer s.missingMu.Unlock()
+	if len(s.missing) >= maxMissing {
+		for n, at := range s.missing {
+			if time.Since(at) >= missingTTL {
+				delete(s.missing, n)
+			}
+		}
+		if len(s.missing) >= maxMissing {
+			clear(s.missing)
+		}
+	}
+	s.missing[name] = time.Now()
 }
 
 // Exists implements StateReader.
