@@ -263,12 +263,13 @@ func TestFailureMatrix(t *testing.T) {
 			separate.keepOnly(t, e, p.def.Name)
 			var err error
 			// The API server reads webhook configurations through an
-			// informer: poll until it calls only this webhook.
+			// informer: until it has seen this one, the previous webhook's
+			// entry may still decide (and admit), so poll.
 			poll := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 				err = e.client.Create(ctx, p.obj.DeepCopy(), client.DryRunAll)
-				return err == nil || failedWebhook(err) == p.def.Name, nil
+				return failedWebhook(err) == p.def.Name, nil
 			})
-			if poll != nil || err == nil {
+			if poll != nil {
 				t.Errorf("%s alone: %s not rejected for a failed call of %s: %v", p.def.Name, p.obj.GetKind(), p.def.Name, err)
 			}
 		}
@@ -504,7 +505,16 @@ func TestPodSecurityGuardWhenTheMutatorIsUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	saved, restore := saveWebhooks(t, e)
-	t.Cleanup(restore)
+	t.Cleanup(func() {
+		restore()
+		// Wait until pods are defaulted again, so later tests see the full chain.
+		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			return e.client.Create(ctx, plainPod(ns, "after"), client.DryRunAll) == nil, nil
+		})
+		if err != nil {
+			t.Errorf("the mutating webhook did not come back: %v", err)
+		}
+	})
 	// Whichever entry carries the mutator in the installed layout: its own,
 	// or the combined fail-open group (whose other members then fail open
 	// too, which changes nothing for these pods).
