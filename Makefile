@@ -11,7 +11,7 @@ E2E_CACHE ?= $(CURDIR)/.cache/e2e
 # product module) and must never be upgraded by a newer toolchain on its own.
 E2E_GO   := GOTOOLCHAIN=local GOWORK=off $(GO)
 
-.PHONY: help build run check test unit vet fmt-check e2e-bin e2e e2e-kind e2e-matrix manifests crds golden fuzz bench bench-micro clean
+.PHONY: help build run check test unit vet fmt-check e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -41,6 +41,11 @@ e2e-bin: ## build (once, then cached) kube-apiserver and etcd from module source
 
 e2e: e2e-bin ## the e2e suite: fixtures, UPDATE, ratcheting, dry run, cert rotation on a real API server with real cert-manager
 	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) test -count=1 -timeout 20m ./...
+
+# The soak is not part of `make test`: it runs for SOAK_DURATION (10 minutes).
+SOAK_DURATION ?= 10m
+soak: e2e-bin ## reviews at a fixed rate for SOAK_DURATION (10m) while cert-manager re-issues the serving certificate; checks failures, RSS, goroutines
+	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) run ./soak --repo .. --duration $(SOAK_DURATION) $(SOAK_ARGS)
 
 e2e-kind: ## the same suite on a kind cluster (needs Docker and network)
 	e2e/kind/run.sh

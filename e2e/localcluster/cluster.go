@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -47,6 +48,9 @@ type Options struct {
 	BinaryDir string
 	// Progress, if set, is told what is happening.
 	Progress func(format string, args ...any)
+	// GatehouseBinary, when set, runs that executable as a child process
+	// instead of gatehouse in this process (the soak measures it alone).
+	GatehouseBinary string
 }
 
 // Cluster is a running local control plane with gatehouse registered.
@@ -63,6 +67,7 @@ type Cluster struct {
 	Errors <-chan error
 
 	env    *envtest.Environment
+	runCtx context.Context
 	cancel context.CancelFunc
 	opts   Options
 }
@@ -109,7 +114,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 16)
-	c = &Cluster{cancel: cancel, opts: o, Errors: errs}
+	c = &Cluster{runCtx: runCtx, cancel: cancel, opts: o, Errors: errs}
 	defer func() {
 		if err != nil {
 			_ = c.Stop()
@@ -193,7 +198,15 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 
 	o.Progress("starting gatehouse serve")
-	if c.Gatehouse, err = StartGatehouse(runCtx, c.CertDir, o.WorkDir, c.Kubeconfig); err != nil {
+	gopts := GatehouseOptions{CertDir: c.CertDir, WorkDir: o.WorkDir, Kubeconfig: c.Kubeconfig, Binary: o.GatehouseBinary, ReconcileDependencyGroups: true}
+	// Metrics on a free loopback port: the monitoring test and the soak read them.
+	if gopts.MetricsAddr, err = FreeAddr(); err != nil {
+		return nil, err
+	}
+	if c.Gatehouse, err = LaunchGatehouse(runCtx, gopts); err != nil {
+		return nil, err
+	}
+	if err := c.Gatehouse.WaitReady(time.Minute); err != nil {
 		return nil, err
 	}
 
@@ -224,6 +237,75 @@ func (c *Cluster) Stop() error {
 	}
 	return nil
 }
+
+// StopGatehouse stops the registered gatehouse, as when its pods are gone:
+// the webhook configurations stay and the API server's calls fail.
+func (c *Cluster) StopGatehouse() error {
+	code, err := c.Gatehouse.Stop(30 * time.Second)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("gatehouse serve exited with %d on stop; see %s", code, c.Gatehouse.Log)
+	}
+	return nil
+}
+
+// RestartGatehouse starts gatehouse again on the port the webhook
+// configurations name, after StopGatehouse, and returns without waiting for
+// readiness: the caller watches /readyz (Gatehouse.WaitReady). binary, when
+// set, runs that executable as a new process, as a restarted pod does; an
+// in-process restart cannot run the DependencyGroup reconciler again
+// (controller-runtime allows a controller name once per process), so it
+// runs without it.
+func (c *Cluster) RestartGatehouse(binary string) error {
+	opts := c.Gatehouse.opts
+	if binary != "" {
+		opts.Binary = binary
+	}
+	if opts.Binary == "" {
+		opts.ReconcileDependencyGroups = false
+	}
+	g, err := LaunchGatehouse(c.runCtx, opts)
+	if err != nil {
+		return err
+	}
+	c.Gatehouse = g
+	return nil
+}
+
+// UserKubeconfig writes a kubeconfig for a new user of the API server in the
+// given groups (none: only what RBAC grants the user by name) and returns
+// its path.
+func (c *Cluster) UserKubeconfig(name string, groups []string) (string, error) {
+	user, err := c.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return "", err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.opts.WorkDir, name+".kubeconfig")
+	return path, os.WriteFile(path, kubeconfig, 0o600)
+}
+
+// WaitForCABundles waits until cainjector has filled the caBundle of every
+// webhook of gatehouse's live configurations (after they were registered
+// again without one, as a break-glass restore does).
+func (c *Cluster) WaitForCABundles(ctx context.Context) error {
+	var configs []*unstructured.Unstructured
+	for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+		wc := &unstructured.Unstructured{}
+		wc.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind})
+		wc.SetName(WebhookConfigName)
+		configs = append(configs, wc)
+	}
+	return c.waitForCABundles(ctx, configs)
+}
+
+// WorkDir is where logs, certificates and kubeconfigs are written.
+func (c *Cluster) WorkDir() string { return c.opts.WorkDir }
 
 // Scheme knows the Kubernetes and cert-manager types.
 func Scheme() *runtime.Scheme {

@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
+
+// TestOperationsDocMatchesTheRegistry keeps the webhook table of
+// docs/operations.md true: one row per registered webhook (and no other)
+// with its type, failure policy, every resource and subresource it
+// intercepts, its operations and its namespace and object selection.
+func TestOperationsDocMatchesTheRegistry(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repo, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		if len(cells) != 5 {
+			t.Fatalf("a webhook row needs 5 cells: %s", line)
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows[strings.Trim(cells[0], "`")] = cells
+	}
+	for _, def := range webhooks.Registry {
+		cells, ok := rows[def.Name]
+		if !ok {
+			t.Errorf("docs/operations.md has no row for %s", def.Name)
+			continue
+		}
+		delete(rows, def.Name)
+		if want := strings.ToLower(string(def.Type)); cells[1] != want {
+			t.Errorf("%s: type %q, want %q", def.Name, cells[1], want)
+		}
+		if cells[2] != string(def.FailurePolicy) {
+			t.Errorf("%s: failure policy %q, want %q", def.Name, cells[2], def.FailurePolicy)
+		}
+		intercepts := cells[3]
+		for _, r := range def.Intercept.Resources {
+			name := r.GVR.Resource
+			if r.Subresource != "" {
+				name += "/" + r.Subresource
+			}
+			if !strings.Contains(intercepts, "`"+name+"`") {
+				t.Errorf("%s: intercepts %s, which the row does not name", def.Name, name)
+			}
+			for _, op := range r.Operations {
+				if !strings.Contains(intercepts, fmt.Sprintf("`%s` %s", name, op)) {
+					t.Errorf("%s: the row must say %s is intercepted on %s only", def.Name, name, op)
+				}
+			}
+		}
+		for _, op := range def.Intercept.Operations {
+			if !strings.Contains(intercepts, string(op)) {
+				t.Errorf("%s: the row does not name operation %s", def.Name, op)
+			}
+		}
+		for _, sel := range []struct {
+			on   bool
+			text string
+		}{
+			{def.Intercept.Products, "product custom resources"},
+			{def.Intercept.OptIn, "opted-in namespaces"},
+			{def.Intercept.OneObject, "only the configured override ConfigMap"},
+			{def.Intercept.AllResources, "every resource (no subresources)"},
+			{def.Intercept.UpdatesByServiceAccountsOnly, "UPDATE by service accounts only"},
+			{def.FailClosedOnlyInHarnessed, "harnessed namespaces"},
+		} {
+			if sel.on != strings.Contains(intercepts, sel.text) {
+				t.Errorf("%s: the row must say %q exactly when the webhook has that selection (%v)", def.Name, sel.text, sel.on)
+			}
+		}
+	}
+	for name := range rows {
+		t.Errorf("docs/operations.md has a row for %s, which is not in the registry", name)
+	}
+}
