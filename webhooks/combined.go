@@ -76,13 +76,20 @@ func (g Group) members() []member {
 // selects reports whether the group runs m on a request: what the member's
 // own entry would be sent, given the namespace's labels.
 func (m member) selects(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
+	return m.selectsRequest(req, opts) && (!m.needsNamespace() || m.selectsNamespace(namespaceLabels, opts))
+}
+
+// selectsRequest is the part of selects that needs no namespace labels.
+func (m member) selectsRequest(req *admission.Request, opts Options) bool {
 	op := admissionregistrationv1.OperationType(req.Operation)
 	in := m.def.Intercept
-	if !in.Matches(op, schema.GroupVersionResource(req.Resource), req.SubResource, opts) || !in.UserMatches(op, req.UserInfo.Username) ||
-		!in.ObjectMatches(req.Namespace, req.Name, opts) {
-		return false
-	}
-	if !in.NamespaceMatches(namespaceLabels, opts) {
+	return in.Matches(op, schema.GroupVersionResource(req.Resource), req.SubResource, opts) &&
+		in.UserMatches(op, req.UserInfo.Username) && in.ObjectMatches(req.Namespace, req.Name, opts)
+}
+
+// selectsNamespace is the part of selects that reads the namespace's labels.
+func (m member) selectsNamespace(namespaceLabels map[string]string, opts Options) bool {
+	if !m.def.Intercept.NamespaceMatches(namespaceLabels, opts) {
 		return false
 	}
 	_, labelled := namespaceLabels[opts.HarnessedNamespaceLabel]
@@ -143,23 +150,36 @@ type combinedHandler struct {
 // otherwise the answer carries every member's warnings, audit annotations
 // (as "<member>.codes") and one patch from the original object to the final.
 func (h *combinedHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	labels, nsErr := h.namespaceLabelsInTime(ctx, req)
 	original := req.Object.Raw
 	current := original
 	var warnings []string
 	annotations := map[string]string{}
+	// The namespace's labels are read once, and only when a member that the
+	// request otherwise concerns depends on them.
+	var labels map[string]string
+	var nsErr error
+	nsRead := false
 	for i, m := range h.members {
-		if m.needsNamespace() && nsErr != nil {
-			err := fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", h.group.Name, m.def.Name, nsErr)
-			if h.group.FailurePolicy == admissionregistrationv1.Ignore {
-				// What the API server does for a failing Ignore entry.
-				warnings = append(warnings, fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err))
+		if !m.selectsRequest(&req, h.opts) {
+			continue
+		}
+		if m.needsNamespace() {
+			if !nsRead {
+				labels, nsErr = h.namespaceLabelsInTime(ctx, req)
+				nsRead = true
+			}
+			if nsErr != nil {
+				err := fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", h.group.Name, m.def.Name, nsErr)
+				if h.group.FailurePolicy == admissionregistrationv1.Ignore {
+					// What the API server does for a failing Ignore entry.
+					warnings = append(warnings, fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err))
+					continue
+				}
+				return admission.Errored(http.StatusInternalServerError, err)
+			}
+			if !m.selectsNamespace(labels, h.opts) {
 				continue
 			}
-			return admission.Errored(http.StatusInternalServerError, err)
-		}
-		if !m.selects(&req, labels, h.opts) {
-			continue
 		}
 		memberReq := req
 		memberReq.Object.Raw = current

@@ -258,3 +258,32 @@ func TestHTTPCombinedEqualsSeparate(t *testing.T) {
 		t.Errorf("combined validating: denied %s", fmtCauses(ok))
 	}
 }
+
+// brokenNamespaces is a namespace view that cannot answer.
+type brokenNamespaces struct{ memState }
+
+func (brokenNamespaces) NamespaceLabels(string) (map[string]string, error) {
+	return nil, errNoClusterState
+}
+
+// TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem: with the namespace
+// view down, a PVC (which no namespace-dependent member judges) is still
+// judged by secret-scope, while a Pod, which pod-security judges only in
+// opted-in namespaces, is refused rather than judged blind.
+func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts.ClusterState, opts.Namespaces = memState{}, brokenNamespaces{}
+	ts := startServerWith(t, opts)
+	pvc := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"metadata": map[string]any{"name": "c", "namespace": "team-a", "annotations": map[string]any{"secrets.kubedoop.dev/class": "tls"}}}
+	_, r := ts.post(t, "/validate/combined-fail", "application/json",
+		reviewBodyIn(t, "n1", admissionv1.Create, [3]string{"", "v1", "PersistentVolumeClaim"}, [3]string{"", "v1", "persistentvolumeclaims"}, "team-a", "c", pvc, nil))
+	if !r.Allowed {
+		t.Errorf("a valid PVC was refused with the namespace view down: %+v", r.Result)
+	}
+	_, p := ts.post(t, "/validate/combined-fail", "application/json",
+		reviewBodyIn(t, "n2", admissionv1.Create, podKind, podResource, "team-a", "web", secretPod(scopeAnnotations("pod")), nil))
+	if p.Allowed || p.Result == nil || p.Result.Code != 500 {
+		t.Errorf("a Pod was judged without knowing whether pod-security applies: allowed=%v %+v", p.Allowed, p.Result)
+	}
+}

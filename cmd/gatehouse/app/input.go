@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,16 +25,22 @@ const maxDocumentBytes = 3 * 1024 * 1024
 type Document struct {
 	Source string // file path, or "-" for standard input
 	Index  int    // 0-based document index in the file
-	// Item is the 0-based index inside a List document, or -1.
+	// Item is the 0-based index inside a List document, or -1; Path holds
+	// the index at every level when Lists are nested (Path[0] == Item).
 	Item   int
+	Path   []int
 	Object map[string]any
 }
 
 // Where names the document in messages: "file.yaml, document 2".
 func (d Document) Where() string {
 	w := fmt.Sprintf("%s, document %d", d.Source, d.Index+1)
-	if d.Item >= 0 {
-		w += fmt.Sprintf(", item %d", d.Item+1)
+	if len(d.Path) > 0 {
+		parts := make([]string, len(d.Path))
+		for i, n := range d.Path {
+			parts[i] = fmt.Sprint(n + 1)
+		}
+		w += ", item " + strings.Join(parts, ".")
 	}
 	return w
 }
@@ -153,33 +160,53 @@ func visitDocuments(source string, r io.Reader, visit func(Document) error) erro
 		if err := requireTypeMeta(obj); err != nil {
 			return fmt.Errorf("%s: %w", where.Where(), err)
 		}
-		kind, _ := obj["kind"].(string)
-		if !strings.HasSuffix(kind, "List") || obj["items"] == nil {
-			where.Object = obj
-			if err := visit(where); err != nil {
-				return err
-			}
-			continue
-		}
-		items, ok := obj["items"].([]any)
-		if !ok {
-			return fmt.Errorf("%s: %s.items is not a list", where.Where(), kind)
-		}
-		for i, item := range items {
-			d := Document{Source: source, Index: index, Item: i}
-			m, ok := item.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%s: not an object", d.Where())
-			}
-			if err := requireTypeMeta(m); err != nil {
-				return fmt.Errorf("%s: %w", d.Where(), err)
-			}
-			d.Object = m
-			if err := visit(d); err != nil {
-				return err
-			}
+		where.Object = obj
+		if err := visitItems(where, visit); err != nil {
+			return err
 		}
 	}
+}
+
+// maxListDepth bounds Lists nested in Lists.
+const maxListDepth = 8
+
+// visitItems hands d to visit, or, when d is a list, each of its items, as
+// kubectl reads them (its FlattenListVisitor and unstructured decoding): a
+// document with an items field is a list whatever its kind; an item that is
+// a list is unwrapped in turn; an item with neither apiVersion nor kind is of
+// the list's apiVersion and its kind without the "List" suffix.
+func visitItems(d Document, visit func(Document) error) error {
+	if d.Object["items"] == nil {
+		return visit(d)
+	}
+	kind, _ := d.Object["kind"].(string)
+	items, ok := d.Object["items"].([]any)
+	if !ok {
+		return fmt.Errorf("%s: %s.items is not a list", d.Where(), kind)
+	}
+	if len(d.Path) >= maxListDepth {
+		return fmt.Errorf("%s: lists nested more than %d deep", d.Where(), maxListDepth)
+	}
+	apiVersion, _ := d.Object["apiVersion"].(string)
+	for i, item := range items {
+		itemDoc := Document{Source: d.Source, Index: d.Index, Item: i, Path: append(slices.Clone(d.Path), i)}
+		itemDoc.Item = itemDoc.Path[0]
+		m, ok := item.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: not an object", itemDoc.Where())
+		}
+		if m["apiVersion"] == nil && m["kind"] == nil && strings.HasSuffix(kind, "List") && kind != "List" {
+			m["apiVersion"], m["kind"] = apiVersion, strings.TrimSuffix(kind, "List")
+		}
+		if err := requireTypeMeta(m); err != nil {
+			return fmt.Errorf("%s: %w", itemDoc.Where(), err)
+		}
+		itemDoc.Object = m
+		if err := visitItems(itemDoc, visit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseErrorLine finds the line number in a YAML parser error.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,7 +63,8 @@ func FuzzReadInput(f *testing.F) {
 			if apiVersion == "" || kind == "" {
 				t.Fatalf("%s has no apiVersion or kind", d.Where())
 			}
-			if d.Source != "-" || d.Item < -1 || (i > 0 && (d.Index < docs[i-1].Index || d.Index == docs[i-1].Index && d.Item <= docs[i-1].Item)) {
+			if d.Source != "-" || d.Item < -1 || (len(d.Path) > 0 && d.Path[0] != d.Item) ||
+				(i > 0 && (d.Index < docs[i-1].Index || d.Index == docs[i-1].Index && slices.Compare(d.Path, docs[i-1].Path) <= 0)) {
 				t.Fatalf("positions out of order: %+v after %+v", d, docs[max(i-1, 0)])
 			}
 			if !strings.HasPrefix(d.Where(), "-, document ") {

@@ -109,6 +109,7 @@ CA and a certificate for localhost instead, and prints where.`,
 			}
 			if f.reconcileDG {
 				if err := srv.EnableDependencyGroupStatus(f.leaderNS); err != nil {
+					srv.probeListener.Close() // Run, which owns it from here on, never ran
 					return err
 				}
 			}
