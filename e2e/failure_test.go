@@ -438,6 +438,9 @@ func getConfiguration(t *testing.T, e *env, kind string) *unstructured.Unstructu
 	return live
 }
 
+// configurationKinds are the kinds of gatehouse's two webhook configurations.
+var configurationKinds = []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+
 // savedWebhooks holds the webhooks of both live configurations, by kind.
 type savedWebhooks map[string][]any
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -10,88 +11,48 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/e2e/perf"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
-var configurationKinds = []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
-
-// installLayout replaces gatehouse's webhook configurations on the local
-// control plane with the given layout (keeping the CA bundle cainjector
-// wrote), or removes them for "none". It returns a function restoring the
-// configurations the suite installed.
-func installLayout(b *testing.B, e *env, layout string) (restore func()) {
+// separateLayout renders the separate layout pointed at the local gatehouse,
+// with the CA bundle cainjector wrote into the installed configurations.
+func separateLayout(b *testing.B, e *env, installed []*unstructured.Unstructured) []*unstructured.Unstructured {
 	b.Helper()
-	ctx := context.Background()
-	saved := map[string]*unstructured.Unstructured{}
-	var caBundle any
-	for _, kind := range configurationKinds {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind})
-		if err := e.client.Get(ctx, types.NamespacedName{Name: localcluster.WebhookConfigName}, live); err != nil {
-			b.Fatal(err)
-		}
-		saved[kind] = live.DeepCopy()
-		hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
-		caBundle, _, _ = unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
+	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	cfg := configv1alpha1.Default()
+	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
+		URL: e.local.Gatehouse.URL, Layout: webhooks.LayoutSeparate, Options: webhooks.OptionsFromConfig(cfg),
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
-	apply := func(objs map[string]*unstructured.Unstructured) {
-		for _, kind := range configurationKinds {
-			live := &unstructured.Unstructured{}
-			live.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind})
-			if err := e.client.Get(ctx, types.NamespacedName{Name: localcluster.WebhookConfigName}, live); err == nil {
-				if err := e.client.Delete(ctx, live); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if obj, ok := objs[kind]; ok {
-				obj = obj.DeepCopy()
-				obj.SetResourceVersion("")
-				obj.SetUID("")
-				if err := e.client.Create(ctx, obj); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		time.Sleep(time.Second) // the API server's webhook configuration informer
+	objs, err := localcluster.DecodeManifests(rendered)
+	if err != nil {
+		b.Fatal(err)
 	}
-	want := map[string]*unstructured.Unstructured{}
-	if layout != "none" {
-		cfg := configv1alpha1.Default()
-		rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
-			URL: e.local.Gatehouse.URL, Layout: layout, Options: webhooks.OptionsFromConfig(cfg),
-		})
-		if err != nil {
-			b.Fatal(err)
+	for _, obj := range objs {
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for _, h := range hooks {
+			_ = unstructured.SetNestedField(h.(map[string]any), caBundle, "clientConfig", "caBundle")
 		}
-		objs, err := localcluster.DecodeManifests(rendered)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, obj := range objs {
-			hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
-			for _, h := range hooks {
-				_ = unstructured.SetNestedField(h.(map[string]any), caBundle, "clientConfig", "caBundle")
-			}
-			_ = unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
-			want[obj.GetKind()] = obj
-		}
+		_ = unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
 	}
-	apply(want)
-	return func() { apply(saved) }
+	return objs
 }
 
 // BenchmarkPodCreateByLayout creates pods one after another in a namespace
 // every pod webhook covers (opted in to the pod security defaults, labelled
 // harnessed), through the API server, with no gatehouse configuration, the
-// separate layout and the combined layout. It reports the latency
-// distribution of the creates. Run it with
+// separate layout and the combined layout (e2e/perf's Switch moves between
+// them and confirms each with a dry run of a denied pod). It reports the
+// latency distribution of the creates. Run it with
 //
 //	make e2e-bin && cd e2e && KUBEBUILDER_ASSETS=... go test -run '^$' -bench PodCreateByLayout -benchtime 300x
 func BenchmarkPodCreateByLayout(b *testing.B) {
@@ -116,10 +77,36 @@ func BenchmarkPodCreateByLayout(b *testing.B) {
 	if err := e.client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		b.Fatal(err)
 	}
+
+	installed, err := perf.LiveWebhookConfigs(ctx, e.client, localcluster.WebhookConfigName, e.local.Gatehouse.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	probes, err := localcluster.ReadManifests(filepath.Join(repo, "policies", "scope", "testdata", "fail", "pod-scope-empty-entry.yaml"))
+	if err != nil || len(probes) != 1 {
+		b.Fatalf("reading the probe fixture: %v", err)
+	}
+	probes[0].SetNamespace(ns)
+	layouts := map[string]*perf.Switch{
+		webhooks.LayoutCombined: {Client: e.client, Webhooks: installed, Probe: probes[0]},
+		webhooks.LayoutSeparate: {Client: e.client, Webhooks: separateLayout(b, e, installed), Probe: probes[0]},
+	}
+	// The suite installs the default layout; put it back.
+	defer func() {
+		if err := layouts[webhooks.DefaultLayout].Set(ctx, perf.Gatehouse); err != nil {
+			b.Error(err)
+		}
+	}()
+
 	for _, layout := range []string{"none", webhooks.LayoutSeparate, webhooks.LayoutCombined} {
 		b.Run(layout, func(b *testing.B) {
-			restore := installLayout(b, e, layout)
-			defer restore()
+			sw, setup := layouts[layout], perf.Gatehouse
+			if layout == "none" {
+				sw, setup = layouts[webhooks.DefaultLayout], perf.NoWebhooks
+			}
+			if err := sw.Set(ctx, setup); err != nil {
+				b.Fatal(err)
+			}
 			var lat []time.Duration
 			for b.Loop() {
 				pod := &corev1.Pod{
