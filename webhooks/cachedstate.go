@@ -159,19 +159,15 @@ func (s *CachedState) Ready(*http.Request) error {
 
 var errNotSynced = errors.New("cluster state caches not synced yet")
 
-// Lookup implements StateReader with the field index.
+// Lookup implements StateReader: the names of Objects, sorted.
 func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
-	if !s.synced.Load() {
-		return nil, errNotSynced
-	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := s.cache.List(context.Background(), list, client.MatchingFields{index: value}); err != nil {
+	objs, err := s.Objects(gvk, index, value)
+	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(list.Items))
-	for i := range list.Items {
-		names[i] = list.Items[i].GetName()
+	names := make([]string, len(objs))
+	for i, obj := range objs {
+		names[i] = (&unstructured.Unstructured{Object: obj}).GetName()
 	}
 	return sortedUnique(names), nil
 }

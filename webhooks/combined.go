@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -238,10 +240,10 @@ func (h *combinedHandler) namespaceLabelsInTime(ctx context.Context, req admissi
 	}
 }
 
-// namespaceLabels reads the labels of the request's namespace, when the
-// request is for a namespaced object and some member needs them.
+// namespaceLabels reads the labels of the request's namespace; none for a
+// cluster-scoped object.
 func (h *combinedHandler) namespaceLabels(req admission.Request) (map[string]string, error) {
-	if req.Namespace == "" || !slices.ContainsFunc(h.members, member.needsNamespace) {
+	if req.Namespace == "" {
 		return nil, nil
 	}
 	if h.opts.Namespaces == nil {
@@ -251,24 +253,15 @@ func (h *combinedHandler) namespaceLabels(req admission.Request) (map[string]str
 	if err != nil {
 		return nil, err
 	}
-	if labels == nil {
-		// The API server's namespaceSelector sees this label on every
-		// namespace.
-		labels = map[string]string{}
-	}
-	if _, ok := labels["kubernetes.io/metadata.name"]; !ok {
-		labels = mapsWith(labels, "kubernetes.io/metadata.name", req.Namespace)
+	// The API server's namespaceSelector sees this label on every
+	// namespace. The view's map is its own: add it to a copy.
+	if _, ok := labels[corev1.LabelMetadataName]; !ok {
+		withName := make(map[string]string, len(labels)+1)
+		maps.Copy(withName, labels)
+		withName[corev1.LabelMetadataName] = req.Namespace
+		labels = withName
 	}
 	return labels, nil
-}
-
-func mapsWith(m map[string]string, k, v string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for key, val := range m {
-		out[key] = val
-	}
-	out[k] = v
-	return out
 }
 
 // ApplyPatch applies a webhook's JSON patch to the object it was computed
