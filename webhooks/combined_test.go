@@ -21,11 +21,14 @@ import (
 	"github.com/google/cel-go/cel"
 )
 
+// renderedEntry is one rendered webhook entry, reduced to what routes a
+// request and its failure policy.
 type renderedEntry struct {
 	name       string
 	rules      []admissionregistrationv1.RuleWithOperations
 	conditions []admissionregistrationv1.MatchCondition
 	namespaces *metav1.LabelSelector
+	failure    admissionregistrationv1.FailurePolicyType
 }
 
 func renderEntries(t *testing.T, o ManifestOptions) []renderedEntry {
@@ -43,13 +46,14 @@ func renderEntries(t *testing.T, o ManifestOptions) []renderedEntry {
 				Rules             []admissionregistrationv1.RuleWithOperations `json:"rules"`
 				MatchConditions   []admissionregistrationv1.MatchCondition     `json:"matchConditions"`
 				NamespaceSelector *metav1.LabelSelector                        `json:"namespaceSelector"`
+				FailurePolicy     admissionregistrationv1.FailurePolicyType    `json:"failurePolicy"`
 			} `json:"webhooks"`
 		}
 		if err := dec.Decode(&cfg); err != nil {
 			break
 		}
 		for _, w := range cfg.Webhooks {
-			out = append(out, renderedEntry{w.Name, w.Rules, w.MatchConditions, w.NamespaceSelector})
+			out = append(out, renderedEntry{w.Name, w.Rules, w.MatchConditions, w.NamespaceSelector, w.FailurePolicy})
 		}
 	}
 	return out

@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"bytes"
 	"reflect"
 	"slices"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -29,36 +27,9 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 		HarnessedNamespaceLabel: "ops.example/harnessed",
 	}
-	rendered, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Both kinds of configuration, reduced to what routes a request.
-	type routing struct {
-		rules      []admissionregistrationv1.RuleWithOperations
-		conditions []admissionregistrationv1.MatchCondition
-		namespaces *metav1.LabelSelector
-		failure    admissionregistrationv1.FailurePolicyType
-	}
-	byName := map[string]routing{}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
-	for {
-		var cfg struct {
-			Kind     string `json:"kind"`
-			Webhooks []struct {
-				Name              string                                       `json:"name"`
-				Rules             []admissionregistrationv1.RuleWithOperations `json:"rules"`
-				MatchConditions   []admissionregistrationv1.MatchCondition     `json:"matchConditions"`
-				NamespaceSelector *metav1.LabelSelector                        `json:"namespaceSelector"`
-				FailurePolicy     admissionregistrationv1.FailurePolicyType    `json:"failurePolicy"`
-			} `json:"webhooks"`
-		}
-		if err := dec.Decode(&cfg); err != nil {
-			break
-		}
-		for _, w := range cfg.Webhooks {
-			byName[w.Name] = routing{w.Rules, w.MatchConditions, w.NamespaceSelector, w.FailurePolicy}
-		}
+	byName := map[string]renderedEntry{}
+	for _, e := range renderEntries(t, ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts}) {
+		byName[e.name] = e
 	}
 
 	type request struct {
@@ -102,7 +73,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is not rendered", def.Name)
 		}
-		entries := []routing{w}
+		entries := []renderedEntry{w}
 		if def.FailClosedOnlyInHarnessed {
 			elsewhere, ok := byName[def.Name+"-unlabelled.gatehouse.dev"]
 			if !ok {
