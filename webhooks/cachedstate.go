@@ -106,20 +106,29 @@ func keepOnlyWhatIsRead(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	meta, _ := u.Object["metadata"].(map[string]any)
+	u.Object = TrimForLookups(u.Object)
+	return u, nil
+}
+
+// TrimForLookups returns what the state lookups and their evaluators read of
+// a cluster-scoped object: apiVersion, kind, spec, and of metadata the name,
+// namespace, creationTimestamp (and uid and resourceVersion, which an
+// informer needs). The server's caches and `gatehouse check --state` keep
+// the same.
+func TrimForLookups(obj map[string]any) map[string]any {
+	meta, _ := obj["metadata"].(map[string]any)
 	kept := map[string]any{}
 	for _, key := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp"} {
 		if v, ok := meta[key]; ok {
 			kept[key] = v
 		}
 	}
-	u.Object = map[string]any{
-		"apiVersion": u.Object["apiVersion"],
-		"kind":       u.Object["kind"],
+	return map[string]any{
+		"apiVersion": obj["apiVersion"],
+		"kind":       obj["kind"],
 		"metadata":   kept,
-		"spec":       u.Object["spec"],
+		"spec":       obj["spec"],
 	}
-	return u, nil
 }
 
 // Start registers the indexes and informers and runs them until ctx ends.

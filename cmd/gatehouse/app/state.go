@@ -61,7 +61,7 @@ func (s *clusterState) add(obj map[string]any) {
 	case gvk.Group == "apps":
 		s.workloads = append(s.workloads, obj)
 	case len(webhooks.IndexNames(gvk)) > 0:
-		kept := trimmed(obj)
+		kept := webhooks.TrimForLookups(obj)
 		if s.byName[gvk] == nil {
 			s.byName[gvk] = map[string]map[string]any{}
 		}
@@ -73,19 +73,6 @@ func (s *clusterState) add(obj map[string]any) {
 			}
 		}
 	}
-}
-
-// trimmed keeps what the index lookups and the evaluators read of a
-// cluster-scoped object, as the server's informer caches do.
-func trimmed(obj map[string]any) map[string]any {
-	meta, _ := obj["metadata"].(map[string]any)
-	kept := map[string]any{}
-	for _, key := range []string{"name", "namespace", "creationTimestamp"} {
-		if v, ok := meta[key]; ok {
-			kept[key] = v
-		}
-	}
-	return map[string]any{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": kept, "spec": obj["spec"]}
 }
 
 // labelsOf returns a namespace's labels; an unknown namespace has none.
