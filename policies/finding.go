@@ -33,7 +33,10 @@ const (
 // object other than names, keys and field paths. Evidence identifies the
 // offending value by hash, so that the webhook layer can tell on UPDATE
 // whether the value changed (ratcheting) without the finding carrying the
-// value itself.
+// value itself. A finding about the review or the view rather than the
+// object's content (an unreadable cluster view, an input past a limit, a
+// parse failure) has NoEvidence and never ratchets: it denies an UPDATE
+// exactly as a CREATE (docs/design.md, "Ratcheting").
 type Finding struct {
 	Code     Code
 	Field    string
@@ -46,6 +49,21 @@ type Finding struct {
 func Denial(code Code, path *field.Path, evidence string, format string, args ...any) Finding {
 	return newFinding(Deny, code, path, evidence, format, args...)
 }
+
+// Unratcheted builds a denying finding about the review or the view rather
+// than the object's content: a limit that kept the evaluator from seeing part
+// of the object, a parse failure, a cluster view that cannot answer. It
+// carries NoEvidence, so an UPDATE never turns it into a warning, however
+// the old object fared.
+func Unratcheted(code Code, path *field.Path, format string, args ...any) Finding {
+	f := newFinding(Deny, code, path, "", format, args...)
+	f.Evidence = NoEvidence
+	return f
+}
+
+// Ratchets reports whether the finding may be downgraded to a warning on an
+// UPDATE whose old object has the same finding with the same evidence.
+func (f Finding) Ratchets() bool { return f.Evidence != NoEvidence }
 
 // Warning builds a warning finding at path.
 func Warning(code Code, path *field.Path, evidence string, format string, args ...any) Finding {
@@ -62,11 +80,18 @@ func newFinding(sev Severity, code Code, path *field.Path, evidence string, form
 	}
 }
 
-// Fingerprint hashes an offending value for Finding.Evidence.
+// NoEvidence is the Evidence of a finding that never ratchets.
+const NoEvidence uint64 = 0
+
+// Fingerprint hashes an offending value for Finding.Evidence. It never
+// returns NoEvidence, so every content finding can ratchet.
 func Fingerprint(value string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(value))
-	return h.Sum64()
+	if sum := h.Sum64(); sum != NoEvidence {
+		return sum
+	}
+	return 1
 }
 
 // Sort orders findings by field path, then code, then message, so that every

@@ -104,8 +104,10 @@ func findingCodes(findings []policies.Finding) []string {
 }
 
 // ratchet downgrades to warnings the denials of an UPDATE whose offending
-// value is unchanged from the stored object (CONTRACTS.md §0.7): same code,
-// same field, same value.
+// value is unchanged from the stored object: same code, same field, same
+// value. Only content findings ratchet: a finding about the review or the
+// view (StateUnavailable, a limit, a parse failure) carries no evidence and
+// denies an UPDATE as it denies a CREATE, however the old object fared.
 func ratchet(findings, oldFindings []policies.Finding) []policies.Finding {
 	type key struct {
 		code     policies.Code
@@ -120,7 +122,7 @@ func ratchet(findings, oldFindings []policies.Finding) []policies.Finding {
 	}
 	out := make([]policies.Finding, len(findings))
 	for i, f := range findings {
-		if f.Severity == policies.Deny && old[key{f.Code, f.Field, f.Evidence}] {
+		if f.Severity == policies.Deny && f.Ratchets() && old[key{f.Code, f.Field, f.Evidence}] {
 			f.Severity = policies.Warn
 			f.Message = "unchanged since it was stored, so allowed until the field changes: " + f.Message
 		}

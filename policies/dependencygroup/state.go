@@ -41,7 +41,7 @@ const msgStateUnavailable = "the webhook's view of other objects is not availabl
 // stateUnavailable is the one finding a review reports when a lookup fails;
 // path is the field that needed the lookup.
 func stateUnavailable(path *field.Path) policies.Finding {
-	return policies.Denial(StateUnavailable, path, "", msgStateUnavailable)
+	return policies.Unratcheted(StateUnavailable, path, msgStateUnavailable)
 }
 
 // others returns names without self, sorted, without allocating when

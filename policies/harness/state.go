@@ -33,7 +33,7 @@ const msgStateUnavailable = "the webhook's view of other OperatorHarnesses is no
 	"so this harness cannot be checked against them; retry later"
 
 func stateUnavailable(path *field.Path) policies.Finding {
-	return policies.Denial(StateUnavailable, path, "", msgStateUnavailable)
+	return policies.Unratcheted(StateUnavailable, path, msgStateUnavailable)
 }
 
 // others returns names without self, sorted and unique.

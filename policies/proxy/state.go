@@ -35,7 +35,7 @@ var pathServiceAccountName = field.NewPath("spec", "serviceAccountName")
 func Admit(pod map[string]any, namespace string, state State, c Config) (changed bool, findings []policies.Finding) {
 	harnesses, err := state.HarnessesIn(namespace)
 	if err != nil {
-		return false, []policies.Finding{policies.Denial(StateUnavailable, pathServiceAccountName, "",
+		return false, []policies.Finding{policies.Unratcheted(StateUnavailable, pathServiceAccountName,
 			"the webhook's view of OperatorHarnesses is not available (cache not synced or failed), "+
 				"so whether this pod must go through the harness proxy is unknown; retry later")}
 	}

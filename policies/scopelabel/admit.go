@@ -98,7 +98,7 @@ func claimedKeys(username string, state State) ([]string, error) {
 }
 
 func unavailable() []policies.Finding {
-	return []policies.Finding{policies.Denial(StateUnavailable, pathLabels, "",
+	return []policies.Finding{policies.Unratcheted(StateUnavailable, pathLabels,
 		"the webhook's view of namespaces and OperatorHarnesses is not available (cache not synced or failed), "+
 			"so the scope labels this object needs are unknown; retry later")}
 }
