@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/gatehouse-dev/gatehouse/internal/apidefaults"
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
@@ -77,7 +78,7 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 		return nil, fmt.Errorf("webhook %s validates only %s/%s; check the matchConditions of its webhook configuration",
 			def.Name, opts.Overrides.Namespace, opts.Overrides.ConfigMapName)
 	}
-	obj, err := decodeObject("object", req.Object.Raw, gvk)
+	obj, err := decodeObject(def, "object", req.Object.Raw, gvk)
 	if err != nil {
 		return nil, err
 	}
@@ -92,14 +93,23 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 		Request:     req,
 	}
 	if op == admissionregistrationv1.Update {
-		if r.OldObject, err = decodeObject("oldObject", req.OldObject.Raw, gvk); err != nil {
+		if r.OldObject, err = decodeObject(def, "oldObject", req.OldObject.Raw, gvk); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
 
-func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
+// decodeObject decodes one object of the review. An object of a built-in
+// kind must also decode into its Go type (k8s.io/api), as the API server's
+// own decoder requires: a Pod whose spec.containers is a string would
+// otherwise reach the evaluators, which skip what is not a list, and be
+// allowed. The API server never sends such an object (it decoded the object
+// before admission), so whoever did is answered with a 400 naming the field,
+// which denies on every webhook whatever its failure policy. Fields the Go
+// type does not know are accepted: an API server newer than gatehouse's
+// k8s.io/api sends them.
+func decodeObject(def Definition, what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("request.%s is missing", what)
 	}
@@ -112,5 +122,13 @@ func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind) (map[str
 	if (apiVersion != "" || kind != "") && (apiVersion != gvk.GroupVersion().String() || kind != gvk.Kind) {
 		return nil, fmt.Errorf("request.%s is not a %s, as request.kind says", what, gvk.Kind)
 	}
+	if _, err := apidefaults.Decode(gvk, raw); err != nil {
+		return nil, fmt.Errorf("%s: request.%s is %s; the API server never sends an object that does not decode into its type (gatehouse %s)",
+			ReasonUndecodableObject, what, err, def.Name)
+	}
 	return obj, nil
 }
+
+// ReasonUndecodableObject names a review whose object, of a built-in kind,
+// does not decode into its Go type.
+const ReasonUndecodableObject = "UndecodableObject"
