@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/gatehouse-dev/gatehouse/internal/apidefaults"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
@@ -78,12 +80,12 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			opts.Namespaces = state
 			hooks := webhooks.Build(opts, cfg.Enabled)
 			ctx := log.IntoContext(cmd.Context(), log.Log) // decisions are the output here, not log lines
-			results, err := admitAll(ctx, hooks, opts, state, docs)
+			objects, results, err := admitAll(ctx, hooks, opts, state, docs)
 			if err != nil {
 				return err
 			}
 			if f.output == "json" {
-				err = writeJSON(cmd.OutOrStdout(), results)
+				err = writeJSON(cmd.OutOrStdout(), objects, results)
 			} else {
 				writeText(cmd.OutOrStdout(), docs, results)
 			}
@@ -137,10 +139,28 @@ type CheckResult struct {
 	doc int
 }
 
+// APIServerStage is the webhook name of a result that the API server
+// itself decides before any webhook: an object of a built-in kind that does
+// not decode into its type.
+const APIServerStage = "api-server"
+
+// ObjectOut is one admitted object in the JSON output: where it came from,
+// and what the API server does to it before admission.
+type ObjectOut struct {
+	Object ObjectRef `json:"object"`
+	Source string    `json:"source"`
+	// Defaulted lists the operations ("add /spec/dnsPolicy") that turn the
+	// object as written into the object the webhooks are sent: the API
+	// server's defaults and conversion. The patches of the object's results
+	// apply to that object. Values are left out: some come from the object.
+	Defaulted []string `json:"defaulted"`
+}
+
 // admitAll admits each document as a CREATE through the webhooks that
-// intercept it: mutating webhooks first, each seeing the previous one's
+// intercept it, as the API server would: first its own decoding and
+// defaulting, then the mutating webhooks, each seeing the previous one's
 // output, then validating webhooks on the final object.
-func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Options, state *clusterState, docs []Document) ([]CheckResult, error) {
+func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Options, state *clusterState, docs []Document) ([]ObjectOut, []CheckResult, error) {
 	ordered := make([]*webhooks.Webhook, 0, len(hooks))
 	for _, t := range []webhooks.Type{webhooks.Mutating, webhooks.Validating} {
 		for _, w := range hooks {
@@ -150,14 +170,34 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Opti
 		}
 	}
 	results := []CheckResult{}
+	objects := []ObjectOut{}
 	for i, d := range docs {
 		ref := objectRef(d.Object)
 		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
-		raw, err := json.Marshal(d.Object)
+		// What the API server does before any webhook: decode a built-in
+		// kind into its type, default it and convert it (docs/design.md,
+		// "What check does before admission"). The webhooks see, and
+		// patch, that object. One that does not decode is rejected there,
+		// as the server would reject it, and no webhook sees it.
+		admissible, err := apidefaults.PreAdmission(d.Object)
 		if err != nil {
-			return nil, usageError("%s: %v", d.Where(), err)
+			results = append(results, CheckResult{
+				Object: ref, Webhook: APIServerStage, Operation: string(admissionv1.Create),
+				Findings: []FindingOut{}, Warnings: []string{}, Patch: []gomodulesjsonpatch.JsonPatchOperation{},
+				Error: fmt.Sprintf("%s: %v", webhooks.ReasonUndecodableObject, err), doc: i,
+			})
+			continue
 		}
+		raw, err := json.Marshal(admissible)
+		if err != nil {
+			return nil, nil, usageError("%s: %v", d.Where(), err)
+		}
+		defaulted, err := defaultedFields(d.Object, raw)
+		if err != nil {
+			return nil, nil, usageError("%s: %v", d.Where(), err)
+		}
+		objects = append(objects, ObjectOut{Object: ref, Source: d.Where(), Defaulted: defaulted})
 		for _, w := range ordered {
 			if !w.Intercept.Matches(admissionregistrationv1.Create, gvr, "", opts) ||
 				!w.Intercept.NamespaceMatches(state.labelsOf(ref.Namespace), opts) ||
@@ -204,7 +244,26 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Opti
 			}
 		}
 	}
-	return results, nil
+	return objects, results, nil
+}
+
+// defaultedFields names the operations of the JSON patch from the object as
+// written to raw, the object as the API server hands it to admission, sorted.
+func defaultedFields(written map[string]any, raw []byte) ([]string, error) {
+	original, err := json.Marshal(written)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := gomodulesjsonpatch.CreatePatch(original, raw)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = op.Operation + " " + op.Path
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // admittedAll reports whether every webhook allowed document doc.
@@ -230,12 +289,13 @@ func objectRef(obj map[string]any) ObjectRef {
 
 func ptr[T any](v T) *T { return &v }
 
-func writeJSON(w io.Writer, results []CheckResult) error {
+func writeJSON(w io.Writer, objects []ObjectOut, results []CheckResult) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
 		Results []CheckResult `json:"results"`
-	}{results})
+		Objects []ObjectOut   `json:"objects"`
+	}{results, objects})
 }
 
 // writeText prints one block per object: its verdict per webhook, with the
