@@ -23,8 +23,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -33,7 +31,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/policies/workload"
+	"github.com/gatehouse-dev/gatehouse/internal/apidefaults"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -133,43 +131,6 @@ func readFindings(t *testing.T, path string) []expectation {
 	return out
 }
 
-// asTheAPIServerSendsIt applies what the API server does to an object before
-// admission webhooks see it and that matters to the contracts: v1 pod specs
-// carry serviceAccountName in the deprecated serviceAccount field too (and a
-// pod spec stating only serviceAccount gets it as serviceAccountName).
-//
-// Objects also make a round trip through their Go types, as in the API
-// server: empty lists and maps of omitempty fields disappear.
-func asTheAPIServerSendsIt(t *testing.T, obj *unstructured.Unstructured) *unstructured.Unstructured {
-	t.Helper()
-	obj = obj.DeepCopy()
-	if typed, err := clientgoscheme.Scheme.New(obj.GroupVersionKind()); err == nil {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, typed); err != nil {
-			t.Fatal(err)
-		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		obj = &unstructured.Unstructured{Object: m}
-		obj.SetCreationTimestamp(metav1.Time{})
-		unstructured.RemoveNestedField(obj.Object, "metadata", "creationTimestamp")
-		unstructured.RemoveNestedField(obj.Object, "status")
-	}
-	pod, ok := workload.PodOf(obj.GroupVersionKind().GroupKind(), obj.Object)
-	if !ok {
-		return obj
-	}
-	name, _ := pod.Spec["serviceAccountName"].(string)
-	if name == "" {
-		name, _ = pod.Spec["serviceAccount"].(string)
-	}
-	if name != "" {
-		pod.Spec["serviceAccountName"], pod.Spec["serviceAccount"] = name, name
-	}
-	return obj
-}
-
 // offline is what `gatehouse check` decides about an object.
 type offline struct {
 	// denials maps each webhook that denies to its findings, "Code@field", sorted.
@@ -217,7 +178,13 @@ func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool, stat
 		t.Fatal(err)
 	}
 	result := offline{denials: map[string][]string{}}
-	mutated := mustJSON(t, obj.Object)
+	// The patches apply to the object as the API server hands it to
+	// admission, which check admits (internal/apidefaults).
+	admissible, err := apidefaults.PreAdmission(obj.DeepCopy().Object)
+	if err != nil {
+		t.Fatalf("check refuses the object before admission: %v", err)
+	}
+	mutated := mustJSON(t, admissible)
 	for _, r := range out.Results {
 		if len(r.Patch) > 0 {
 			patch, err := jsonpatch.DecodePatch(mustJSON(t, r.Patch))
@@ -405,9 +372,11 @@ func TestFixturesThroughTheAPIServer(t *testing.T) {
 				err = c.SubResource("ephemeralcontainers").Update(ctx, obj)
 			}
 
+			// check is given the fixture as written: it applies the API
+			// server's decoding and defaulting itself.
 			sent := f.object.DeepCopy()
 			sent.SetNamespace(obj.GetNamespace())
-			want := offlineCheck(t, asTheAPIServerSendsIt(t, sent), f.optIn, f.state)
+			want := offlineCheck(t, sent, f.optIn, f.state)
 
 			if f.outcome == "pass" {
 				if dryErr != nil || err != nil {
