@@ -60,6 +60,10 @@ type serveFlags struct {
 // labels); any of them enabled starts the caches.
 var stateWebhooks = []string{"dependency-group", "crd-source", "harness", "harness-proxy", "harness-labels"}
 
+// ServedWithoutCluster reports whether `serve` without cluster access (serve
+// --dev) serves the webhook named name: every webhook but stateWebhooks.
+func ServedWithoutCluster(name string) bool { return !slices.Contains(stateWebhooks, name) }
+
 func newServe() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
