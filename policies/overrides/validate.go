@@ -24,10 +24,19 @@ const (
 	// CodeDocumentEmpty warns: the key's value is empty or white space; the
 	// operator ignores it.
 	CodeDocumentEmpty policies.Code = "OverrideDocumentEmpty"
-	// CodeDocumentInvalid: the key's value is not YAML, holds no document,
-	// is not a mapping, nests too deeply or grows too large once its aliases
-	// are expanded.
+	// CodeDocumentInvalid: the key's value is not YAML (a parse failure,
+	// which never ratchets), holds no document, or is not a mapping.
 	CodeDocumentInvalid policies.Code = "OverrideDocumentInvalid"
+	// CodeDocumentTooDeep: the document nests deeper than maxDepth (or than
+	// the YAML parser's own limit). A limit: it never ratchets.
+	CodeDocumentTooDeep policies.Code = "OverrideDocumentTooDeep"
+	// CodeDocumentTooLarge: the document, or the ConfigMap's documents
+	// together, grow past the walk budget once their aliases are expanded. A
+	// limit: it never ratchets.
+	CodeDocumentTooLarge policies.Code = "OverrideDocumentTooLarge"
+	// CodeTooManyFindings: the document has more than maxFindings findings;
+	// the rest was not checked. A limit: it never ratchets.
+	CodeTooManyFindings policies.Code = "OverrideTooManyFindings"
 	// CodeMultipleDocuments: the key's value holds more than one document.
 	CodeMultipleDocuments policies.Code = "OverrideMultipleDocuments"
 	// CodeAPIVersionUnknown: apiVersion is missing or is not
