@@ -61,16 +61,17 @@
 //     object is OverrideTypeInvalid, with a message saying where the
 //     container goes. Reading the lists as container objects would deny the
 //     documents real clusters hold.
-//   - "Always rejected, even inside a permitted subtree" is read literally:
-//     apiVersion, kind, serviceAccountName, serviceAccount, hostNetwork,
-//     hostPID, hostIPC and status are rejected as a key of any mapping of a
-//     patch; name, namespace, ownerReferences, finalizers and resourceVersion
-//     as keys of any mapping held by a metadata key; selector as a key of any
-//     mapping held by a spec key. So env valueFrom.fieldRef.apiVersion (which
-//     defaults to v1 and can be omitted), dataSourceRef.kind and a volume
-//     claim template's spec.selector are denied too; the message says so.
-//     Keys of maps whose keys are data (labels, annotations, matchLabels,
-//     nodeSelector) are not matched against these field names.
+//   - "Always rejected" fields are positions, not names (upstream): the
+//     workload's own apiVersion, kind and status, its metadata.name,
+//     .namespace, .ownerReferences, .finalizers and .resourceVersion, its
+//     spec.selector, and the pod template spec's serviceAccountName,
+//     serviceAccount, hostNetwork, hostPID and hostIPC. No permitted subtree
+//     holds one of these positions, so inside a permitted subtree a field of
+//     that name is an ordinary field: env valueFrom.fieldRef.apiVersion,
+//     dataSourceRef.kind and a volume claim template's spec.selector pass.
+//     Keys of free-form string maps (labels, annotations, matchLabels,
+//     nodeSelector, csi.volumeAttributes, flexVolume.options, resource
+//     lists) are data, never fields, and are rendered as path[key].
 //   - The reserved prefix covers unbounded-cloud.io/ and its subdomains
 //     (net.unbounded-cloud.io/...), in any case, in every labels and
 //     annotations map of a patch (also a volume claim template's), not in
