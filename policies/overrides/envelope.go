@@ -55,6 +55,10 @@ type entry struct {
 	// kind is valid for a known component.
 	kind     workloadKind
 	kindName string
+	// hasSites is set when the entry has a sites list; sites are its valid,
+	// distinct Site names. Without one the entry selects every Site.
+	hasSites bool
+	sites    []string
 	// patch is the patch mapping, nil when absent or not a mapping.
 	patch *yaml.Node
 	// args are the containers extraArgs names.

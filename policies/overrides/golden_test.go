@@ -205,7 +205,9 @@ func goldenCases() []goldenCase {
 		{"rejected-null", fail, podSpecPatch("nodeSelector: {kubernetes.io/arch: null}")},
 		{"near-label-named-like-a-field", pass, storagePatch("{metadata: {labels: {kind: storage, status: ok, name: x}}}")},
 		{"near-reserved-lookalike", pass, storagePatch("{metadata: {annotations: {example.com/unbounded-cloud.io: x, unbounded-cloud.io.example.com/a: y}}}")},
-		{"near-nodeselector-reserved-prefix", pass, podSpecPatch("nodeSelector: {unbounded-cloud.io/site: edge-west}")},
+		{"near-nodeselector-reserved-prefix", pass, overrides(withField(storageEntry(templateSpec(map[string]any{
+			"nodeSelector": map[string]any{"unbounded-cloud.io/site": "edge-west"},
+		})), "sites", []any{"edge-west"}))},
 		{"near-matchlabels-named-like-a-field", pass, podSpecPatch("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
 			"[{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {kind: storage}}}]}}")},
 		{"near-dollar-in-values", pass, runFields("env: [{name: HOME_DIR, value: $HOME}], workingDir: $(HOME)")},

@@ -68,7 +68,7 @@ func TestPatchAllowed(t *testing.T) {
 
 		{name: "volumes", data: podSpecPatch("volumes: [{name: scratch, emptyDir: {sizeLimit: 1Gi}}]")},
 		{name: "imagePullSecrets", data: podSpecPatch("imagePullSecrets: [{name: registry}]")},
-		{name: "nodeSelector", data: podSpecPatch("nodeSelector: {kubernetes.io/arch: amd64, unbounded-cloud.io/site: edge-west}")},
+		{name: "nodeSelector", data: podSpecPatch("nodeSelector: {kubernetes.io/arch: amd64, example.com/pool: storage}")},
 		{name: "tolerations", data: podSpecPatch("tolerations: [{key: dedicated, operator: Equal, value: storage, effect: NoSchedule}]")},
 		{name: "affinity", data: podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
 			"{nodeSelectorTerms: [{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}]}}, " +

@@ -69,7 +69,7 @@ func TestResolve(t *testing.T) {
 // liveOf is a Live that answers one workload for every component and kind.
 type liveOf Workload
 
-func (l liveOf) Workload(string, string) (Workload, bool) { return Workload(l), true }
+func (l liveOf) Workloads(string, string) ([]Workload, bool) { return []Workload{Workload(l)}, true }
 
 // TestResolveLiveKind: a live workload of another kind than asked for is
 // taken as unreadable.

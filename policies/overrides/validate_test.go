@@ -100,7 +100,8 @@ var warnCodes = map[policies.Code]bool{
 
 var knownCodes = map[policies.Code]bool{
 	CodeDocumentEmpty: true, CodeDocumentInvalid: true, CodeDocumentTooDeep: true, CodeDocumentTooLarge: true,
-	CodeTooManyFindings: true, CodeMultipleDocuments: true, CodeAPIVersionUnknown: true,
+	CodeTooManyFindings: true, CodeMultipleDocuments: true, CodeNodeSelectorOwned: true, CodeConflict: true,
+	CodeFieldOwnedBySite: true, CodeEnvValueAndValueFrom: true, CodeStrategyInvalid: true, CodeAffinityInvalid: true, CodeAPIVersionUnknown: true,
 	CodeYAMLMergeKey: true, CodeDuplicateKey: true, CodeUnknownField: true, CodeTypeInvalid: true, CodeNull: true,
 	CodeDirective: true, CodeComponentUnknown: true, CodeKindMismatch: true, CodeSitesInvalid: true, CodeEmpty: true,
 	CodeNameInvalid: true, CodeAdditionUndefined: true, CodePathNotAllowed: true, CodePathProtected: true,
