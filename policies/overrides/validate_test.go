@@ -127,7 +127,16 @@ const apiLine = "apiVersion: " + APIVersion + "\n"
 func TestValidateDocument(t *testing.T) {
 	runCases(t, []validateCase{
 		{name: "valid, every component", data: one(render(validDocument()))},
-		{name: "several keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(validDocument())}},
+		{name: "several keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(document(
+			storageEntry(runPatch(map[string]any{"image": "registry.example/run:2"})), // warns: pins the image
+		))}, want: []result{warn(CodeImagePinned, "data[b.yaml].overrides[0].patch.spec.template.spec.containers[0].image")}},
+		{name: "the same document in two keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(validDocument())},
+			// Identical values never conflict; extraArgs appended twice do
+			// (upstream): they would concatenate.
+			want: []result{
+				deny(CodeConflict, "data[a.yaml].overrides[3].extraArgs[metalman]"),
+				deny(CodeConflict, "data[b.yaml].overrides[3].extraArgs[metalman]"),
+			}},
 		{name: "no overrides", data: one(apiLine)},
 		{name: "empty overrides", data: one(apiLine + "overrides: []\n")},
 		{name: "no keys", data: map[string]string{}},

@@ -84,6 +84,10 @@ const (
 type walker struct {
 	live     Live
 	findings []policies.Finding
+	// entries are the entries of every document whose component and kind
+	// are known, in key and document order, for the checks across entries
+	// (compose.go).
+	entries []*entry
 	// budget is what is left of maxVisits.
 	budget int
 	// docBudget is what the current document may still walk.
