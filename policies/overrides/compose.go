@@ -27,7 +27,6 @@ package overrides
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,7 +46,8 @@ const (
 	msgConflict         = "%s also sets this field, to another value; overrides do not resolve disagreement by order, so set it in one place"
 	msgConflictArgs     = "%s also appends extraArgs to container %s; arguments concatenate in key order, so put them in one entry"
 	msgConflictAddition = "%s also adds %s %s, defined differently; define it in one place"
-	msgStrategyAcross   = "%s sets %s strategy type %s, which cannot be combined with rollingUpdate; omit rollingUpdate"
+	msgStrategyAcross   = "%s sets %s.type to %s, which the engine cannot combine with the rollingUpdate of another override; omit rollingUpdate"
+	msgConflictKeys     = "another key of this override sets this field, to another value; strategic merge would let list order decide, so keep one"
 	msgTermsProduct     = "the engine multiplies the required node affinity terms of the operator and of every override of " +
 		"this workload; here that makes more than %d terms, its limit: use fewer, broader terms"
 )
@@ -88,7 +88,13 @@ type claim struct {
 	path  *field.Path
 }
 
+// reporter reports a finding of compose once per code and path.
+type reporter func(code policies.Code, path *field.Path, evidence, format string, args ...any)
+
 // compose runs the checks across entries, once every document was read.
+// The entries that select every Site are composed once; each Site's own
+// entries are composed on top of them, so the work stays linear in the
+// entries however many Sites they name.
 func (w *walker) compose() {
 	reported := map[string]bool{}
 	report := func(code policies.Code, path *field.Path, evidence, format string, args ...any) {
@@ -104,22 +110,6 @@ func (w *walker) compose() {
 	for _, e := range w.entries {
 		w.claimsOf(e, report)
 	}
-	for _, group := range w.workloadGroups() {
-		composeGroup(group.entries, group.operatorTerms, report)
-	}
-}
-
-// group is the entries that reach one workload.
-type group struct {
-	entries       []*entry
-	operatorTerms int
-}
-
-// workloadGroups returns, for every workload the entries can reach, the
-// entries that reach it. Per-Site entries are grouped by each Site any entry
-// names, plus one group for the Sites no entry names (those reached by the
-// entries that select every Site).
-func (w *walker) workloadGroups() []group {
 	type target struct{ component, kind string }
 	var order []target
 	byTarget := map[target][]*entry{}
@@ -130,46 +120,41 @@ func (w *walker) workloadGroups() []group {
 		}
 		byTarget[t] = append(byTarget[t], e)
 	}
-	var groups []group
 	for _, t := range order {
-		entries := byTarget[t]
 		var live []Workload
 		if w.live != nil {
 			live, _ = w.live.Workloads(t.component, t.kind)
 		}
-		if !components[t.component].perSite {
-			groups = append(groups, group{entries: entries, operatorTerms: maxTerms(live, nil)})
-			continue
-		}
+		perSite := components[t.component].perSite
+		var everySite []*entry
+		bySite := map[string][]*entry{}
 		var sites []string
-		for _, e := range entries {
-			for _, s := range e.sites {
-				if !slices.Contains(sites, s) {
-					sites = append(sites, s)
+		for _, e := range byTarget[t] {
+			if !perSite || !e.hasSites {
+				everySite = append(everySite, e)
+				continue
+			}
+			for _, site := range e.sites {
+				if _, ok := bySite[site]; !ok {
+					sites = append(sites, site)
 				}
+				bySite[site] = append(bySite[site], e)
 			}
 		}
 		sort.Strings(sites)
-		var everySite []*entry
-		for _, e := range entries {
-			if !e.hasSites {
-				everySite = append(everySite, e)
-			}
+		base := newComposition(nil, report)
+		for _, e := range everySite {
+			base.add(e)
 		}
-		for _, s := range sites {
-			var reach []*entry
-			for _, e := range entries {
-				if !e.hasSites || slices.Contains(e.sites, s) {
-					reach = append(reach, e)
-				}
+		base.finish(maxTerms(live, nil))
+		for _, site := range sites {
+			c := newComposition(base, report)
+			for _, e := range bySite[site] {
+				c.add(e)
 			}
-			groups = append(groups, group{entries: reach, operatorTerms: maxTerms(live, &s)})
-		}
-		if len(everySite) > 0 {
-			groups = append(groups, group{entries: everySite, operatorTerms: maxTerms(live, nil)})
+			c.finish(maxTerms(live, &site))
 		}
 	}
-	return groups
 }
 
 // maxTerms is the number of required node affinity terms of the live
@@ -186,105 +171,174 @@ func maxTerms(live []Workload, site *string) int {
 	return most
 }
 
-// composeGroup checks the entries that reach one workload.
-func composeGroup(entries []*entry, operatorTerms int, report func(policies.Code, *field.Path, string, string, ...any)) {
-	claims := map[string]claim{}
-	args := map[string]namedRef{}
-	argsOwner := map[string]*entry{}
-	added := map[string]claim{}
-	for _, e := range entries {
-		for _, c := range e.claims {
-			first, ok := claims[c.key]
-			switch {
-			case !ok:
-				claims[c.key] = c.claim
-			case first.entry != e && first.value != c.value:
-				report(CodeConflict, first.path, first.value+"\x00"+c.value, msgConflict, c.entry.path)
-				report(CodeConflict, c.path, c.value+"\x00"+first.value, msgConflict, first.entry.path)
-			}
-		}
-		for _, a := range e.args {
-			if first, ok := args[a.name]; ok && argsOwner[a.name] != e {
-				report(CodeConflict, first.path, a.name, msgConflictArgs, e.path, a.name)
-				report(CodeConflict, a.path, a.name, msgConflictArgs, argsOwner[a.name].path, a.name)
-				continue
-			}
-			args[a.name], argsOwner[a.name] = a, e
-		}
-		for _, c := range patchedContainers(e.patch) {
-			if !e.adds(c) {
-				continue
-			}
-			key := c.listName() + "/" + c.name
-			value := canonical(c.node)
-			first, ok := added[key]
-			switch {
-			case !ok:
-				added[key] = claim{entry: e, value: value, path: c.path(e.path)}
-			case first.entry != e && first.value != value:
-				noun := containerNoun(c.init)
-				report(CodeConflict, first.path, first.value, msgConflictAddition, e.path, noun, c.name)
-				report(CodeConflict, c.path(e.path), value, msgConflictAddition, first.entry.path, noun, c.name)
+// composition is the entries that reach one workload: those of its own
+// (one Site's) on top of a base (those that select every Site).
+type composition struct {
+	base   *composition
+	report reporter
+	claims map[string]claim
+	args   map[string]claim
+	added  map[string]claim
+	// exclusive and rolling are the entries setting a Recreate (OnDelete)
+	// strategy type and rollingUpdate, per strategy field.
+	exclusive, rolling map[string][]*entry
+	// withTerms are the entries with required node affinity terms, and
+	// product the capped product of their counts.
+	withTerms []*entry
+	product   int
+	// over is set once the base's entries were reported past the product;
+	// met records which of its strategy lists met a Site's entries.
+	over bool
+	met  map[string]bool
+}
+
+// partner returns the first entry of lists that is not e (a search of at
+// most two entries per list).
+func partner(e *entry, lists ...[]*entry) *entry {
+	for _, list := range lists {
+		for _, other := range list {
+			if other != e {
+				return other
 			}
 		}
 	}
-	composeStrategy(entries, report)
-	composeTerms(entries, operatorTerms, report)
+	return nil
 }
 
-// composeStrategy reports an exclusive strategy type in one entry combined
-// with rollingUpdate in another.
-func composeStrategy(entries []*entry, report func(policies.Code, *field.Path, string, string, ...any)) {
+func newComposition(base *composition, report reporter) *composition {
+	return &composition{base: base, report: report, claims: map[string]claim{}, args: map[string]claim{}, added: map[string]claim{},
+		exclusive: map[string][]*entry{}, rolling: map[string][]*entry{}, product: 1, met: map[string]bool{}}
+}
+
+// first returns the claim at key of this composition or its base.
+func (c *composition) first(table func(*composition) map[string]claim, key string) (claim, bool) {
+	for at := c; at != nil; at = at.base {
+		if first, ok := table(at)[key]; ok {
+			return first, true
+		}
+	}
+	return claim{}, false
+}
+
+// add composes entry e, reporting its conflicts with the entries before it.
+func (c *composition) add(e *entry) {
+	for _, ec := range e.claims {
+		first, ok := c.first(func(c *composition) map[string]claim { return c.claims }, ec.key)
+		switch {
+		case !ok:
+			c.claims[ec.key] = ec.claim
+		case first.entry != e && first.value != ec.value:
+			c.report(CodeConflict, first.path, first.value+"\x00"+ec.value, msgConflict, e.path)
+			c.report(CodeConflict, ec.path, ec.value+"\x00"+first.value, msgConflict, first.entry.path)
+		}
+	}
+	for _, a := range e.args {
+		first, ok := c.first(func(c *composition) map[string]claim { return c.args }, a.name)
+		switch {
+		case !ok:
+			c.args[a.name] = claim{entry: e, value: a.name, path: a.path}
+		case first.entry != e:
+			c.report(CodeConflict, first.path, a.name, msgConflictArgs, e.path, a.name)
+			c.report(CodeConflict, a.path, a.name, msgConflictArgs, first.entry.path, a.name)
+		}
+	}
+	for _, pc := range patchedContainers(e.patch) {
+		if !e.adds(pc) {
+			continue
+		}
+		key, value := pc.listName()+"/"+pc.name, canonical(pc.node)
+		first, ok := c.first(func(c *composition) map[string]claim { return c.added }, key)
+		switch {
+		case !ok:
+			c.added[key] = claim{entry: e, value: value, path: pc.path(e.path)}
+		case first.entry != e && first.value != value:
+			noun := containerNoun(pc.init)
+			c.report(CodeConflict, first.path, first.value, msgConflictAddition, e.path, noun, pc.name)
+			c.report(CodeConflict, pc.path(e.path), value, msgConflictAddition, first.entry.path, noun, pc.name)
+		}
+	}
 	for _, r := range strategyRules {
-		for _, a := range entries {
-			typ := lookup(a.patch, "spec", r.field, "type")
-			if a.kind != r.kind || typ == nil || !isString(typ) || typ.Value != r.exclusive {
-				continue
-			}
-			for _, b := range entries {
-				rolling := lookup(b.patch, "spec", r.field, "rollingUpdate")
-				if b == a || b.kind != r.kind || rolling == nil {
-					continue
-				}
-				rollingPath := b.path.Child(fieldPatch, "spec", r.field, "rollingUpdate")
-				typePath := a.path.Child(fieldPatch, "spec", r.field, "type")
-				report(CodeStrategyInvalid, rollingPath, r.exclusive, msgStrategyAcross, a.path, "spec."+r.field, r.exclusive)
-				report(CodeStrategyInvalid, typePath, r.exclusive, msgStrategyAcross, a.path, "spec."+r.field, r.exclusive)
-			}
+		if e.kind != r.kind {
+			continue
 		}
+		if typ := lookup(e.patch, "spec", r.field, "type"); typ != nil && isString(typ) && typ.Value == r.exclusive {
+			c.exclusive[r.field] = append(c.exclusive[r.field], e)
+		}
+		if lookup(e.patch, "spec", r.field, "rollingUpdate") != nil {
+			c.rolling[r.field] = append(c.rolling[r.field], e)
+		}
+	}
+	if e.terms > 0 {
+		c.withTerms = append(c.withTerms, e)
+		c.product = min(c.product*e.terms, maxRequiredTerms+1)
 	}
 }
 
-// composeTerms reports required node affinity terms whose product, as the
-// engine forms it, exceeds maxRequiredTerms.
-func composeTerms(entries []*entry, operatorTerms int, report func(policies.Code, *field.Path, string, string, ...any)) {
-	blocks, product := 0, 0
+// finish runs the checks that need every entry of the composition:
+// strategy types against rollingUpdate in other entries, and the product of
+// required node affinity terms with the operator's.
+func (c *composition) finish(operatorTerms int) {
+	for _, r := range strategyRules {
+		f := r.field
+		pair := func(a, b *entry) {
+			c.report(CodeStrategyInvalid, b.path.Child(fieldPatch, "spec", f, "rollingUpdate"), r.exclusive,
+				msgStrategyAcross, a.path, "spec."+f, r.exclusive)
+			c.report(CodeStrategyInvalid, a.path.Child(fieldPatch, "spec", f, "type"), r.exclusive,
+				msgStrategyAcross, a.path, "spec."+f, r.exclusive)
+		}
+		var baseExclusive, baseRolling []*entry
+		if c.base != nil {
+			baseExclusive, baseRolling = c.base.exclusive[f], c.base.rolling[f]
+		}
+		for _, b := range c.rolling[f] {
+			if a := partner(b, c.exclusive[f], baseExclusive); a != nil {
+				pair(a, b)
+			}
+		}
+		for _, a := range c.exclusive[f] {
+			if b := partner(a, c.rolling[f], baseRolling); b != nil {
+				pair(a, b)
+			}
+		}
+		// The base's entries meeting this composition's, each base entry
+		// once however many Sites it meets.
+		if c.base != nil && len(c.exclusive[f]) > 0 && !c.base.met["rolling/"+f] {
+			c.base.met["rolling/"+f] = true
+			for _, b := range baseRolling {
+				if a := partner(b, c.exclusive[f]); a != nil {
+					pair(a, b)
+				}
+			}
+		}
+		if c.base != nil && len(c.rolling[f]) > 0 && !c.base.met["exclusive/"+f] {
+			c.base.met["exclusive/"+f] = true
+			for _, a := range baseExclusive {
+				if b := partner(a, c.rolling[f]); b != nil {
+					pair(a, b)
+				}
+			}
+		}
+	}
+	product, blocks := c.product, len(c.withTerms)
+	if c.base != nil {
+		product, blocks = min(product*c.base.product, maxRequiredTerms+1), blocks+len(c.base.withTerms)
+	}
 	if operatorTerms > 0 {
-		blocks, product = 1, operatorTerms
+		product, blocks = min(product*operatorTerms, maxRequiredTerms+1), blocks+1
 	}
-	over := false
-	for _, e := range entries {
-		if e.terms == 0 {
-			continue
-		}
-		blocks++
-		if blocks == 1 {
-			product = e.terms
-			continue
-		}
-		if product > maxRequiredTerms/e.terms+1 || product*e.terms > maxRequiredTerms {
-			over = true
-			break
-		}
-		product *= e.terms
-	}
-	if !over {
+	// The engine multiplies only when two blocks of terms meet.
+	if blocks < 2 || product <= maxRequiredTerms {
 		return
 	}
-	for _, e := range entries {
-		if e.terms > 0 {
-			report(CodeAffinityInvalid, e.termsPath, strconv.Itoa(e.terms), msgTermsProduct, maxRequiredTerms)
+	reportTerms := func(entries []*entry) {
+		for _, e := range entries {
+			c.report(CodeAffinityInvalid, e.termsPath, strconv.Itoa(e.terms), msgTermsProduct, maxRequiredTerms)
 		}
+	}
+	reportTerms(c.withTerms)
+	if c.base != nil && !c.base.over {
+		c.base.over = true
+		reportTerms(c.base.withTerms)
 	}
 }
 
@@ -297,7 +351,7 @@ type entryClaim struct {
 // claimsOf flattens e's patch into the values it sets at merged positions,
 // and reports keys of the entry itself that set one position twice,
 // differently.
-func (w *walker) claimsOf(e *entry, report func(policies.Code, *field.Path, string, string, ...any)) {
+func (w *walker) claimsOf(e *entry, report reporter) {
 	if e.patch == nil {
 		return
 	}
@@ -312,8 +366,8 @@ func (w *walker) claimsOf(e *entry, report func(policies.Code, *field.Path, stri
 			c := entryClaim{key: key, claim: claim{entry: e, value: canonical(n), path: path}}
 			if i, ok := seen[key]; ok {
 				if first := e.claims[i]; first.value != c.value {
-					report(CodeConflict, first.path, first.value+"\x00"+c.value, msgConflict, e.path)
-					report(CodeConflict, c.path, c.value+"\x00"+first.value, msgConflict, e.path)
+					report(CodeConflict, first.path, first.value+"\x00"+c.value, msgConflictKeys)
+					report(CodeConflict, c.path, c.value+"\x00"+first.value, msgConflictKeys)
 				}
 				return
 			}
