@@ -42,6 +42,10 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte(aliasBomb()), uint16(3), uint16(4), "null")
 	f.Add([]byte("a: !!binary '@'\n"), uint16(5), uint16(6), "~")
 	f.Add([]byte("\xef\xbb\xbf"+apiLine), uint16(7), uint16(8), "$patch")
+	f.Add([]byte(apiLine+"overrides: "+strings.Repeat("[", 11000)+strings.Repeat("]", 11000)+"\n"), uint16(9), uint16(10), "")
+	for _, e := range orderEntries {
+		f.Add([]byte(apiLine+"overrides:\n- {"+e.head+", "+e.rest+"}\n- {"+e.head+", "+e.rest+"}\n"), uint16(11), uint16(12), "x")
+	}
 
 	f.Fuzz(func(t *testing.T, data []byte, choice, position uint16, value string) {
 		for _, live := range []Live{typicalLive(), nil} {
@@ -51,6 +55,15 @@ func FuzzValidate(f *testing.F) {
 			if again := Validate(in, live); !reflect.DeepEqual(first, again) {
 				t.Fatalf("Validate is not deterministic:\n%v\n%v", results(first), results(again))
 			}
+		}
+		// The verdict never depends on the order Live lists workloads in.
+		live, reversed := typicalLive(), typicalLive()
+		for _, ws := range reversed {
+			slices.Reverse(ws)
+		}
+		in := map[string]string{"fuzz.yaml": string(data)}
+		if a, b := Validate(in, live), Validate(in, reversed); !reflect.DeepEqual(a, b) {
+			t.Fatalf("Validate depends on the order of the live workloads:\n%v\n%v", results(a), results(b))
 		}
 		injectRejected(t, int(choice), int(position), value)
 	})
