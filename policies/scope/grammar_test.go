@@ -170,6 +170,7 @@ func FuzzParseScope(f *testing.F) {
 	for _, seed := range []string{
 		"", "node", "pod,node", "pod,node,service=web", "listener-volume=lb", "pod,,node", ",", "service", "service=",
 		"service=a=b", "node=x", "zone=eu", "=", "==", "service=a,b", "\x00,\xff=",
+		"service=*", "service=*.web", "service=web.other", "listener-volume=0lb", "listener-volume=LB", "=x,pod",
 	} {
 		f.Add(seed)
 	}
@@ -214,6 +215,12 @@ func FuzzParseScope(f *testing.F) {
 				t.Fatalf("clean scope %q re-renders as %q", value, got)
 			}
 			_ = RenderScope(node, pod, services, listeners)
+		}
+		// secret-operator and operator-go read the value as written, with
+		// only Service names in the certificate, exactly when it is allowed
+		// (differential_test.go); an empty scope is stricter by contract.
+		if harm := scopeHarm(value); value != "" && policies.Denied(findings) != (harm != "") {
+			t.Fatalf("scope %q: denied %v, upstream harm %q", value, policies.Denied(findings), harm)
 		}
 		// Treated as a name, value either round-trips or is denied in a CR.
 		checkNameProperty(t, value)
