@@ -86,15 +86,30 @@ type dangerousRequest struct {
 	anySubresource bool
 }
 
-// DangerousRequests returns the fixed list of requests the review asks,
-// each with the name it is probed with when the rule lists none ("").
-// Tests and the differential test read it.
-func DangerousRequests() []Request {
-	out := make([]Request, len(dangerousRequests))
+// ProbedRequest is one entry of the fixed list as the review asks it: with
+// the name "" when AnyName is false, and with a name the rule lists (or ""
+// when it lists none) when it is true; with AnySubresource, Subresource
+// stands for any subresource, and each rule resource is also asked with the
+// subresource it spells.
+type ProbedRequest struct {
+	Request
+	AnyName, AnySubresource bool
+}
+
+// DangerousRequests returns the fixed list, for tests and the differential
+// test against the upstream authorizer.
+func DangerousRequests() []ProbedRequest {
+	out := make([]ProbedRequest, len(dangerousRequests))
 	for i, d := range dangerousRequests {
-		out[i] = d.req
+		out[i] = ProbedRequest{Request: d.req, AnyName: d.naming == anyName, AnySubresource: d.anySubresource}
 	}
 	return out
+}
+
+// Dangerous reports whether the review finds rule dangerous for a harness
+// whose scope label is scopeLabel.
+func Dangerous(rule Rule, scopeLabel string) bool {
+	return len(reviewRule(rule, scopeLabel).reasons) > 0
 }
 
 var dangerousRequests = func() []dangerousRequest {
