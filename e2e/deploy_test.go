@@ -58,13 +58,14 @@ const (
 // expectedClusterRoleRules is the published least privilege of the server
 // (deploy/default/README.md, section RBAC), rule by rule: read access to the
 // cluster-scoped objects dependency-group, crd-source and harness check
-// against. A contract that caches more adds exactly its rules here, in
+// against, and the roles harness reviews when a harness binds them. A contract that caches more adds exactly its rules here, in
 // deploy/default/rbac.yaml and in the README.
 var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"get", "list", "watch"}},
 }
 
 // TestDeployShipsTheCRDs: deploy/default installs the CRD of every kind a

@@ -293,3 +293,63 @@ spec:
 		t.Errorf("a cluster admin could not remove the label: %v", err)
 	}
 }
+
+// TestHarnessBindingsReviewed: on the real API server, with the roles it
+// bootstraps, a harness binding cluster-admin cluster-wide is denied at the
+// binding, as is one binding admin in its scoped namespaces (admin is
+// aggregated; no aggregation controller runs here, so its stored rules are
+// empty and the review reads what it aggregates); a binding to a role gatehouse has
+// not seen yet is not found, and admitted once the role exists and is harmless.
+func TestHarnessBindingsReviewed(t *testing.T) {
+	e := requireCluster(t)
+	ctx := context.Background()
+	manifest := func(name, binding string) *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(fmt.Sprintf(`
+apiVersion: vshn.net/v1
+kind: OperatorHarness
+metadata: {name: %[1]s}
+spec:
+  scopeToLabel: requires.e2e.gatehouse.dev/%[1]s
+  operator: {namespace: %[1]s, serviceAccounts: [operator]}
+%[2]s
+`, name, binding)), &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	denial := func(obj *unstructured.Unstructured) string {
+		err := e.client.Create(ctx, obj.DeepCopy(), client.DryRunAll)
+		if err == nil {
+			return "admitted"
+		}
+		webhook, causes := liveCauses(t, err)
+		return webhook + " " + strings.Join(causes, " ")
+	}
+	crb := func(role string) string {
+		return "  clusterRoleBindings: [{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: " + role + "}]"
+	}
+	for _, tc := range []struct{ name, binding, want string }{
+		{"e2e-binds-cluster-admin", crb("cluster-admin"), "harness HarnessGrantDangerous@spec.clusterRoleBindings[0]"},
+		{"e2e-binds-admin", "  roleBindings: {roleRefs: [{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}]}",
+			"harness HarnessGrantDangerous@spec.roleBindings.roleRefs[0]"},
+		{"e2e-binds-missing", crb("e2e-harness-reader"), "harness HarnessRoleNotFound@spec.clusterRoleBindings[0]"},
+	} {
+		if got := denial(manifest(tc.name, tc.binding)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-harness-reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"k8s.mariadb.com"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if err := e.client.Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), role) })
+	harmless := manifest("e2e-binds-reader", crb(role.Name))
+	eventually(t, "a binding to a harmless role admitted", func() error {
+		return e.client.Create(ctx, harmless.DeepCopy(), client.DryRunAll)
+	}, func() bool { return true })
+}

@@ -23,8 +23,9 @@ import (
 )
 
 // CachedState is the StateReader and NamespaceReader of `gatehouse serve`:
-// informer caches of DependencyGroups, CustomResourceDefinitionSources and
-// OperatorHarnesses (trimmed to what the lookups read), with a field index
+// informer caches of DependencyGroups, CustomResourceDefinitionSources,
+// OperatorHarnesses, ClusterRoles and Roles (trimmed to what the lookups
+// read), with a field index
 // per stateIndex so each lookup is a map access whatever the number of
 // objects, and a metadata-only cache of namespaces (name and labels). Until
 // every informer has synced, lookups fail (the webhooks deny) and Ready
@@ -111,10 +112,11 @@ func keepOnlyWhatIsRead(obj any) (any, error) {
 }
 
 // TrimForLookups returns what the state lookups and their evaluators read of
-// a cluster-scoped object: apiVersion, kind, spec, and of metadata the name,
-// namespace, creationTimestamp (and uid and resourceVersion, which an
-// informer needs). The server's caches and `gatehouse check --state` keep
-// the same.
+// an object: apiVersion, kind, spec, and of metadata the name, namespace,
+// creationTimestamp (and uid and resourceVersion, which an informer needs);
+// of RBAC roles, which have no spec, their rules and aggregationRule, and of
+// ClusterRoles their labels too (aggregation rules select by label). The
+// server's caches and `gatehouse check --state` keep the same.
 func TrimForLookups(obj map[string]any) map[string]any {
 	meta, _ := obj["metadata"].(map[string]any)
 	kept := map[string]any{}
@@ -123,12 +125,28 @@ func TrimForLookups(obj map[string]any) map[string]any {
 			kept[key] = v
 		}
 	}
-	return map[string]any{
+	out := map[string]any{
 		"apiVersion": obj["apiVersion"],
 		"kind":       obj["kind"],
 		"metadata":   kept,
 		"spec":       obj["spec"],
 	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	if gvk == ClusterRoleGVK || gvk == RoleGVK {
+		delete(out, "spec")
+		out["rules"] = obj["rules"]
+		if v, ok := obj["aggregationRule"]; ok {
+			out["aggregationRule"] = v
+		}
+		if gvk == ClusterRoleGVK {
+			if v, ok := meta["labels"]; ok {
+				kept["labels"] = v
+			}
+		}
+	}
+	return out
 }
 
 // Start registers the indexes and informers and runs them until ctx ends.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -52,5 +53,31 @@ func TestKeepOnlyWhatIsRead(t *testing.T) {
 	}
 	if got.GetName() != "g" || got.GetCreationTimestamp().Time.IsZero() || IndexValues(DependencyGroupGVK, "gatehouse.crd", got.Object)[0] != "x.y.z" {
 		t.Errorf("dropped what the lookups read: %v", got.Object)
+	}
+}
+
+// TestKeepOnlyWhatIsReadOfRoles: RBAC roles keep their rules and
+// aggregationRule (they have no spec), and ClusterRoles their labels, which
+// aggregation rules select by.
+func TestKeepOnlyWhatIsReadOfRoles(t *testing.T) {
+	rules := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"list"}}}
+	agg := map[string]any{"clusterRoleSelectors": []any{map[string]any{"matchLabels": map[string]any{"x": "true"}}}}
+	for _, kind := range []string{"ClusterRole", "Role"} {
+		got := TrimForLookups(map[string]any{
+			"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind,
+			"metadata": map[string]any{"name": "r", "namespace": "n", "labels": map[string]any{"x": "true"},
+				"annotations": map[string]any{"a": "b"}, "managedFields": []any{map[string]any{}}},
+			"rules": rules, "aggregationRule": agg,
+		})
+		meta := got["metadata"].(map[string]any)
+		if got["rules"] == nil || got["aggregationRule"] == nil || meta["annotations"] != nil || meta["managedFields"] != nil {
+			t.Errorf("%s trimmed to %v", kind, got)
+		}
+		if (meta["labels"] != nil) != (kind == "ClusterRole") {
+			t.Errorf("%s labels kept: %v", kind, meta["labels"])
+		}
+		if v := IndexValues(map[string]schema.GroupVersionKind{"ClusterRole": ClusterRoleGVK, "Role": RoleGVK}[kind], "gatehouse.name", got); len(v) != 1 || v[0] != "r" {
+			t.Errorf("%s name index: %v", kind, v)
+		}
 	}
 }

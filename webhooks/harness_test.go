@@ -173,3 +173,90 @@ func TestHTTPHarnessLabels(t *testing.T) {
 		t.Errorf("a person's update sent anyway: allowed=%v %+v, want 400", r.Allowed, r.Result)
 	}
 }
+
+// rolesFailing is a StateReader whose view of RBAC roles fails (an unsynced
+// or failed informer) while the rest answers.
+type rolesFailing struct{ memState }
+
+func (r rolesFailing) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
+	if gvk == ClusterRoleGVK || gvk == RoleGVK {
+		return nil, errNotSynced
+	}
+	return r.memState.Objects(gvk, index, value)
+}
+
+// TestHTTPHarnessBindings: a harness binding cluster-admin cluster-wide is
+// denied at the binding, through the roles in the server's state; a binding
+// to a harmless role passes; a missing role and an unreadable view of roles
+// deny, also on an UPDATE that does not touch the binding (they never
+// ratchet), while an unchanged dangerous binding ratchets to a warning.
+func TestHTTPHarnessBindings(t *testing.T) {
+	roles := []map[string]any{
+		TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+			"metadata": map[string]any{"name": "cluster-admin", "annotations": map[string]any{"a": "b"}},
+			"rules":    []any{map[string]any{"apiGroups": []any{"*"}, "resources": []any{"*"}, "verbs": []any{"*"}}}}),
+		TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+			"metadata": map[string]any{"name": "reader"},
+			"rules":    []any{map[string]any{"apiGroups": []any{"k8s.mariadb.com"}, "resources": []any{"*"}, "verbs": []any{"get"}}}}),
+	}
+	harnessBinding := func(role string) map[string]any {
+		return map[string]any{"apiVersion": "vshn.net/v1", "kind": "OperatorHarness", "metadata": map[string]any{"name": "h"},
+			"spec": map[string]any{
+				"scopeToLabel":        "requires.helmetica.io/h",
+				"operator":            map[string]any{"namespace": "h", "serviceAccounts": []any{"op"}},
+				"clusterRoleBindings": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}},
+			}}
+	}
+	kind, resource := [3]string{"vshn.net", "v1", "OperatorHarness"}, [3]string{"vshn.net", "v1", "operatorharnesses"}
+	relabelled := func(obj map[string]any) map[string]any {
+		var out map[string]any
+		if err := json.Unmarshal(mustJSON(t, obj), &out); err != nil {
+			t.Fatal(err)
+		}
+		out["metadata"].(map[string]any)["labels"] = map[string]any{"team": "db"}
+		return out
+	}
+	serve := func(state StateReader) *testServer {
+		opts := OptionsFromConfig(configv1alpha1.Default())
+		opts.ClusterState = state
+		return startServerWith(t, opts)
+	}
+	ts := serve(memState{objects: roles})
+	failing := serve(rolesFailing{memState{objects: roles}})
+	const at = "spec.clusterRoleBindings[0]"
+	for _, tc := range []struct {
+		name    string
+		ts      *testServer
+		op      admissionv1.Operation
+		obj     map[string]any
+		old     map[string]any
+		allowed bool
+		cause   string
+	}{
+		{"cluster-admin", ts, admissionv1.Create, harnessBinding("cluster-admin"), nil, false, "HarnessGrantDangerous@" + at},
+		{"harmless role", ts, admissionv1.Create, harnessBinding("reader"), nil, true, ""},
+		{"missing role", ts, admissionv1.Create, harnessBinding("later"), nil, false, "HarnessRoleNotFound@" + at},
+		{"roles unreadable", failing, admissionv1.Create, harnessBinding("reader"), nil, false, "StateUnavailable@" + at},
+		{"unchanged dangerous binding ratchets", ts, admissionv1.Update, relabelled(harnessBinding("cluster-admin")), harnessBinding("cluster-admin"), true, ""},
+		{"unchanged missing role does not ratchet", ts, admissionv1.Update, relabelled(harnessBinding("later")), harnessBinding("later"), false, "HarnessRoleNotFound@" + at},
+		{"unreadable roles do not ratchet", failing, admissionv1.Update, relabelled(harnessBinding("reader")), harnessBinding("reader"), false, "StateUnavailable@" + at},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var old any
+			if tc.old != nil {
+				old = tc.old
+			}
+			_, r := tc.ts.post(t, "/validate/harness", "application/json", reviewBody(t, "b1", tc.op, kind, resource, tc.obj, old))
+			if r.Allowed != tc.allowed {
+				t.Fatalf("allowed = %v, want %v: %s", r.Allowed, tc.allowed, fmtCauses(r))
+			}
+			if tc.cause == "" {
+				return
+			}
+			if r.Result == nil || r.Result.Details == nil || len(r.Result.Details.Causes) != 1 ||
+				string(r.Result.Details.Causes[0].Type)+"@"+r.Result.Details.Causes[0].Field != tc.cause {
+				t.Errorf("causes %s, want %s", fmtCauses(r), tc.cause)
+			}
+		})
+	}
+}

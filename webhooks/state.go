@@ -15,6 +15,10 @@ var (
 	DependencyGroupGVK = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "DependencyGroup"}
 	CRDSourceGVK       = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "CustomResourceDefinitionSource"}
 	HarnessGVK         = schema.GroupVersionKind{Group: "vshn.net", Version: "v1", Kind: "OperatorHarness"}
+	// ClusterRoleGVK and RoleGVK: HARNESS reviews the roles that a harness's
+	// bindings reference.
+	ClusterRoleGVK = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}
+	RoleGVK        = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}
 )
 
 // stateIndex is one lookup key of cached objects: the values an object is
@@ -46,6 +50,19 @@ var stateIndexes = []stateIndex{
 		operator, _ := spec(obj)["operator"].(map[string]any)
 		return nonEmpty(stringAt(operator, "namespace"))
 	}},
+	{ClusterRoleGVK, "gatehouse.name", nameIndex},
+	// Every ClusterRole under one value: aggregation rules select by labels.
+	{ClusterRoleGVK, "gatehouse.all", func(map[string]any) []string { return []string{allObjects} }},
+	// Roles of one name in every namespace.
+	{RoleGVK, "gatehouse.name", nameIndex},
+}
+
+// allObjects is the one value of the gatehouse.all index.
+const allObjects = "all"
+
+func nameIndex(obj map[string]any) []string {
+	meta, _ := obj["metadata"].(map[string]any)
+	return nonEmpty(stringAt(meta, "name"))
 }
 
 // harnessClaims are "<namespace>/<serviceAccount>" per listed account, or
@@ -165,6 +182,25 @@ func (p policyState) GroupExists(name string) (bool, error) {
 
 func (p policyState) HarnessesWithScopeLabel(label string) ([]string, error) {
 	return p.lookup(HarnessGVK, "gatehouse.scopeLabel", label)
+}
+
+func (p policyState) objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
+	if p.r == nil {
+		return nil, errNoClusterState
+	}
+	return p.r.Objects(gvk, index, value)
+}
+
+func (p policyState) ClusterRolesNamed(name string) ([]map[string]any, error) {
+	return p.objects(ClusterRoleGVK, "gatehouse.name", name)
+}
+
+func (p policyState) ClusterRoles() ([]map[string]any, error) {
+	return p.objects(ClusterRoleGVK, "gatehouse.all", allObjects)
+}
+
+func (p policyState) RolesNamed(name string) ([]map[string]any, error) {
+	return p.objects(RoleGVK, "gatehouse.name", name)
 }
 
 // HarnessesClaiming: for an account, the harnesses listing it and those

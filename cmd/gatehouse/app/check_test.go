@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -377,4 +378,74 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestCheckStateHarnessBindings: check resolves the roles a harness binds
+// from --state as the server does from its caches: a binding to the
+// cluster-admin given there is denied at the binding, an aggregated
+// ClusterRole is read with the roles it aggregates, and a role that --state
+// does not hold is not found.
+func TestCheckStateHarnessBindings(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yaml")
+	objects := filepath.Join(dir, "objects.yaml")
+	if err := os.WriteFile(state, []byte(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-admin}
+rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: tenant-admin}
+aggregationRule:
+  clusterRoleSelectors: [{matchLabels: {example.com/aggregate-to-tenant-admin: "true"}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: tenant-exec, labels: {example.com/aggregate-to-tenant-admin: "true"}}
+rules: [{apiGroups: [""], resources: [pods/exec], verbs: [create]}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness := func(name, binding string) string {
+		return fmt.Sprintf(`apiVersion: vshn.net/v1
+kind: OperatorHarness
+metadata: {name: %[1]s}
+spec:
+  scopeToLabel: requires.example/%[1]s
+  operator: {namespace: %[1]s, serviceAccounts: [operator]}
+  clusterRoleBindings: [{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[2]s}]
+---
+`, name, binding)
+	}
+	if err := os.WriteFile(objects, []byte(harness("admin", "cluster-admin")+harness("aggregated", "tenant-admin")+harness("missing", "view")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state)
+	if code != exitDenied {
+		t.Fatalf("exit %d, want %d: %s", code, exitDenied, stderr)
+	}
+	var out checkOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Results {
+		if r.Webhook != "harness" {
+			continue
+		}
+		var codes []string
+		for _, f := range r.Findings {
+			codes = append(codes, f.Code+"@"+f.Field)
+		}
+		got[r.Object.Name] = strings.Join(codes, " ")
+	}
+	want := map[string]string{
+		"admin":      "HarnessGrantDangerous@spec.clusterRoleBindings[0]",
+		"aggregated": "HarnessGrantDangerous@spec.clusterRoleBindings[0]",
+		"missing":    "HarnessRoleNotFound@spec.clusterRoleBindings[0]",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("harness findings %v, want %v", got, want)
+	}
 }
