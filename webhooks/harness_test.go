@@ -3,6 +3,7 @@ package webhooks
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	evanjsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -135,8 +136,9 @@ func TestHTTPHarnessProxy(t *testing.T) {
 }
 
 // TestHTTPHarnessLabels: the namespace's scope label is added on CREATE; a
-// harnessed service account's UPDATE that strips it is denied; a person's
-// UPDATE never reaches the webhook (400 when sent anyway).
+// harnessed service account's UPDATE that strips it is denied by the
+// fail-closed guard; harness-labels itself no longer takes UPDATEs, and the
+// guard takes none by a person (400 when sent anyway).
 func TestHTTPHarnessLabels(t *testing.T) {
 	ts := harnessServer(t)
 	cmKind, cmResource := [3]string{"", "v1", "ConfigMap"}, [3]string{"", "v1", "configmaps"}
@@ -153,24 +155,115 @@ func TestHTTPHarnessLabels(t *testing.T) {
 
 	pc := map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": map[string]any{"name": "p"}, "value": 1}
 	old := map[string]any{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": map[string]any{"name": "p", "labels": map[string]any{scopeKey: "true"}}, "value": 1}
-	update := func(user string) (int, *admissionv1.AdmissionResponse) {
-		var review map[string]any
-		if err := json.Unmarshal(reviewBodyIn(t, "l2", admissionv1.Update, [3]string{"scheduling.k8s.io", "v1", "PriorityClass"},
-			[3]string{"scheduling.k8s.io", "v1", "priorityclasses"}, "", "p", pc, old), &review); err != nil {
-			t.Fatal(err)
-		}
-		review["request"].(map[string]any)["userInfo"] = map[string]any{"username": user}
-		return ts.post(t, "/mutate/harness-labels", "application/json", mustJSON(t, review))
+	update := func(path, user string) (int, *admissionv1.AdmissionResponse) {
+		return ts.post(t, path, "application/json", asUser(t, user, reviewBodyIn(t, "l2", admissionv1.Update, [3]string{"scheduling.k8s.io", "v1", "PriorityClass"},
+			[3]string{"scheduling.k8s.io", "v1", "priorityclasses"}, "", "p", pc, old)))
 	}
-	if _, r := update("system:serviceaccount:mariadb-operator:operator"); r.Allowed || r.Result == nil || r.Result.Details == nil || len(r.Result.Details.Causes) != 1 ||
-		r.Result.Details.Causes[0].Type != "ScopeLabelChanged" || r.Result.Details.Causes[0].Field != "metadata.labels["+scopeKey+"]" {
+	if _, r := update("/validate/harness-labels-guard", operatorAccount); !deniedWith(r, "ScopeLabelChanged", "metadata.labels["+scopeKey+"]", "harness-labels-guard") {
 		t.Errorf("harnessed account stripping the label: allowed=%v %s", r.Allowed, fmtCauses(r))
 	}
-	if _, r := update("system:serviceaccount:apps:deployer"); !r.Allowed {
+	if _, r := update("/validate/harness-labels-guard", "system:serviceaccount:apps:deployer"); !r.Allowed {
 		t.Errorf("another account's update was denied: %s", fmtCauses(r))
 	}
-	if _, r := update("alice"); r.Allowed || r.Result == nil || r.Result.Code != 400 {
+	if _, r := update("/validate/harness-labels-guard", "alice"); r.Allowed || r.Result == nil || r.Result.Code != 400 {
 		t.Errorf("a person's update sent anyway: allowed=%v %+v, want 400", r.Allowed, r.Result)
+	}
+	if _, r := update("/mutate/harness-labels", operatorAccount); r.Allowed || r.Result == nil || r.Result.Code != 400 {
+		t.Errorf("an UPDATE sent to harness-labels: allowed=%v %+v, want 400", r.Allowed, r.Result)
+	}
+}
+
+const operatorAccount = "system:serviceaccount:mariadb-operator:operator"
+
+// asUser sets the review's userInfo.username.
+func asUser(t *testing.T, user string, body []byte) []byte {
+	t.Helper()
+	var review map[string]any
+	if err := json.Unmarshal(body, &review); err != nil {
+		t.Fatal(err)
+	}
+	review["request"].(map[string]any)["userInfo"] = map[string]any{"username": user}
+	return mustJSON(t, review)
+}
+
+// withSubresource sets the review's subResource.
+func withSubresource(t *testing.T, sub string, body []byte) []byte {
+	t.Helper()
+	var review map[string]any
+	if err := json.Unmarshal(body, &review); err != nil {
+		t.Fatal(err)
+	}
+	review["request"].(map[string]any)["subResource"] = sub
+	return mustJSON(t, review)
+}
+
+// deniedWith reports whether r is a 422 denial with exactly one cause, code
+// at field, attributed to webhook.
+func deniedWith(r *admissionv1.AdmissionResponse, code, field, webhook string) bool {
+	return !r.Allowed && r.Result != nil && r.Result.Code == 422 && r.Result.Details != nil && len(r.Result.Details.Causes) == 1 &&
+		string(r.Result.Details.Causes[0].Type) == code && r.Result.Details.Causes[0].Field == field &&
+		strings.HasSuffix(r.Result.Details.Causes[0].Message, "(gatehouse "+webhook+")")
+}
+
+// labelledPod is a pod in namespace tenant as the API server sends it on a
+// pods/status UPDATE: the whole object, status included.
+func labelledPod(podLabels map[string]any) map[string]any {
+	meta := map[string]any{"name": "worker", "namespace": "tenant"}
+	if podLabels != nil {
+		meta["labels"] = podLabels
+	}
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+		"spec":   map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}},
+		"status": map[string]any{"phase": "Running"},
+	}
+}
+
+// TestHTTPHarnessLabelsStatusSubresource: a harnessed service account that
+// strips the scope label, or adds it with another namespace's value, through
+// pods/status is denied by harness-labels-guard, on its own path and on the
+// combined validating-fail endpoint (where the member runs and answers with
+// its own attribution and audit codes); a status UPDATE that leaves the
+// labels alone, or a person's, is allowed.
+func TestHTTPHarnessLabelsStatusSubresource(t *testing.T) {
+	ts := harnessServer(t)
+	statusUpdate := func(uid, user string, obj, old map[string]any) []byte {
+		return withSubresource(t, "status", asUser(t, user,
+			reviewBodyIn(t, uid, admissionv1.Update, podKind, podResource, "tenant", "worker", obj, old)))
+	}
+	stored := labelledPod(map[string]any{scopeKey: "tenant", "app": "db"})
+	for _, path := range []string{"/validate/harness-labels-guard", "/validate/combined-fail"} {
+		t.Run(path, func(t *testing.T) {
+			_, r := ts.post(t, path, "application/json", statusUpdate("s1", operatorAccount, labelledPod(map[string]any{"app": "db"}), stored))
+			if !deniedWith(r, "ScopeLabelChanged", "metadata.labels["+scopeKey+"]", "harness-labels-guard") {
+				t.Errorf("label stripped through pods/status: allowed=%v %s", r.Allowed, fmtCauses(r))
+			}
+			if path == "/validate/combined-fail" && r.AuditAnnotations["harness-labels-guard.codes"] != "ScopeLabelChanged" {
+				t.Errorf("audit annotations %v, want harness-labels-guard.codes", r.AuditAnnotations)
+			}
+			_, r = ts.post(t, path, "application/json", statusUpdate("s2", operatorAccount,
+				labelledPod(map[string]any{scopeKey: "elsewhere"}), labelledPod(nil)))
+			if !deniedWith(r, "ScopeLabelAdded", "metadata.labels["+scopeKey+"]", "harness-labels-guard") {
+				t.Errorf("label added with another value through pods/status: allowed=%v %s", r.Allowed, fmtCauses(r))
+			}
+			_, r = ts.post(t, path, "application/json", statusUpdate("s3", operatorAccount,
+				labelledPod(map[string]any{scopeKey: "tenant"}), labelledPod(nil)))
+			if !r.Allowed {
+				t.Errorf("label added with the namespace's value through pods/status: %s", fmtCauses(r))
+			}
+		})
+	}
+	// On the combined endpoint a status UPDATE that changes no label, or
+	// one by a person, runs no member at all.
+	unchanged := labelledPod(map[string]any{scopeKey: "tenant", "app": "db"})
+	unchanged["status"] = map[string]any{"phase": "Succeeded"}
+	for _, body := range [][]byte{
+		statusUpdate("s4", operatorAccount, unchanged, stored),
+		statusUpdate("s5", "alice", labelledPod(nil), stored),
+	} {
+		if _, r := ts.post(t, "/validate/combined-fail", "application/json", body); !r.Allowed || len(r.AuditAnnotations) != 0 {
+			t.Errorf("combined: allowed=%v annotations %v %s", r.Allowed, r.AuditAnnotations, fmtCauses(r))
+		}
 	}
 }
 

@@ -58,7 +58,7 @@ type serveFlags struct {
 
 // stateWebhooks read the cluster-state caches (objects by index, namespace
 // labels); any of them enabled starts the caches.
-var stateWebhooks = []string{"dependency-group", "crd-source", "harness", "harness-proxy", "harness-labels"}
+var stateWebhooks = []string{"dependency-group", "crd-source", "harness", "harness-proxy", "harness-labels", "harness-labels-guard"}
 
 // ServedWithoutCluster reports whether `serve` without cluster access (serve
 // --dev) serves the webhook named name: every webhook but stateWebhooks.
