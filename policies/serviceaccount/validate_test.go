@@ -1,6 +1,7 @@
 package serviceaccount
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
@@ -561,5 +563,43 @@ func TestValidateSelfReferencingMap(t *testing.T) {
 	}
 	if findings[0].Ratchets() {
 		t.Error("a walk limit ratchets; it must deny an UPDATE as it denies a CREATE")
+	}
+}
+
+// TestWalkCoversEveryDecodableObject checks the claim behind maxWalkDepth
+// against the decoders themselves: the deepest product custom resource that
+// the API server's decoder (sigs.k8s.io/json) and the webhook's
+// (encoding/json) accept, with a podOverrides ServiceAccount at the very
+// bottom, is walked to the bottom and denied for the ServiceAccount, not for
+// its depth; and one level more is refused by both decoders, so no decoded
+// object reaches the bound.
+func TestWalkCoversEveryDecodableObject(t *testing.T) {
+	// The object is depth 0 and spec depth 1; chain maps under "n" follow,
+	// then podOverrides, and its spec lands at depth 2+chain+1.
+	doc := func(chain int) []byte {
+		return []byte(`{"metadata":{"name":"prod"},"spec":` + strings.Repeat(`{"n":`, chain) +
+			`{"podOverrides":{"spec":{"serviceAccountName":"admin"}}}` + strings.Repeat(`}`, chain) + `}`)
+	}
+	const deepest = 9999 // the 10000th level of nesting, counting the object
+	chain := deepest - 3
+	decoders := map[string]func([]byte, any) error{
+		"encoding/json":    json.Unmarshal,
+		"sigs.k8s.io/json": func(b []byte, v any) error { return kjson.UnmarshalCaseSensitivePreserveInts(b, v) },
+	}
+	for name, decode := range decoders {
+		var obj map[string]any
+		if err := decode(doc(chain), &obj); err != nil {
+			t.Fatalf("%s refuses the deepest object: %v", name, err)
+		}
+		want := []want{deny(CodeOverridden, "spec"+strings.Repeat(".n", chain)+".podOverrides.spec.serviceAccountName")}
+		if got := summarize(Validate(hdfsGK, obj, policies.DefaultProducts)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: findings\n got %v\nwant %v", name, abbreviate(got), abbreviate(want))
+		}
+		if err := decode(doc(chain+1), &obj); err == nil {
+			t.Errorf("%s accepts nesting one level deeper; maxWalkDepth must follow it", name)
+		}
+	}
+	if deepest > maxWalkDepth {
+		t.Errorf("maxWalkDepth %d is shallower than a decodable object (%d)", maxWalkDepth, deepest)
 	}
 }
