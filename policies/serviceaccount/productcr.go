@@ -51,7 +51,10 @@ const maxWalkDepth = 10000
 // the given kind.
 func validateProductCR(kind string, obj map[string]any) []policies.Finding {
 	name, _ := fields.String(obj, "metadata", "name")
-	w := overrideWalker{kind: kind, name: name}
+	// Room for the depth of a typical product custom resource, so that the
+	// stacks rarely grow.
+	w := overrideWalker{kind: kind, name: name,
+		stack: make([]frame, 0, 16), path: make([]pathStep, 0, 16), keys: make([]string, 0, 64)}
 	if name != "" {
 		w.derived = DerivedServiceAccountName(kind, name)
 	}
