@@ -92,12 +92,11 @@ func setStatus(g *helmeticav1.DependencyGroup, v dependencygroup.Verdict) bool {
 	}
 	state := helmeticav1.DependencyGroupState(v.State)
 	old := meta.FindStatusCondition(g.Status.Conditions, ConditionAccepted)
-	if g.Status.State == state && g.Status.ObservedGeneration == g.Generation && old != nil &&
+	if g.Status.State == state && old != nil &&
 		old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
 		return false
 	}
 	g.Status.State = state
-	g.Status.ObservedGeneration = g.Generation
 	meta.SetStatusCondition(&g.Status.Conditions, cond)
 	return true
 }
