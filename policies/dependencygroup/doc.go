@@ -37,7 +37,7 @@
 //   - Sources come in two shapes, read per field by JSON type (refs.go):
 //     helmetica's (lists of {dependencyGroup: {name, as}}) and the seed's
 //     (provides and manages strings). Paths point at the entry's name or
-//     as. An alias is a DNS-1123 label, as in the seed's grammar; "as: ”"
+//     as. An alias is a DNS-1123 label, as in the seed's grammar; an empty "as"
 //     is no alias (helmetica's ScopeName). An alias on provides is denied
 //     (CRDSourceProvidesAliased), as helmetica's schema does.
 //   - A source with none of reference, provides, manages, a requires entry
