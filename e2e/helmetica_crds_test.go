@@ -8,7 +8,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,19 +16,10 @@ import (
 )
 
 // renderHelmeticaCRDs renders an overlay that includes the component, as a
-// cluster admin would.
+// cluster admin would (testdata/helmetica-crds/install).
 func renderHelmeticaCRDs(t *testing.T) *deployRender {
 	t.Helper()
-	component, err := filepath.Abs("../deploy/helmetica-crds")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\ncomponents:\n  - " + component + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return renderDeploy(t, dir)
+	return renderDeploy(t, "testdata/helmetica-crds/install")
 }
 
 // crdFacts flattens CRDs into the lines of upstream-facts.txt.

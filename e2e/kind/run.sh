@@ -92,9 +92,7 @@ log "installing the test CRDs (e2e/testdata/crds) and helmetica's (deploy/helmet
 kubectl apply -f "$REPO_ROOT/e2e/testdata/crds/"
 kubectl wait --for=condition=Established --timeout=1m -f "$REPO_ROOT/e2e/testdata/crds/"
 # A kustomize Component is applied through an overlay.
-helmetica_overlay="$(mktemp -d)"
-printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\ncomponents:\n  - %s\n' "$REPO_ROOT/deploy/helmetica-crds" >"$helmetica_overlay/kustomization.yaml"
-kubectl apply -k "$helmetica_overlay"
+kubectl apply -k "$REPO_ROOT/e2e/testdata/helmetica-crds/install"
 kubectl wait --for=condition=Established --timeout=1m crd/dependencygroups.helmetica.io crd/customresourcedefinitionsources.helmetica.io crd/operatorharnesses.helmetica.io
 
 log "running the e2e suite against $CLUSTER"
