@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 )
 
 // readObject reads one YAML object.
@@ -198,4 +199,143 @@ spec:
 	if got, want := deniedEventually(t, e, twin), "harness HarnessScopeLabelClaimed@spec.scopeToLabel"; got != want {
 		t.Errorf("helmetica harness of the same name reusing the vshn.net harness's label: %s, want %s", got, want)
 	}
+}
+
+// TestGatehouseWithoutHelmeticaCRDs: deploy/default installs none of
+// helmetica's CRDs. Restarted on a cluster without them (as a new process,
+// with the DependencyGroup reconciler on), gatehouse becomes ready and
+// admits pods; once the CRDs are installed, a helmetica OperatorHarness
+// created afterwards is seen and its operator's pods get the proxy.
+func TestGatehouseWithoutHelmeticaCRDs(t *testing.T) {
+	e := requireCluster(t)
+	if e.local == nil {
+		t.Skip("needs the local control plane: it restarts gatehouse")
+	}
+	ctx := context.Background()
+	files, err := filepath.Glob(filepath.Join(repo, "deploy", "helmetica-crds", "helmetica.io_*.yaml"))
+	if err != nil || len(files) != 3 {
+		t.Fatalf("helmetica's CRDs: %v %v", files, err)
+	}
+	var crds []*unstructured.Unstructured
+	for _, f := range files {
+		crds = append(crds, readObject(t, f))
+	}
+	install := func() {
+		for _, crd := range crds {
+			if err := e.client.Create(ctx, crd.DeepCopy()); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Errorf("CRD %s: %v", crd.GetName(), err)
+			}
+		}
+		for _, crd := range crds {
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(crd.GroupVersionKind())
+				if err := e.client.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
+					return false, nil
+				}
+				conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+				for _, c := range conds {
+					m, _ := c.(map[string]any)
+					if m["type"] == "Established" && m["status"] == "True" {
+						return true, nil
+					}
+				}
+				return false, nil
+			})
+			if err != nil {
+				t.Errorf("CRD %s not established", crd.GetName())
+			}
+		}
+	}
+	binary, err := localcluster.BuildGatehouse(repo, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.local.StopGatehouse(); err != nil {
+		t.Fatal(err)
+	}
+	// Later tests need helmetica's CRDs and gatehouse back whatever fails.
+	t.Cleanup(func() {
+		install()
+		if !e.local.Gatehouse.Ready() {
+			if err := e.local.RestartGatehouse(binary); err != nil {
+				t.Errorf("restarting gatehouse: %v", err)
+			}
+		}
+		if err := e.local.Gatehouse.WaitReady(time.Minute); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, crd := range crds {
+		if err := e.client.Delete(ctx, crd.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	for _, crd := range crds {
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(crd.GroupVersionKind())
+			return apierrors.IsNotFound(e.client.Get(ctx, client.ObjectKeyFromObject(crd), got)), nil
+		})
+		if err != nil {
+			t.Fatalf("CRD %s not deleted", crd.GetName())
+		}
+	}
+	if err := e.local.RestartGatehouse(binary); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.local.Gatehouse.WaitReady(time.Minute); err != nil {
+		t.Fatalf("gatehouse is not ready on a cluster without helmetica's CRDs: %v", err)
+	}
+
+	cfg := configv1alpha1.Default()
+	namespaceWith(t, e, "e2e-helmetica-later", map[string]string{cfg.Harness.FailClosedNamespaceLabel: "true"}, "operator")
+	plain := operatorPod("e2e-helmetica-later", "before", "operator")
+	if err := e.client.Create(ctx, plain); err != nil {
+		t.Fatalf("a pod was refused without helmetica's CRDs: %v", err)
+	}
+	for _, v := range plain.Spec.Volumes {
+		if v.Name == "proxy-api-access" {
+			t.Error("a pod got the proxy with no harness")
+		}
+	}
+
+	install()
+	harness := `
+apiVersion: helmetica.io/v1
+kind: OperatorHarness
+metadata: {name: e2e-helmetica-later}
+spec:
+  scopeToLabel: requires.helmetica.io/e2e-later
+  operator: {namespace: e2e-helmetica-later, serviceAccounts: [operator], injectProxyConfiguration: true}
+`
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(harness), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	// The harness webhook denies (StateUnavailable) until gatehouse has
+	// started the new kind's informer: retry.
+	eventually(t, "a helmetica harness after its CRD appeared", func() error {
+		err := e.client.Create(ctx, obj.DeepCopy())
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}, func() bool { return true })
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), obj) })
+	pod := operatorPod("e2e-helmetica-later", "after", "operator")
+	stored := &corev1.Pod{}
+	eventually(t, "proxy injection by a harness whose CRD appeared late", func() error {
+		_ = e.client.Delete(ctx, pod.DeepCopy())
+		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(e.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})), nil
+		})
+		if err := e.client.Create(ctx, pod.DeepCopy()); err != nil {
+			return err
+		}
+		return e.client.Get(ctx, client.ObjectKeyFromObject(pod), stored)
+	}, func() bool {
+		return stored.Spec.AutomountServiceAccountToken != nil && !*stored.Spec.AutomountServiceAccountToken
+	})
+	checkInjected(t, stored, cfg.ProxyConfig())
 }
