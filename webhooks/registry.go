@@ -105,8 +105,11 @@ var (
 	dependencyGroups = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}, Kind: "DependencyGroup"}
 	crdSources       = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "customresourcedefinitionsources"}, Kind: "CustomResourceDefinitionSource"}
 	harnesses        = Resource{GVR: schema.GroupVersionResource{Group: "vshn.net", Version: "v1", Resource: "operatorharnesses"}, Kind: "OperatorHarness"}
-	configMaps       = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
-	pvcs             = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
+	// helmeticaHarnesses: helmetica's own OperatorHarness (scopeToLabel and
+	// operator only), read wherever a harness is read.
+	helmeticaHarnesses = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "operatorharnesses"}, Kind: "OperatorHarness"}
+	configMaps         = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
+	pvcs               = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
 
 	// Subresources other than status whose UPDATE keeps metadata changes
 	// (their registry strategies reset only spec and status).
@@ -176,7 +179,7 @@ var Registry = []Definition{
 		Path:          "/validate/harness",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{harnesses}},
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{harnesses, helmeticaHarnesses}},
 		New:           newHarness,
 	},
 	{

@@ -449,3 +449,58 @@ spec:
 		t.Errorf("harness findings %v, want %v", got, want)
 	}
 }
+
+// TestCheckStateSources: helmetica's namespaced sources given as --state
+// are known by namespace/name, so checking one of them again (a re-apply)
+// finds no clash with itself and no warning, while the same name in another
+// namespace clashes, and a source being deleted claims nothing.
+func TestCheckStateSources(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yaml")
+	source := func(namespace, name, extra string) string {
+		return `apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata: {name: ` + name + `, namespace: ` + namespace + extra + `}
+spec:
+  reference: {kind: OCIRepository, name: mariadb-crds-v26}
+  provides: [{dependencyGroup: {name: mariadb}}]
+`
+	}
+	group := `apiVersion: helmetica.io/v1
+kind: DependencyGroup
+metadata: {name: mariadb}
+spec: {crds: [{name: mariadbs.k8s.mariadb.com}]}
+`
+	if err := os.WriteFile(state, []byte(source("default", "v26.mariadb-crds", "")+"---\n"+group+"---\n"+
+		source("old", "v25.mariadb-crds", ", deletionTimestamp: '2026-01-01T00:00:00Z'")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(doc string) checkOutput {
+		t.Helper()
+		objects := filepath.Join(dir, "objects.yaml")
+		if err := os.WriteFile(objects, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state)
+		var out checkOutput
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+		return out
+	}
+	for _, r := range check(source("default", "v26.mariadb-crds", "")).Results {
+		if r.Webhook == "crd-source" && (!r.Allowed || len(r.Findings) > 0 || len(r.Warnings) > 0) {
+			t.Errorf("the source itself: allowed=%v findings=%v warnings=%q", r.Allowed, r.Findings, r.Warnings)
+		}
+	}
+	denied := false
+	for _, r := range check(source("team-b", "v26.mariadb-crds", "")).Results {
+		if r.Webhook == "crd-source" {
+			denied = !r.Allowed && len(r.Findings) == 1 && r.Findings[0].Code == "CRDSourceProvidesClaimed" &&
+				r.Findings[0].Field == "spec.provides[0].dependencyGroup.name"
+		}
+	}
+	if !denied {
+		t.Error("the same name in another namespace was not denied as a second provider")
+	}
+}
