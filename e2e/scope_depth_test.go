@@ -13,11 +13,11 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// deepHdfsCluster is an HdfsCluster whose one CredentialsScope holder sits
+// deepScopeHdfsCluster is an HdfsCluster whose one CredentialsScope holder sits
 // under spec.clusterConfig.extensions, nested so that its services list is at
 // the given level (the object itself is level 1). It returns the field path of
 // services[0].
-func deepHdfsCluster(ns, name string, servicesLevel int, service string) (*unstructured.Unstructured, string) {
+func deepScopeHdfsCluster(ns, name string, servicesLevel int, service string) (*unstructured.Unstructured, string) {
 	var v any = map[string]any{
 		"secretClass": "tls",
 		"scope":       map[string]any{"services": []any{service}},
@@ -51,11 +51,11 @@ func TestScopeAtTheAPIServersDepth(t *testing.T) {
 	ns := testNamespace(t, e, t.Name(), nil, nil)
 
 	const deep = 9000
-	valid, _ := deepHdfsCluster(ns, "deep-valid", deep, "web")
+	valid, _ := deepScopeHdfsCluster(ns, "deep-valid", deep, "web")
 	if err := e.client.Create(ctx, valid); err != nil {
 		t.Fatalf("a valid CredentialsScope with its services at level %d: %v", deep, err)
 	}
-	spliced, field := deepHdfsCluster(ns, "deep-spliced", deep, "web,node")
+	spliced, field := deepScopeHdfsCluster(ns, "deep-spliced", deep, "web,node")
 	webhook, causes := liveCauses(t, e.client.Create(ctx, spliced))
 	if want := "ScopeNameHasDelimiter@" + field; webhook != "secret-scope" || strings.Join(causes, " ") != want {
 		t.Errorf("spliced name at level %d: %s %.200v, want secret-scope %.200s", deep, webhook, causes, want)
@@ -66,13 +66,13 @@ func TestScopeAtTheAPIServersDepth(t *testing.T) {
 	// and at which gatehouse itself names the splice.
 	deepestValid, deepestNamed := 0, 0
 	for level := 9990; level <= 10000; level++ {
-		obj, _ := deepHdfsCluster(ns, fmt.Sprintf("valid-%d", level), level, "web")
+		obj, _ := deepScopeHdfsCluster(ns, fmt.Sprintf("valid-%d", level), level, "web")
 		if err := e.client.Create(ctx, obj); err == nil {
 			deepestValid = level
 		} else {
 			t.Logf("valid, services list at level %d: refused: %.300v", level, err)
 		}
-		obj, field := deepHdfsCluster(ns, fmt.Sprintf("spliced-%d", level), level, "web,node")
+		obj, field := deepScopeHdfsCluster(ns, fmt.Sprintf("spliced-%d", level), level, "web,node")
 		err := e.client.Create(ctx, obj)
 		if err == nil {
 			t.Fatalf("a spliced name with its services at level %d was admitted", level)

@@ -11,11 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// deepHdfsCluster is an HdfsCluster whose deepest map, the spec of a
+// deepPodOverridesHdfsCluster is an HdfsCluster whose deepest map, the spec of a
 // podOverrides that sets another ServiceAccount, sits at depth deepest below
 // the object (the object is depth 0), under a chain of maps keyed "n" in
 // spec. It returns the field path of that ServiceAccount.
-func deepHdfsCluster(ns, name string, deepest int) (*unstructured.Unstructured, string) {
+func deepPodOverridesHdfsCluster(ns, name string, deepest int) (*unstructured.Unstructured, string) {
 	inner := map[string]any{"podOverrides": map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}}}
 	// spec is depth 1 and the chain follows, then podOverrides and its spec.
 	chain := deepest - 3
@@ -46,7 +46,7 @@ func TestServiceAccountPodOverridesAtAnyDepth(t *testing.T) {
 
 	judged := 0
 	for _, deepest := range []int{100, 1000, 9000, 9990, 9994, 9995, 9996, 9997, 9999} {
-		obj, field := deepHdfsCluster(ns, fmt.Sprintf("deep-%d", deepest), deepest)
+		obj, field := deepPodOverridesHdfsCluster(ns, fmt.Sprintf("deep-%d", deepest), deepest)
 		err := e.client.Create(ctx, obj, client.DryRunAll)
 		if err == nil {
 			t.Fatalf("a podOverrides ServiceAccount %d levels deep was admitted", deepest)
