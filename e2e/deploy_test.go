@@ -58,29 +58,44 @@ const (
 // expectedClusterRoleRules is the published least privilege of the server
 // (deploy/default/README.md, section RBAC), rule by rule: read access to the
 // cluster-scoped objects dependency-group, crd-source and harness check
-// against. A contract that caches more adds exactly its rules here, in
+// against, and the roles harness reviews when a harness binds them. A contract that caches more adds exactly its rules here, in
 // deploy/default/rbac.yaml and in the README.
 var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
-	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups", "operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"get", "list", "watch"}},
 }
 
-// TestDeployShipsTheCRDs: deploy/default installs the CRD of every kind a
-// registry webhook reads from the cluster.
+// TestDeployShipsTheCRDs: deploy/default installs the CRD of gatehouse's own
+// kind (vshn.net OperatorHarness) and none of helmetica's (a cluster running
+// helmetica has its own, which a CRD of the same name cannot coexist with);
+// the optional component deploy/helmetica-crds has exactly helmetica's.
 func TestDeployShipsTheCRDs(t *testing.T) {
-	r := renderDeploy(t, deployDefaultDir)
-	have := map[string]bool{}
-	for _, crd := range r.crds {
-		for _, v := range crd.Spec.Versions {
-			have[crd.Spec.Group+"/"+v.Name+" "+crd.Spec.Names.Kind] = true
+	kinds := func(crds []apiextensionsv1.CustomResourceDefinition) map[string]bool {
+		have := map[string]bool{}
+		for _, crd := range crds {
+			for _, v := range crd.Spec.Versions {
+				have[crd.Spec.Group+"/"+v.Name+" "+crd.Spec.Names.Kind] = true
+			}
+		}
+		return have
+	}
+	key := func(gvk schema.GroupVersionKind) string { return gvk.GroupVersion().String() + " " + gvk.Kind }
+	defaults := kinds(renderDeploy(t, deployDefaultDir).crds)
+	if !defaults[key(webhooks.HarnessGVK)] || len(defaults) != 1 {
+		t.Errorf("deploy/default installs CRDs for %v, want only %s", defaults, webhooks.HarnessGVK)
+	}
+	component := kinds(renderHelmeticaCRDs(t).crds)
+	for _, gvk := range []schema.GroupVersionKind{webhooks.DependencyGroupGVK, webhooks.CRDSourceGVK, webhooks.HelmeticaHarnessGVK} {
+		if !component[key(gvk)] {
+			t.Errorf("deploy/helmetica-crds has no CRD for %s", gvk)
 		}
 	}
-	for _, gvk := range []schema.GroupVersionKind{webhooks.DependencyGroupGVK, webhooks.CRDSourceGVK, webhooks.HarnessGVK} {
-		if !have[gvk.GroupVersion().String()+" "+gvk.Kind] {
-			t.Errorf("deploy/default installs no CRD for %s", gvk)
-		}
+	if len(component) != 3 {
+		t.Errorf("deploy/helmetica-crds has CRDs for %v, want helmetica's three", component)
 	}
 }
 

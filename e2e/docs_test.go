@@ -75,6 +75,8 @@ func TestOperationsDocMatchesTheRegistry(t *testing.T) {
 			{def.Intercept.OneObject, "only the configured override ConfigMap"},
 			{def.Intercept.AllResources, "every resource (no subresources)"},
 			{def.Intercept.UpdatesByServiceAccountsOnly, "UPDATE by service accounts only"},
+			{def.Intercept.StatusSubresources, "every `*/status` subresource"},
+			{def.Intercept.LabelChangesOnly, "only UPDATEs that change labels"},
 			{def.FailClosedOnlyInHarnessed, "harnessed namespaces"},
 		} {
 			if sel.on != strings.Contains(intercepts, sel.text) {

@@ -12,6 +12,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -103,6 +105,11 @@ func placeSamples(t *testing.T, e *env, seed string) []placed {
 		if def.FailurePolicy != admissionregistrationv1.Fail {
 			continue
 		}
+		if !slices.Contains(def.Intercept.Operations, admissionregistrationv1.Create) {
+			// UPDATE only (harness-labels-guard): its own case in
+			// TestFailureMatrix, since a create never reaches it.
+			continue
+		}
 		c := coverOf(t, def)
 		name, ns := "e2e-"+seed+"-"+def.Name, ""
 		switch {
@@ -174,6 +181,10 @@ func TestFailureMatrix(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = e.client.Delete(context.Background(), owner) })
 
+	// A ConfigMap stored before the stop, which a service account may
+	// update: harness-labels-guard takes UPDATEs only.
+	guarded := placeLabelGuardSample(t, e)
+
 	// The restart runs the binary as a new process, as a restarted pod does.
 	binary, err := localcluster.BuildGatehouse(repo, t.TempDir())
 	if err != nil {
@@ -210,6 +221,10 @@ func TestFailureMatrix(t *testing.T) {
 				t.Errorf("%s: %s rejected, but not for a failed call of one of %v: %v", p.def.Name, p.obj.GetKind(), want, err)
 			}
 		}
+	})
+
+	t.Run("the label guard rejects label changes by service accounts, and only those", func(t *testing.T) {
+		guarded.check(t, e)
 	})
 
 	t.Run("the fail-open mutator lets pods on to the guard", func(t *testing.T) {
@@ -566,5 +581,63 @@ func TestPodSecurityGuardWhenTheMutatorIsUnreachable(t *testing.T) {
 	}
 	if after := failOpenCount(t, e, "pod-security-defaults"); after <= before {
 		t.Errorf("apiserver_admission_webhook_fail_open_count for pod-security-defaults did not grow (%v -> %v)", before, after)
+	}
+}
+
+// labelGuardSample is a stored ConfigMap and a client of a service account
+// allowed to update it.
+type labelGuardSample struct {
+	cm      *corev1.ConfigMap
+	account client.Client
+}
+
+func placeLabelGuardSample(t *testing.T, e *env) labelGuardSample {
+	t.Helper()
+	ctx := context.Background()
+	ns := testNamespace(t, e, t.Name()+"/label-guard", nil, nil)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded", Labels: map[string]string{"app": "db"}}}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "update"}}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "default"}},
+	}
+	for _, obj := range []client.Object{cm, role, binding} {
+		if err := e.client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := rest.CopyConfig(e.config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":default"}
+	account, err := client.New(cfg, client.Options{Scheme: e.client.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return labelGuardSample{cm: cm, account: account}
+}
+
+// check runs while gatehouse is down: a service account's UPDATE that
+// changes a label fails closed (on the guard's entry or its group's); its
+// UPDATE of data only, and a person's label change, are never sent.
+func (g labelGuardSample) check(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	def, _ := webhooks.Lookup("harness-labels-guard")
+	relabelled := g.cm.DeepCopy()
+	relabelled.Labels["app"] = "web"
+	err := g.account.Update(ctx, relabelled.DeepCopy(), client.DryRunAll)
+	if got := failedWebhook(err); !slices.Contains(entriesOf(def), got) {
+		t.Errorf("a service account's label change while gatehouse is down: want a failed call of one of %v, got %v", entriesOf(def), err)
+	}
+	data := g.cm.DeepCopy()
+	data.Data = map[string]string{"k": "v"}
+	if err := g.account.Update(ctx, data, client.DryRunAll); err != nil {
+		t.Errorf("a service account's data-only UPDATE was sent to gatehouse: %v", err)
+	}
+	if err := e.client.Update(ctx, relabelled.DeepCopy(), client.DryRunAll); err != nil {
+		t.Errorf("a cluster admin's label change was sent to gatehouse: %v", err)
 	}
 }

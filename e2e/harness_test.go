@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -216,13 +217,15 @@ spec:
 // TestHarnessLabels: objects created in a scoped namespace carry its scope
 // label; another value is denied; a cluster-scoped object the harnessed
 // service account creates gets the label, which that account cannot remove
-// afterwards (a person can).
+// afterwards (a person can); the account can neither strip a pod's label
+// through pods/status nor add one with a value its namespace does not have,
+// while a cluster admin can change the label through pods/status.
 func TestHarnessLabels(t *testing.T) {
 	e := requireCluster(t)
 	ctx := context.Background()
 	const key = "requires.e2e.gatehouse.dev/labels"
-	namespaceWith(t, e, "e2e-labels-operator", nil, "operator")
-	namespaceWith(t, e, "e2e-labels-tenant", map[string]string{key: "tenant-1"})
+	namespaceWith(t, e, "e2e-labels-operator", nil, "operator", "default")
+	namespaceWith(t, e, "e2e-labels-tenant", map[string]string{key: "tenant-1"}, "default")
 	createHarness(t, e, fmt.Sprintf(`
 apiVersion: vshn.net/v1
 kind: OperatorHarness
@@ -248,10 +251,14 @@ spec:
 		t.Errorf("denial: %s", got)
 	}
 
-	// The operator's service account may manage PriorityClasses.
+	// The operator's service account may manage PriorityClasses and pods
+	// with their status.
 	role := &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-labels-priorityclasses"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"scheduling.k8s.io"}, Resources: []string{"priorityclasses"}, Verbs: []string{"get", "create", "update", "delete"}}},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"scheduling.k8s.io"}, Resources: []string{"priorityclasses"}, Verbs: []string{"get", "create", "update", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"pods", "pods/status"}, Verbs: []string{"get", "update", "patch"}},
+		},
 	}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-labels-priorityclasses"},
@@ -286,10 +293,129 @@ spec:
 		t.Fatal("the harnessed account removed its scope label")
 	}
 	webhook, causes = liveCauses(t, err)
-	if got := webhook + " " + strings.Join(causes, " "); got != "harness-labels ScopeLabelChanged@metadata.labels["+key+"]" {
+	if got := webhook + " " + strings.Join(causes, " "); got != "harness-labels-guard ScopeLabelChanged@metadata.labels["+key+"]" {
 		t.Errorf("denial: %s", got)
 	}
 	if err := e.client.Update(ctx, stripped); err != nil {
 		t.Errorf("a cluster admin could not remove the label: %v", err)
 	}
+
+	// Through pods/status, which keeps label changes: a pod created in the
+	// scoped namespace carries the label; the harnessed account can neither
+	// remove it (UPDATE) nor change it (PATCH) there.
+	pod := operatorPod("e2e-labels-tenant", "worker", "default")
+	if err := e.client.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), pod) })
+	if pod.Labels[key] != "tenant-1" {
+		t.Fatalf("pod created in the scoped namespace has labels %v", pod.Labels)
+	}
+	want := "harness-labels-guard ScopeLabelChanged@metadata.labels[" + key + "]"
+	strippedPod := pod.DeepCopy()
+	delete(strippedPod.Labels, key)
+	if err := operator.Status().Update(ctx, strippedPod); err == nil {
+		t.Error("the harnessed account removed the scope label through pods/status")
+	} else if webhook, causes := liveCauses(t, err); webhook+" "+strings.Join(causes, " ") != want {
+		t.Errorf("pods/status UPDATE denial: %s %v, want %s", webhook, causes, want)
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+key+`":"tenant-2"}}}`))
+	if err := operator.Status().Patch(ctx, pod.DeepCopy(), patch); err == nil {
+		t.Error("the harnessed account changed the scope label through pods/status")
+	} else if webhook, causes := liveCauses(t, err); webhook+" "+strings.Join(causes, " ") != want {
+		t.Errorf("pods/status PATCH denial: %s %v, want %s", webhook, causes, want)
+	}
+	stored := &corev1.Pod{}
+	if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Labels[key] != "tenant-1" {
+		t.Fatalf("after the denied status writes the pod has labels %v", stored.Labels)
+	}
+
+	// Adding the label with a value the pod's namespace does not have (this
+	// one has no scope label at all) is denied too.
+	unscoped := operatorPod("e2e-labels-operator", "worker", "default")
+	if err := e.client.Create(ctx, unscoped); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), unscoped) })
+	added := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+key+`":"tenant-1"}}}`))
+	if err := operator.Patch(ctx, unscoped.DeepCopy(), added); err == nil {
+		t.Error("the harnessed account added a scope label with another namespace's value")
+	} else if webhook, causes := liveCauses(t, err); webhook+" "+strings.Join(causes, " ") != "harness-labels-guard ScopeLabelAdded@metadata.labels["+key+"]" {
+		t.Errorf("added label denial: %s %v", webhook, causes)
+	}
+
+	// A cluster admin is not restrained: the status subresource stores the
+	// label's removal, which is why the guard must see it.
+	if err := e.client.Status().Update(ctx, strippedPod); err != nil {
+		t.Fatalf("a cluster admin could not remove the label through pods/status: %v", err)
+	}
+	if err := e.client.Get(ctx, client.ObjectKeyFromObject(pod), stored); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := stored.Labels[key]; ok {
+		t.Errorf("pods/status did not store the label's removal: %v", stored.Labels)
+	}
+}
+
+// TestHarnessBindingsReviewed: on the real API server, with the roles it
+// bootstraps, a harness binding cluster-admin cluster-wide is denied at the
+// binding, as is one binding admin in its scoped namespaces (admin is
+// aggregated; no aggregation controller runs here, so its stored rules are
+// empty and the review reads what it aggregates); a binding to a role gatehouse has
+// not seen yet is not found, and admitted once the role exists and is harmless.
+func TestHarnessBindingsReviewed(t *testing.T) {
+	e := requireCluster(t)
+	ctx := context.Background()
+	manifest := func(name, binding string) *unstructured.Unstructured {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(fmt.Sprintf(`
+apiVersion: vshn.net/v1
+kind: OperatorHarness
+metadata: {name: %[1]s}
+spec:
+  scopeToLabel: requires.e2e.gatehouse.dev/%[1]s
+  operator: {namespace: %[1]s, serviceAccounts: [operator]}
+%[2]s
+`, name, binding)), &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	denial := func(obj *unstructured.Unstructured) string {
+		err := e.client.Create(ctx, obj.DeepCopy(), client.DryRunAll)
+		if err == nil {
+			return "admitted"
+		}
+		webhook, causes := liveCauses(t, err)
+		return webhook + " " + strings.Join(causes, " ")
+	}
+	crb := func(role string) string {
+		return "  clusterRoleBindings: [{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: " + role + "}]"
+	}
+	for _, tc := range []struct{ name, binding, want string }{
+		{"e2e-binds-cluster-admin", crb("cluster-admin"), "harness HarnessGrantDangerous@spec.clusterRoleBindings[0]"},
+		{"e2e-binds-admin", "  roleBindings: {roleRefs: [{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}]}",
+			"harness HarnessGrantDangerous@spec.roleBindings.roleRefs[0]"},
+		{"e2e-binds-missing", crb("e2e-harness-reader"), "harness HarnessRoleNotFound@spec.clusterRoleBindings[0]"},
+	} {
+		if got := denial(manifest(tc.name, tc.binding)); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-harness-reader"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"k8s.mariadb.com"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if err := e.client.Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), role) })
+	harmless := manifest("e2e-binds-reader", crb(role.Name))
+	eventually(t, "a binding to a harmless role admitted", func() error {
+		return e.client.Create(ctx, harmless.DeepCopy(), client.DryRunAll)
+	}, func() bool { return true })
 }

@@ -100,8 +100,16 @@ var sampleBuilders = map[schema.GroupResource]func(name string) (apiVersion, kin
 		}}
 	},
 	{Group: "helmetica.io", Resource: "customresourcedefinitionsources"}: func(name string) (string, string, map[string]any) {
+		ref := []any{map[string]any{"dependencyGroup": map[string]any{"name": name}}}
 		return "helmetica.io/v1", "CustomResourceDefinitionSource", map[string]any{"spec": map[string]any{
-			"manages": name, "provides": name,
+			"reference": map[string]any{"kind": "OCIRepository", "name": name},
+			"manages":   ref, "provides": ref,
+		}}
+	},
+	{Group: "helmetica.io", Resource: "operatorharnesses"}: func(name string) (string, string, map[string]any) {
+		return "helmetica.io/v1", "OperatorHarness", map[string]any{"spec": map[string]any{
+			"scopeToLabel": "requires.samples.example.com/helmetica-" + name,
+			"operator":     map[string]any{"namespace": name, "serviceAccounts": []any{"helmetica-" + name}},
 		}}
 	},
 	{Group: "vshn.net", Resource: "operatorharnesses"}: func(name string) (string, string, map[string]any) {
@@ -139,9 +147,9 @@ func sampleObject(t *testing.T, gr schema.GroupResource, ns, name string) *unstr
 
 // clusterScoped names the registry's cluster-scoped resources.
 var clusterScoped = map[schema.GroupResource]bool{
-	{Group: "helmetica.io", Resource: "dependencygroups"}:                true,
-	{Group: "helmetica.io", Resource: "customresourcedefinitionsources"}: true,
-	{Group: "vshn.net", Resource: "operatorharnesses"}:                   true,
+	{Group: "helmetica.io", Resource: "dependencygroups"}:  true,
+	{Group: "helmetica.io", Resource: "operatorharnesses"}: true,
+	{Group: "vshn.net", Resource: "operatorharnesses"}:     true,
 }
 
 // serverOptions are the webhook options of the default configuration, which

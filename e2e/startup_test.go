@@ -83,7 +83,11 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 	plain.SetLabels(map[string]string{instanceLabel: "unsynced"})
 	stateful := map[string]*unstructured.Unstructured{}
 	for name, gr := range stateWebhooks {
-		obj := sampleObject(t, gr, "", "e2e-unsynced-"+name)
+		objNS := ns
+		if clusterScoped[gr] {
+			objNS = ""
+		}
+		obj := sampleObject(t, gr, objNS, "e2e-unsynced-"+name)
 		obj.SetLabels(map[string]string{instanceLabel: "unsynced"})
 		stateful[name] = obj
 	}

@@ -17,20 +17,29 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // CachedState is the StateReader and NamespaceReader of `gatehouse serve`:
-// informer caches of DependencyGroups, CustomResourceDefinitionSources and
-// OperatorHarnesses (trimmed to what the lookups read), with a field index
-// per stateIndex so each lookup is a map access whatever the number of
-// objects, and a metadata-only cache of namespaces (name and labels). Until
-// every informer has synced, lookups fail (the webhooks deny) and Ready
-// fails.
+// informer caches of DependencyGroups, CustomResourceDefinitionSources,
+// OperatorHarnesses of both groups, ClusterRoles and Roles (trimmed to what
+// the lookups read), with a field index per stateIndex so each lookup is a
+// map access whatever the number of objects, and metadata-only caches of
+// namespaces (name and labels) and CRDs (names). Until every informer has
+// synced, lookups fail (the webhooks deny) and Ready fails.
+//
+// helmetica's CRDs are optional (deploy/default installs none of them), so
+// a kind is watched only while its CRD exists: a kind whose CRD is absent
+// has no objects and its lookups answer "none"; a CRD that appears starts
+// its kind's informer, and until that has synced the kind's lookups fail.
 type CachedState struct {
 	cache cache.Cache
+	// kinds holds, per cached kind, whether its informer has synced.
+	kinds map[schema.GroupVersionKind]*kindCache
+	ctx   context.Context
 	// live reads a namespace the cache does not have yet (created a moment
 	// ago) from the API server, at most liveReadsPerSecond a second;
 	// missing remembers for missingTTL the namespaces it did not find.
@@ -41,8 +50,22 @@ type CachedState struct {
 	synced    atomic.Bool
 }
 
-// namespaceGVK is the one kind cached as metadata only.
-var namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+// kindCache is the state of one cached kind's informer.
+type kindCache struct {
+	crd      string // <plural>.<group>
+	starting atomic.Bool
+	indexed  atomic.Bool
+	synced   atomic.Bool
+}
+
+// The kinds cached as metadata only.
+var (
+	namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	crdGVK       = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+)
+
+// errKindAbsent: the kind's CRD is not installed, so it has no objects.
+var errKindAbsent = errors.New("kind not installed")
 
 // Reads of namespaces the cache has not seen. The API server's
 // NamespaceLifecycle plugin rejects objects in namespaces that do not exist
@@ -76,7 +99,12 @@ func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 	if err != nil {
 		return nil, err
 	}
+	kinds := map[schema.GroupVersionKind]*kindCache{}
+	for gvk, plural := range stateKinds {
+		kinds[gvk] = &kindCache{crd: plural + "." + gvk.Group}
+	}
 	return &CachedState{
+		kinds:     kinds,
 		cache:     c,
 		live:      live,
 		liveReads: flowcontrol.NewTokenBucketRateLimiter(liveReadsPerSecond, 2*liveReadsPerSecond),
@@ -84,10 +112,12 @@ func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 	}, nil
 }
 
-func namespaceMetadata() *metav1.PartialObjectMetadata {
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(namespaceGVK)
-	return ns
+func namespaceMetadata() *metav1.PartialObjectMetadata { return metadataOf(namespaceGVK) }
+
+func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	return m
 }
 
 // keepOnlyWhatIsRead trims a cached object to what the lookups read: the
@@ -111,51 +141,181 @@ func keepOnlyWhatIsRead(obj any) (any, error) {
 }
 
 // TrimForLookups returns what the state lookups and their evaluators read of
-// a cluster-scoped object: apiVersion, kind, spec, and of metadata the name,
-// namespace, creationTimestamp (and uid and resourceVersion, which an
-// informer needs). The server's caches and `gatehouse check --state` keep
-// the same.
+// a cached object: apiVersion, kind, spec, and of metadata the name,
+// namespace, creationTimestamp, deletionTimestamp (and uid and
+// resourceVersion, which an informer needs); of RBAC roles, which have no
+// spec, their rules and aggregationRule, and of ClusterRoles their labels
+// too (aggregation rules select by label). The server's caches and
+// `gatehouse check --state` keep the same.
+//
+// deletionTimestamp is kept because an object being deleted claims nothing
+// (the DG and CRDS indexes skip it). Of a helmetica.io OperatorHarness only
+// spec.scopeToLabel and spec.operator are kept: they are all it has, so a
+// stray spec.mode never makes it a Report-mode harness.
 func TrimForLookups(obj map[string]any) map[string]any {
 	meta, _ := obj["metadata"].(map[string]any)
 	kept := map[string]any{}
-	for _, key := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp"} {
+	for _, key := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
 		if v, ok := meta[key]; ok {
 			kept[key] = v
 		}
 	}
-	return map[string]any{
+	spec := obj["spec"]
+	if obj["apiVersion"] == HelmeticaHarnessGVK.GroupVersion().String() && obj["kind"] == HelmeticaHarnessGVK.Kind {
+		if m, ok := spec.(map[string]any); ok {
+			only := map[string]any{}
+			for _, key := range []string{"scopeToLabel", "operator"} {
+				if v, ok := m[key]; ok {
+					only[key] = v
+				}
+			}
+			spec = only
+		}
+	}
+	out := map[string]any{
 		"apiVersion": obj["apiVersion"],
 		"kind":       obj["kind"],
 		"metadata":   kept,
-		"spec":       obj["spec"],
+		"spec":       spec,
 	}
-}
-
-// Start registers the indexes and informers and runs them until ctx ends.
-func (s *CachedState) Start(ctx context.Context) error {
-	for _, idx := range stateIndexes {
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(idx.gvk)
-		values := idx.values
-		if err := s.cache.IndexField(ctx, obj, idx.name, func(o client.Object) []string {
-			u, ok := o.(*unstructured.Unstructured)
-			if !ok {
-				return nil
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	if gvk == ClusterRoleGVK || gvk == RoleGVK {
+		delete(out, "spec")
+		out["rules"] = obj["rules"]
+		if v, ok := obj["aggregationRule"]; ok {
+			out["aggregationRule"] = v
+		}
+		if gvk == ClusterRoleGVK {
+			if v, ok := meta["labels"]; ok {
+				kept["labels"] = v
 			}
-			return values(u.Object)
-		}); err != nil {
-			return fmt.Errorf("index %s: %w", idx.name, err)
 		}
 	}
+	return out
+}
+
+// Start runs the namespace and CRD informers, then the informer of every
+// cached kind whose CRD exists, until ctx ends; a CRD created later starts
+// its kind (startKind).
+func (s *CachedState) Start(ctx context.Context) error {
+	s.ctx = ctx
 	if _, err := s.cache.GetInformer(ctx, namespaceMetadata()); err != nil {
 		return fmt.Errorf("namespace informer: %w", err)
 	}
+	crds, err := s.cache.GetInformer(ctx, metadataOf(crdGVK))
+	if err != nil {
+		return fmt.Errorf("CRD informer: %w", err)
+	}
+	if _, err := crds.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				s.crdAppeared(m.Name)
+			}
+		},
+	}); err != nil {
+		return fmt.Errorf("CRD informer: %w", err)
+	}
 	go func() {
-		if s.cache.WaitForCacheSync(ctx) {
-			s.synced.Store(true)
+		if !s.cache.WaitForCacheSync(ctx) {
+			return
 		}
+		// Ready once every kind whose CRD exists now has synced.
+		for gvk, k := range s.kinds {
+			if s.crdInstalled(k.crd) == nil {
+				s.startKind(gvk)
+			}
+		}
+		for _, k := range s.kinds {
+			for k.starting.Load() && !k.synced.Load() {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}
+		s.synced.Store(true)
 	}()
 	return s.cache.Start(ctx)
+}
+
+// crdAppeared starts the kind a newly seen CRD serves.
+func (s *CachedState) crdAppeared(name string) {
+	for gvk, k := range s.kinds {
+		if k.crd == name {
+			s.startKind(gvk)
+		}
+	}
+}
+
+// startKind registers the indexes of gvk and starts its informer, once; the
+// kind counts as synced when the informer has.
+func (s *CachedState) startKind(gvk schema.GroupVersionKind) {
+	k := s.kinds[gvk]
+	if k == nil || s.ctx == nil || !k.starting.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		// A failure (a CRD not served yet) lets the next lookup try again.
+		defer k.starting.Store(false)
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		if !k.indexed.Load() {
+			for _, idx := range stateIndexes {
+				if idx.gvk != gvk {
+					continue
+				}
+				values := idx.values
+				if err := s.cache.IndexField(s.ctx, obj, idx.name, func(o client.Object) []string {
+					u, ok := o.(*unstructured.Unstructured)
+					if !ok {
+						return nil
+					}
+					return values(u.Object)
+				}); err != nil {
+					return
+				}
+			}
+			k.indexed.Store(true)
+		}
+		if _, err := s.cache.GetInformer(s.ctx, obj); err == nil {
+			k.synced.Store(true)
+		}
+	}()
+}
+
+// crdInstalled says whether the cache has the CRD named name: nil when it
+// has, errKindAbsent when it has not.
+func (s *CachedState) crdInstalled(name string) error {
+	err := s.cache.Get(context.Background(), types.NamespacedName{Name: name}, metadataOf(crdGVK))
+	if apierrors.IsNotFound(err) {
+		return errKindAbsent
+	}
+	return err
+}
+
+// kindReady says whether gvk's objects can be read: nil when its informer
+// has synced, errKindAbsent when its CRD is not installed (no objects), an
+// error when the view cannot answer (caches not synced, or the kind's
+// informer is still starting: its CRD appeared a moment ago).
+func (s *CachedState) kindReady(gvk schema.GroupVersionKind) error {
+	if !s.synced.Load() {
+		return errNotSynced
+	}
+	k := s.kinds[gvk]
+	if k == nil {
+		return fmt.Errorf("%s is not a cached kind", gvk)
+	}
+	if k.synced.Load() {
+		return nil
+	}
+	if err := s.crdInstalled(k.crd); err != nil {
+		return err
+	}
+	s.startKind(gvk)
+	return fmt.Errorf("the cache of %s is starting (its CRD was just installed)", gvk)
 }
 
 // Ready is a readiness check: false until every cache has synced.
@@ -168,7 +328,7 @@ func (s *CachedState) Ready(*http.Request) error {
 
 var errNotSynced = errors.New("cluster state caches not synced yet")
 
-// Lookup implements StateReader: the names of Objects, sorted.
+// Lookup implements StateReader: the ObjectKeys of Objects, sorted.
 func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
 	objs, err := s.Objects(gvk, index, value)
 	if err != nil {
@@ -176,16 +336,19 @@ func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) (
 	}
 	names := make([]string, len(objs))
 	for i, obj := range objs {
-		names[i] = (&unstructured.Unstructured{Object: obj}).GetName()
+		names[i] = ObjectKey(obj)
 	}
 	return sortedUnique(names), nil
 }
 
-// Objects implements StateReader with the field index. The objects are the
-// cache's own (no copy per review): read-only.
+// Objects implements StateReader with the field index, across namespaces.
+// The objects are the cache's own (no copy per review): read-only.
 func (s *CachedState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
-	if !s.synced.Load() {
-		return nil, errNotSynced
+	switch err := s.kindReady(gvk); {
+	case errors.Is(err, errKindAbsent):
+		return nil, nil
+	case err != nil:
+		return nil, err
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
@@ -254,10 +417,13 @@ func (s *CachedState) rememberMissing(name string) {
 	s.missing[name] = time.Now()
 }
 
-// Exists implements StateReader.
+// Exists implements StateReader for a cluster-scoped kind.
 func (s *CachedState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
-	if !s.synced.Load() {
-		return false, errNotSynced
+	switch err := s.kindReady(gvk); {
+	case errors.Is(err, errKindAbsent):
+		return false, nil
+	case err != nil:
+		return false, err
 	}
 	obj := &unstructured.Unstructured{}
 	obj.SetGroupVersionKind(gvk)

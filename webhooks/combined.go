@@ -86,7 +86,8 @@ func (m member) selectsRequest(req *admission.Request, opts Options) bool {
 	op := admissionregistrationv1.OperationType(req.Operation)
 	in := m.def.Intercept
 	return in.Matches(op, schema.GroupVersionResource(req.Resource), req.SubResource, opts) &&
-		in.UserMatches(op, req.UserInfo.Username) && in.ObjectMatches(req.Namespace, req.Name, opts)
+		in.UserMatches(op, req.UserInfo.Username) && in.ObjectMatches(req.Namespace, req.Name, opts) &&
+		in.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw)
 }
 
 // selectsNamespace is the part of selects that reads the namespace's labels.
@@ -289,7 +290,11 @@ func (m member) memberExpression(opts Options) string {
 			r.GVR.Group, r.GVR.Resource, subresourceIs(r.Subresource), operationsIn(r.operations(in))))
 	}
 	if in.AllResources {
-		alts = append(alts, fmt.Sprintf("(%s && %s)", subresourceIs(""), operationsIn(in.Operations)))
+		subresources := subresourceIs("")
+		if in.StatusSubresources {
+			subresources = "(" + subresources + " || " + subresourceIs("status") + ")"
+		}
+		alts = append(alts, fmt.Sprintf("(%s && %s)", subresources, operationsIn(in.Operations)))
 	}
 	if in.Products {
 		var suffixes []string

@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -64,7 +65,7 @@ var compiled = map[string]cel.Program{}
 
 // sends evaluates an entry as the API server does: rules, namespaceSelector
 // (on the object's namespace), then every matchCondition.
-func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string, nsLabels map[string]string) bool {
+func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string, labelsChanged bool, nsLabels map[string]string) bool {
 	t.Helper()
 	if !rulesMatch(e.rules, op, gvr, sub) {
 		return false
@@ -82,7 +83,7 @@ func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationT
 			prg = compile(t, c.Expression)
 			compiled[c.Expression] = prg
 		}
-		if !evalBool(t, prg, op, gvr, sub, namespace, name, user) {
+		if !evalBool(t, prg, op, gvr, sub, namespace, name, user, labelsChanged) {
 			return false
 		}
 	}
@@ -116,6 +117,9 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
 		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, sub: "ephemeralcontainers"},
 		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, sub: "status"},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, sub: "finalize"},
+		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, sub: "scale"},
+		{gvr: schema.GroupVersionResource{Group: "hdfs.kubedoop.dev", Version: "v1alpha1", Resource: "hdfsclusters"}, sub: "status"},
 		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}},
 		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}},
 		{gvr: schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}},
@@ -143,37 +147,42 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 		for _, op := range ops {
 			for _, o := range objects {
 				for _, user := range users {
-					for _, nsl := range namespaces {
-						nsLabels := map[string]string{"kubernetes.io/metadata.name": o[0]}
-						for k, v := range nsl {
-							nsLabels[k] = v
-						}
-						var want, got []string
-						for _, e := range separate {
-							if e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, nsLabels) {
-								want = append(want, strings.TrimSuffix(strings.TrimSuffix(e.name, ".gatehouse.dev"), "-unlabelled"))
+					for _, labelsChanged := range []bool{false, true} {
+						for _, nsl := range namespaces {
+							nsLabels := map[string]string{"kubernetes.io/metadata.name": o[0]}
+							for k, v := range nsl {
+								nsLabels[k] = v
 							}
-						}
-						req := &admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-							Operation: admissionv1.Operation(op), Resource: metav1.GroupVersionResource(r.gvr), SubResource: r.sub,
-							Namespace: o[0], Name: o[1], UserInfo: authenticationv1.UserInfo{Username: user},
-						}}
-						for _, e := range combined {
-							if !e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, nsLabels) {
-								continue
-							}
-							for _, m := range groupMembers[e.name] {
-								if m.selects(req, nsLabels, opts) {
-									got = append(got, m.def.Name)
+							var want, got []string
+							for _, e := range separate {
+								if e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, labelsChanged, nsLabels) {
+									want = append(want, strings.TrimSuffix(strings.TrimSuffix(e.name, ".gatehouse.dev"), "-unlabelled"))
 								}
 							}
+							object, oldObject := rawPair(t, op, labelsChanged)
+							req := &admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+								Operation: admissionv1.Operation(op), Resource: metav1.GroupVersionResource(r.gvr), SubResource: r.sub,
+								Namespace: o[0], Name: o[1], UserInfo: authenticationv1.UserInfo{Username: user},
+								Object: runtime.RawExtension{Raw: object}, OldObject: runtime.RawExtension{Raw: oldObject},
+							}}
+							for _, e := range combined {
+								if !e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, labelsChanged, nsLabels) {
+									continue
+								}
+								for _, m := range groupMembers[e.name] {
+									if m.selects(req, nsLabels, opts) {
+										got = append(got, m.def.Name)
+									}
+								}
+							}
+							sort.Strings(want)
+							sort.Strings(got)
+							if !slices.Equal(want, got) {
+								t.Errorf("%s %s/%s %s/%s by %s (labels changed: %v) in %v: separate entries call %v, combined run %v",
+									op, r.gvr, r.sub, o[0], o[1], user, labelsChanged, nsl, want, got)
+							}
+							checked++
 						}
-						sort.Strings(want)
-						sort.Strings(got)
-						if !slices.Equal(want, got) {
-							t.Errorf("%s %s/%s %s/%s by %s in %v: separate entries call %v, combined run %v", op, r.gvr, r.sub, o[0], o[1], user, nsl, want, got)
-						}
-						checked++
 					}
 				}
 			}

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,8 +36,42 @@ type DependencyGroupStatus struct {
 // allGroups is the single work item: every event re-decides every group.
 var allGroups = reconcile.Request{NamespacedName: types.NamespacedName{Name: "all-dependencygroups"}}
 
-// SetupWithManager registers the reconciler.
+// crdPoll is how often the reconciler looks for the DependencyGroup CRD
+// while it is not installed.
+const crdPoll = 10 * time.Second
+
+// SetupWithManager registers the reconciler. deploy/default installs no
+// DependencyGroup CRD (helmetica owns it), so the controller starts once the
+// kind is served: until then there is no group to decide.
 func (r *DependencyGroupStatus) SetupWithManager(mgr ctrl.Manager) error {
+	return mgr.Add(waitForKind{mgr: mgr, start: func() error { return r.register(mgr) }})
+}
+
+// waitForKind is a leader-elected runnable that polls until DependencyGroup
+// is served, then registers the controller with the running manager.
+type waitForKind struct {
+	mgr   ctrl.Manager
+	start func() error
+}
+
+// NeedLeaderElection: only the leader decides.
+func (waitForKind) NeedLeaderElection() bool { return true }
+
+func (w waitForKind) Start(ctx context.Context) error {
+	gk := helmeticav1.SchemeGroupVersion.WithKind("DependencyGroup").GroupKind()
+	for {
+		if _, err := w.mgr.GetRESTMapper().RESTMapping(gk, helmeticav1.SchemeGroupVersion.Version); err == nil {
+			return w.start()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(crdPoll):
+		}
+	}
+}
+
+func (r *DependencyGroupStatus) register(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("dependencygroup-status").
 		Watches(&helmeticav1.DependencyGroup{}, crhandler.EnqueueRequestsFromMapFunc(
@@ -92,12 +127,11 @@ func setStatus(g *helmeticav1.DependencyGroup, v dependencygroup.Verdict) bool {
 	}
 	state := helmeticav1.DependencyGroupState(v.State)
 	old := meta.FindStatusCondition(g.Status.Conditions, ConditionAccepted)
-	if g.Status.State == state && g.Status.ObservedGeneration == g.Generation && old != nil &&
+	if g.Status.State == state && old != nil &&
 		old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message && old.ObservedGeneration == cond.ObservedGeneration {
 		return false
 	}
 	g.Status.State = state
-	g.Status.ObservedGeneration = g.Generation
 	meta.SetStatusCondition(&g.Status.Conditions, cond)
 	return true
 }

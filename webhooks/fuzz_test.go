@@ -26,6 +26,10 @@ func FuzzHandler(f *testing.F) {
 	seedFromFixtures(f)
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"kind":"Pod","version":"v1"},"resource":{"resource":"pods","version":"v1"},"operation":"CREATE","object":{"spec":{"volumes":[{"ephemeral":{"volumeClaimTemplate":{"metadata":{"annotations":{"secrets.kubedoop.dev/scope":",="}}}}}]}}}}`))
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"group":"a.kubedoop.dev","kind":"X","version":"v1"},"resource":{"group":"a.kubedoop.dev","resource":"xs","version":"v1"},"operation":"UPDATE","object":{"a":[[[[{"podOverrides":{"spec":{"serviceAccount":1}}}]]]]},"oldObject":{}}}`))
+	// harness-labels-guard: a pods/status UPDATE by a service account that
+	// changes a label.
+	f.Add([]byte(`{"request":{"uid":"x","kind":{"kind":"Pod","version":"v1"},"resource":{"resource":"pods","version":"v1"},"subResource":"status","operation":"UPDATE",` +
+		`"userInfo":{"username":"system:serviceaccount:ns:sa"},"object":{"metadata":{"labels":{"a":"b"}}},"oldObject":{"metadata":{"labels":{"a":"c"}},"status":{}}}}`))
 	hooks := Build(OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true })
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, w := range hooks {

@@ -8,12 +8,17 @@ import (
 )
 
 // harness: HARNESS (CONTRACTS.md §8), the review of an OperatorHarness
-// against the other harnesses, plus PROXY's warning when the pods it sends
+// (vshn.net/v1, or helmetica.io/v1 with scopeToLabel and operator only)
+// against the other harnesses of both groups, plus PROXY's warning when the pods it sends
 // through the harness proxy would not be guarded while gatehouse is
 // unavailable.
 func newHarness(opts Options) Evaluator {
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
-		findings := harness.ValidateHarness(r.Object, policyState{opts.ClusterState})
+		validate := harness.ValidateHarness
+		if r.Kind.Group == HelmeticaHarnessGVK.Group {
+			validate = harness.ValidateHelmeticaHarness
+		}
+		findings := validate(r.Object, policyState{opts.ClusterState})
 		if opts.Namespaces != nil {
 			findings = append(findings, proxy.FailOpenWarning(r.Object, opts.Namespaces, opts.HarnessedNamespaceLabel)...)
 		}

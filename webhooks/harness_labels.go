@@ -9,25 +9,31 @@ import (
 )
 
 // harness-labels: LABEL (CONTRACTS.md §5), the scope labels of Enforce-mode
-// harnesses copied onto new objects and protected from harnessed operators.
+// harnesses copied onto new objects. Their protection on UPDATE is
+// harness-labels-guard's, which fails closed.
 func newHarnessLabels(opts Options) Evaluator {
 	view := harnessView{state: opts.ClusterState, namespaces: opts.Namespaces}
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
 		req := scopelabel.Request{
 			Update:    r.Operation == admissionregistrationv1.Update,
-			Namespace: r.Namespace,
+			Namespace: labelNamespace(r),
 			Object:    r.Object,
 			OldObject: r.OldObject,
 		}
 		if r.Request != nil {
 			req.Username = r.Request.UserInfo.Username
 		}
-		// A Namespace's requests carry its own name as namespace; it is a
-		// cluster-scoped object.
-		if r.Resource.Group == "" && r.Resource.Resource == "namespaces" {
-			req.Namespace = ""
-		}
 		changed, findings := scopelabel.Admit(req, view)
 		return Result{Findings: findings, Mutated: changed}, nil
 	})
+}
+
+// labelNamespace is the namespace LABEL reads for r: none for a Namespace,
+// whose requests carry its own name as namespace although it is a
+// cluster-scoped object.
+func labelNamespace(r *Review) string {
+	if r.Resource.Group == "" && r.Resource.Resource == "namespaces" {
+		return ""
+	}
+	return r.Namespace
 }

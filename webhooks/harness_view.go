@@ -18,11 +18,21 @@ var (
 	_ scopelabel.State = harnessView{}
 )
 
+// objects are the harnesses of both groups found under an index value,
+// vshn.net's first; PROXY and LABEL decide alike whatever the order.
 func (v harnessView) objects(index, value string) ([]map[string]any, error) {
 	if v.state == nil {
 		return nil, errNoClusterState
 	}
-	return v.state.Objects(HarnessGVK, index, value)
+	var out []map[string]any
+	for _, gvk := range HarnessGVKs {
+		objs, err := v.state.Objects(gvk, index, value)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
 }
 
 func (v harnessView) HarnessesIn(namespace string) ([]map[string]any, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const scopeField = "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]"
@@ -135,4 +136,69 @@ func TestHTTPNoClusterStateDenies(t *testing.T) {
 	if r.Allowed || r.Result == nil || r.Result.Details == nil || len(r.Result.Details.Causes) == 0 || r.Result.Details.Causes[0].Type != "StateUnavailable" {
 		t.Fatalf("want a StateUnavailable denial, got allowed=%v %+v", r.Allowed, r.Result)
 	}
+}
+
+// TestHTTPUpdateNeverRatchetsAnUnavailableView: on UPDATE the old object
+// "has" the same StateUnavailable finding (no view, no evidence), which once
+// downgraded the denial to a warning, so a CRD could be claimed or a harness
+// relabelled while the view was down. Findings about the view never
+// ratchet, through the per-webhook and the combined endpoint alike.
+func TestHTTPUpdateNeverRatchetsAnUnavailableView(t *testing.T) {
+	ts := startServer(t)
+	group := func(crds ...string) map[string]any {
+		list := []any{}
+		for _, c := range crds {
+			list = append(list, map[string]any{"name": c})
+		}
+		return map[string]any{
+			"apiVersion": "helmetica.io/v1", "kind": "DependencyGroup",
+			"metadata": map[string]any{"name": "mariadb"},
+			"spec":     map[string]any{"crds": list},
+		}
+	}
+	harness := func(label string) map[string]any {
+		return map[string]any{
+			"apiVersion": "vshn.net/v1", "kind": "OperatorHarness",
+			"metadata": map[string]any{"name": "mariadb"},
+			"spec": map[string]any{
+				"scopeToLabel": label,
+				"operator":     map[string]any{"namespace": "mariadb-operator", "serviceAccounts": []any{"operator"}},
+			},
+		}
+	}
+	cases := []struct {
+		name, path     string
+		kind, resource [3]string
+		obj, old       map[string]any
+	}{
+		{"DependencyGroup adds a CRD", "/validate/dependency-group",
+			[3]string{"helmetica.io", "v1", "DependencyGroup"}, [3]string{"helmetica.io", "v1", "dependencygroups"},
+			group("backups.k8s.mariadb.com", "clusters.k8s.mariadb.com"), group("backups.k8s.mariadb.com")},
+		{"OperatorHarness switches its label", "/validate/harness",
+			[3]string{"vshn.net", "v1", "OperatorHarness"}, [3]string{"vshn.net", "v1", "operatorharnesses"},
+			harness("requires.helmetica.io/other"), harness("requires.helmetica.io/operator-mariadb")},
+	}
+	for _, c := range cases {
+		for _, path := range []string{c.path, "/validate/combined-fail"} {
+			t.Run(c.name+" "+path, func(t *testing.T) {
+				_, r := ts.post(t, path, "application/json",
+					reviewBodyIn(t, "v1", admissionv1.Update, c.kind, c.resource, "", "mariadb", c.obj, c.old))
+				if r.Allowed {
+					t.Fatalf("an UPDATE judged without the view was admitted (warnings %q)", r.Warnings)
+				}
+				if r.Result == nil || r.Result.Details == nil || !hasCause(r.Result.Details.Causes, "StateUnavailable") {
+					t.Fatalf("want a StateUnavailable denial, got %+v", r.Result)
+				}
+			})
+		}
+	}
+}
+
+func hasCause(causes []metav1.StatusCause, code string) bool {
+	for _, c := range causes {
+		if string(c.Type) == code {
+			return true
+		}
+	}
+	return false
 }

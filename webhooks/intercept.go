@@ -1,7 +1,9 @@
 package webhooks
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -49,6 +51,13 @@ type Intercept struct {
 	// account makes, rendered as a matchConditions expression on
 	// request.userInfo.
 	UpdatesByServiceAccountsOnly bool
+	// StatusSubresources adds the status subresource of every resource
+	// that AllResources covers, rendered as "*/status" in the wildcard rule.
+	StatusSubresources bool
+	// LabelChangesOnly limits UPDATEs to those whose object's
+	// metadata.labels differ from the old object's, rendered as a
+	// matchConditions expression on object and oldObject.
+	LabelChangesOnly bool
 }
 
 // serviceAccountUsers is the user name prefix of every service account.
@@ -94,7 +103,7 @@ func (in Intercept) Matches(op admissionregistrationv1.OperationType, gvr schema
 		return slices.Contains(r.operations(in), op)
 	}
 	if in.AllResources {
-		return subresource == "" && slices.Contains(in.Operations, op)
+		return (subresource == "" || (in.StatusSubresources && subresource == "status")) && slices.Contains(in.Operations, op)
 	}
 	return subresource == "" && in.Products && opts.Products.Matches(gvr.Group) && slices.Contains(in.Operations, op)
 }
@@ -116,6 +125,41 @@ func (in Intercept) UserMatches(op admissionregistrationv1.OperationType, userna
 	return !in.UpdatesByServiceAccountsOnly || op != admissionregistrationv1.Update || strings.HasPrefix(username, serviceAccountUsers)
 }
 
+// ChangeMatches reports whether a request of op with these raw object and
+// old object reaches the webhook: always, unless it takes only UPDATEs that
+// change labels. It decides as the rendered expression does; objects it
+// cannot read are sent (the webhook then judges or refuses them).
+func (in Intercept) ChangeMatches(op admissionregistrationv1.OperationType, object, oldObject []byte) bool {
+	if !in.LabelChangesOnly || op != admissionregistrationv1.Update {
+		return true
+	}
+	labels, ok := labelsForMatch(object)
+	oldLabels, oldOK := labelsForMatch(oldObject)
+	return !ok || !oldOK || !reflect.DeepEqual(labels, oldLabels)
+}
+
+// labelsForMatch reads metadata.labels as labelsChangedExpression does: an
+// absent metadata or labels reads as an empty map, anything else (null
+// included) as itself.
+func labelsForMatch(raw []byte) (any, bool) {
+	var obj struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, false
+	}
+	if labels, ok := obj.Metadata["labels"]; ok {
+		return labels, true
+	}
+	return map[string]any{}, true
+}
+
+// labelsChangedExpression is true for an UPDATE whose labels change; the
+// API server sends the whole object on UPDATE of a status subresource too.
+const labelsChangedExpression = "request.operation != 'UPDATE' || " +
+	"((has(object.metadata) && has(object.metadata.labels)) ? object.metadata.labels : {}) != " +
+	"((has(oldObject.metadata) && has(oldObject.metadata.labels)) ? oldObject.metadata.labels : {})"
+
 // ObjectMatches reports whether the object namespace/name reaches the
 // webhook: always, unless the webhook watches one object only.
 func (in Intercept) ObjectMatches(namespace, name string, opts Options) bool {
@@ -123,7 +167,8 @@ func (in Intercept) ObjectMatches(namespace, name string, opts Options) bool {
 }
 
 // matchConditions renders what rules cannot say: product groups by suffix,
-// and the one object a webhook may watch.
+// updates by service accounts, updates that change labels, and the one
+// object a webhook may watch.
 func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.MatchCondition {
 	var out []admissionregistrationv1.MatchCondition
 	if in.Products {
@@ -136,6 +181,12 @@ func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.Matc
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name:       "gatehouse-updates-by-service-accounts",
 			Expression: fmt.Sprintf("request.operation != 'UPDATE' || request.userInfo.username.startsWith(%q)", serviceAccountUsers),
+		})
+	}
+	if in.LabelChangesOnly {
+		out = append(out, admissionregistrationv1.MatchCondition{
+			Name:       "gatehouse-label-changes",
+			Expression: labelsChangedExpression,
 		})
 	}
 	if in.OneObject {

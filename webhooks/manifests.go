@@ -230,7 +230,8 @@ func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.Webho
 
 // rules groups the built-in resources by API group, version and operations
 // (subresources as "<resource>/<subresource>"); Products adds a wildcard rule
-// that the match condition narrows to product groups.
+// that the match condition narrows to product groups, AllResources one for
+// every resource (and "*/status" with StatusSubresources).
 func (in Intercept) rules() []admissionregistrationv1.RuleWithOperations {
 	allScopes := admissionregistrationv1.AllScopes
 	var out []admissionregistrationv1.RuleWithOperations
@@ -256,10 +257,14 @@ func (in Intercept) rules() []admissionregistrationv1.RuleWithOperations {
 		out[i].Resources = append(out[i].Resources, name)
 	}
 	if in.Products || in.AllResources {
+		resources := []string{"*"}
+		if in.AllResources && in.StatusSubresources {
+			resources = append(resources, "*/status")
+		}
 		out = append(out, admissionregistrationv1.RuleWithOperations{
 			Operations: in.Operations,
 			Rule: admissionregistrationv1.Rule{
-				APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}, Scope: &allScopes,
+				APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: resources, Scope: &allScopes,
 			},
 		})
 	}

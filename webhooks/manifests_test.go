@@ -3,6 +3,7 @@ package webhooks
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/cel-go/cel"
@@ -42,6 +43,13 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		{gvr: schema.GroupVersionResource{Resource: "namespaces", Version: "v1"}},
 		{gvr: schema.GroupVersionResource{Resource: "pods", Version: "v1"}, sub: "ephemeralcontainers"},
 		{gvr: schema.GroupVersionResource{Resource: "pods", Version: "v1"}, sub: "status"},
+		{gvr: schema.GroupVersionResource{Resource: "pods", Version: "v1"}, sub: "resize"},
+		{gvr: schema.GroupVersionResource{Resource: "namespaces", Version: "v1"}, sub: "finalize"},
+		{gvr: schema.GroupVersionResource{Resource: "namespaces", Version: "v1"}, sub: "status"},
+		{gvr: schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}, sub: "approval"},
+		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, sub: "status"},
+		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, sub: "scale"},
+		{gvr: schema.GroupVersionResource{Group: "hdfs.kubedoop.dev", Version: "v1alpha1", Resource: "hdfsclusters"}, sub: "status"},
 		{gvr: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "controllerrevisions"}},
 		{gvr: schema.GroupVersionResource{Group: "hdfs.kubedoop.dev", Version: "v1alpha1", Resource: "hdfsclusters"}},
 		{gvr: schema.GroupVersionResource{Group: "trino.kubedoop.dev", Version: "v1alpha2", Resource: "trinoclusters"}},
@@ -95,14 +103,18 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 			for _, op := range ops {
 				for _, o := range objects {
 					for _, user := range users {
-						sent := rulesMatch(w.rules, op, r.gvr, r.sub)
-						for _, p := range programs {
-							sent = sent && evalBool(t, p, op, r.gvr, r.sub, o[0], o[1], user)
-						}
-						routed := def.Intercept.Matches(op, r.gvr, r.sub, opts) && def.Intercept.ObjectMatches(o[0], o[1], opts) &&
-							def.Intercept.UserMatches(op, user)
-						if sent != routed {
-							t.Errorf("%s %s %s/%s %s/%s by %s: API server would send=%v, check routes=%v", def.Name, op, r.gvr, r.sub, o[0], o[1], user, sent, routed)
+						for _, labelsChanged := range []bool{false, true} {
+							sent := rulesMatch(w.rules, op, r.gvr, r.sub)
+							for _, p := range programs {
+								sent = sent && evalBool(t, p, op, r.gvr, r.sub, o[0], o[1], user, labelsChanged)
+							}
+							object, oldObject := rawPair(t, op, labelsChanged)
+							routed := def.Intercept.Matches(op, r.gvr, r.sub, opts) && def.Intercept.ObjectMatches(o[0], o[1], opts) &&
+								def.Intercept.UserMatches(op, user) && def.Intercept.ChangeMatches(op, object, oldObject)
+							if sent != routed {
+								t.Errorf("%s %s %s/%s %s/%s by %s (labels changed: %v): API server would send=%v, check routes=%v",
+									def.Name, op, r.gvr, r.sub, o[0], o[1], user, labelsChanged, sent, routed)
+							}
 						}
 					}
 				}
@@ -131,7 +143,8 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 
 func compile(t *testing.T, expr string) cel.Program {
 	t.Helper()
-	env, err := cel.NewEnv(cel.Variable("request", cel.DynType))
+	// As the API server declares them for webhook matchConditions.
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +159,40 @@ func compile(t *testing.T, expr string) cel.Program {
 	return prg
 }
 
-func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string) bool {
+// objectPair is an object and old object as the API server sends them for
+// op: no old object on CREATE, no object on DELETE; on UPDATE the labels
+// differ when labelsChanged.
+func objectPair(op admissionregistrationv1.OperationType, labelsChanged bool) (object, oldObject map[string]any) {
+	object = map[string]any{"metadata": map[string]any{"name": "x", "labels": map[string]any{"app": "db"}}}
+	oldObject = map[string]any{"metadata": map[string]any{"name": "x", "labels": map[string]any{"app": "db"}}}
+	if labelsChanged {
+		delete(oldObject["metadata"].(map[string]any), "labels")
+	}
+	switch op {
+	case admissionregistrationv1.Create:
+		oldObject = nil
+	case admissionregistrationv1.Delete:
+		object = nil
+	}
+	return object, oldObject
+}
+
+// rawPair is objectPair as the raw bytes of an admission request.
+func rawPair(t *testing.T, op admissionregistrationv1.OperationType, labelsChanged bool) (object, oldObject []byte) {
 	t.Helper()
+	o, old := objectPair(op, labelsChanged)
+	if o != nil {
+		object = mustJSON(t, o)
+	}
+	if old != nil {
+		oldObject = mustJSON(t, old)
+	}
+	return object, oldObject
+}
+
+func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string, labelsChanged bool) bool {
+	t.Helper()
+	object, oldObject := objectPair(op, labelsChanged)
 	// As the API server does, fields that are empty (omitempty in
 	// AdmissionRequest) are absent, not "".
 	request := map[string]any{
@@ -160,7 +205,14 @@ func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.Operatio
 			request[key] = v
 		}
 	}
-	out, _, err := prg.Eval(map[string]any{"request": request})
+	vars := map[string]any{"request": request, "object": nil, "oldObject": nil}
+	if object != nil {
+		vars["object"] = object
+	}
+	if oldObject != nil {
+		vars["oldObject"] = oldObject
+	}
+	out, _, err := prg.Eval(vars)
 	if err != nil {
 		t.Fatalf("matchCondition failed on %s %s/%s %s/%s: %v", op, gvr, sub, namespace, name, err)
 	}
@@ -171,20 +223,23 @@ func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.Operatio
 	return b
 }
 
-// rulesMatch is the API server's rule matching: "*" matches every resource
-// but no subresource, "pods/ephemeralcontainers" exactly that subresource.
+// rulesMatch is the API server's rule matching (k8s.io/apiserver's
+// webhook/predicates/rules): each entry of resources is
+// "<resource>[/<subresource>]" where either part may be "*", so "*" matches
+// every resource but no subresource, "*/status" every status subresource,
+// "pods/ephemeralcontainers" exactly that subresource.
 func rulesMatch(rules []admissionregistrationv1.RuleWithOperations, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub string) bool {
 	has := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
-	resource := gvr.Resource
-	if sub != "" {
-		resource += "/" + sub
-	}
 	for _, r := range rules {
 		ops := make([]string, len(r.Operations))
 		for i, o := range r.Operations {
 			ops[i] = string(o)
 		}
-		resourceMatch := slices.Contains(r.Resources, resource) || (sub == "" && slices.Contains(r.Resources, "*"))
+		resourceMatch := false
+		for _, res := range r.Resources {
+			name, subName, _ := strings.Cut(res, "/")
+			resourceMatch = resourceMatch || ((name == "*" || name == gvr.Resource) && (subName == "*" || subName == sub))
+		}
 		if has(ops, string(op)) && has(r.APIGroups, gvr.Group) && has(r.APIVersions, gvr.Version) && resourceMatch {
 			return true
 		}

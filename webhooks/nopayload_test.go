@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -143,5 +145,59 @@ func TestDecisionMetric(t *testing.T) {
 	after := testutil.ToFloat64(decisions.WithLabelValues("secret-scope", DecisionDenied, "ScopeEntryEmpty"))
 	if after != before+1 {
 		t.Fatalf("counter went from %v to %v", before, after)
+	}
+}
+
+// TestNoPayloadLeavesFromTheLabelGuard plants marker label values in
+// UPDATEs that harness-labels-guard denies (a scope label changed, added with
+// another value, removed; on the main resource and
+// through pods/status, separately and combined) and proves that no answer or
+// log line contains one.
+func TestNoPayloadLeavesFromTheLabelGuard(t *testing.T) {
+	ts := harnessServer(t)
+	const marker = "PLANTED-LABEL-MARKER"
+	before := len(logBuffer.String())
+	var answers bytes.Buffer
+	codes := map[string]bool{}
+	for i, c := range []struct{ obj, old map[string]any }{
+		{labelledPod(map[string]any{scopeKey: marker + "-new", "app": marker + "-app"}), labelledPod(map[string]any{scopeKey: "tenant"})},
+		{labelledPod(map[string]any{scopeKey: marker + "-added"}), labelledPod(map[string]any{"app": marker + "-app"})},
+		{labelledPod(map[string]any{"app": marker + "-app"}), labelledPod(map[string]any{scopeKey: marker + "-old"})},
+	} {
+		for _, sub := range []string{"", "status"} {
+			for _, path := range []string{"/validate/harness-labels-guard", "/validate/combined-fail"} {
+				body := asUser(t, operatorAccount, reviewBodyIn(t, fmt.Sprintf("g%d", i), admissionv1.Update, podKind, podResource, "tenant", "worker", c.obj, c.old))
+				if sub != "" {
+					body = withSubresource(t, sub, body)
+				}
+				resp, err := ts.client.Post(ts.base+path, "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				answers.Write(raw)
+				var review admissionv1.AdmissionReview
+				if err := json.Unmarshal(raw, &review); err != nil || review.Response == nil || review.Response.Allowed || review.Response.Result.Details == nil {
+					t.Fatalf("%s %s case %d: not a denial: %s", path, sub, i, raw)
+				}
+				for _, cause := range review.Response.Result.Details.Causes {
+					codes[string(cause.Type)] = true
+				}
+			}
+		}
+	}
+	if !codes["ScopeLabelChanged"] || !codes["ScopeLabelAdded"] {
+		t.Fatalf("codes %v: the test would prove nothing", codes)
+	}
+	logs := logBuffer.String()[before:]
+	for what, text := range map[string]string{"responses": answers.String(), "logs": logs} {
+		if len(text) == 0 {
+			t.Fatalf("%s are empty; the test would prove nothing", what)
+		}
+		if i := strings.Index(text, marker); i >= 0 {
+			lo, hi := max(0, i-200), min(len(text), i+100)
+			t.Errorf("%s contain a planted value: ...%s...", what, text[lo:hi])
+		}
 	}
 }

@@ -105,8 +105,16 @@ var (
 	dependencyGroups = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}, Kind: "DependencyGroup"}
 	crdSources       = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "customresourcedefinitionsources"}, Kind: "CustomResourceDefinitionSource"}
 	harnesses        = Resource{GVR: schema.GroupVersionResource{Group: "vshn.net", Version: "v1", Resource: "operatorharnesses"}, Kind: "OperatorHarness"}
-	configMaps       = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
-	pvcs             = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
+	// helmeticaHarnesses: helmetica's own OperatorHarness (scopeToLabel and
+	// operator only), read wherever a harness is read.
+	helmeticaHarnesses = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "operatorharnesses"}, Kind: "OperatorHarness"}
+	configMaps         = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
+	pvcs               = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
+
+	// Subresources other than status whose UPDATE keeps metadata changes
+	// (their registry strategies reset only spec and status).
+	namespaceFinalize = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Subresource: "finalize", Kind: "Namespace"}
+	csrApproval       = Resource{GVR: schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}, Subresource: "approval", Kind: "CertificateSigningRequest"}
 )
 
 // Registry lists every webhook gatehouse serves, in the order the API server
@@ -136,10 +144,10 @@ var Registry = []Definition{
 		Path:          "/mutate/harness-labels",
 		Type:          Mutating,
 		FailurePolicy: admissionregistrationv1.Ignore,
-		// Every resource (never subresources): any namespaced object may
-		// be created in a scoped namespace. UPDATEs only matter when a
-		// service account makes them.
-		Intercept: Intercept{Operations: createUpdate, AllResources: true, UpdatesByServiceAccountsOnly: true},
+		// Every resource (subresources create nothing): any namespaced
+		// object may be created in a scoped namespace. UPDATEs are
+		// harness-labels-guard's.
+		Intercept: Intercept{Operations: create, AllResources: true},
 		New:       newHarnessLabels,
 	},
 	{
@@ -171,7 +179,7 @@ var Registry = []Definition{
 		Path:          "/validate/harness",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{harnesses}},
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{harnesses, helmeticaHarnesses}},
 		New:           newHarness,
 	},
 	{
@@ -189,6 +197,21 @@ var Registry = []Definition{
 		FailurePolicy: admissionregistrationv1.Fail,
 		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{crdSources}},
 		New:           newCRDSource,
+	},
+	{
+		// The UPDATE half of LABEL, fail-closed: a denial must not be lost
+		// to an error that an Ignore policy turns into an allow. Only
+		// UPDATEs by service accounts that change labels are sent, through
+		// the main resource and every subresource that keeps metadata
+		// changes (docs/harness-proxy-and-labels.md, "Edges").
+		Name:          "harness-labels-guard",
+		Path:          "/validate/harness-labels-guard",
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept: Intercept{Operations: update, AllResources: true, StatusSubresources: true,
+			Resources:                    []Resource{namespaceFinalize, csrApproval},
+			UpdatesByServiceAccountsOnly: true, LabelChangesOnly: true},
+		New: newHarnessLabelsGuard,
 	},
 	{
 		Name:          "pod-security",

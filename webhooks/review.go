@@ -41,7 +41,8 @@ type Review struct {
 	Operation admissionregistrationv1.OperationType
 	Kind      schema.GroupVersionKind
 	Resource  schema.GroupVersionResource
-	// Subresource is set for subresource requests (pods/ephemeralcontainers).
+	// Subresource is set for subresource requests (pods/ephemeralcontainers,
+	// pods/status).
 	Subresource string
 	Namespace   string
 	Name        string
@@ -70,6 +71,9 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 	}
 	if !def.Intercept.UserMatches(op, req.UserInfo.Username) {
 		return nil, fmt.Errorf("webhook %s takes UPDATEs from service accounts only; check the matchConditions of its webhook configuration", def.Name)
+	}
+	if !def.Intercept.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw) {
+		return nil, fmt.Errorf("webhook %s takes only UPDATEs that change labels; check the matchConditions of its webhook configuration", def.Name)
 	}
 	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
 		return nil, err

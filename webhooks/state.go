@@ -10,12 +10,40 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
 )
 
-// The cluster-scoped objects DG, CRDS and HARNESS look up.
+// The objects DG, CRDS, HARNESS, PROXY and LABEL look up. OperatorHarness
+// comes in two groups, both read wherever a harness is read: the seed's
+// vshn.net/v1 and helmetica's helmetica.io/v1 (scopeToLabel and operator
+// only, Enforce mode). CustomResourceDefinitionSource is namespaced in
+// helmetica; the others are cluster-scoped.
 var (
-	DependencyGroupGVK = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "DependencyGroup"}
-	CRDSourceGVK       = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "CustomResourceDefinitionSource"}
-	HarnessGVK         = schema.GroupVersionKind{Group: "vshn.net", Version: "v1", Kind: "OperatorHarness"}
+	DependencyGroupGVK  = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "DependencyGroup"}
+	CRDSourceGVK        = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "CustomResourceDefinitionSource"}
+	HarnessGVK          = schema.GroupVersionKind{Group: "vshn.net", Version: "v1", Kind: "OperatorHarness"}
+	HelmeticaHarnessGVK = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "OperatorHarness"}
+	// ClusterRoleGVK and RoleGVK: HARNESS reviews the roles that a harness's
+	// bindings reference.
+	ClusterRoleGVK = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}
+	RoleGVK        = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "Role"}
 )
+
+// HarnessGVKs are the kinds of OperatorHarness, in the order their objects
+// are read.
+var HarnessGVKs = []schema.GroupVersionKind{HarnessGVK, HelmeticaHarnessGVK}
+
+// stateKinds are the kinds the view caches, each with the plural of its
+// resource: a kind whose CRD is not installed has no objects (deploy/default
+// installs none of helmetica's CRDs).
+var stateKinds = map[schema.GroupVersionKind]string{
+	DependencyGroupGVK:  "dependencygroups",
+	CRDSourceGVK:        "customresourcedefinitionsources",
+	HarnessGVK:          "operatorharnesses",
+	HelmeticaHarnessGVK: "operatorharnesses",
+}
+
+// ObjectKey is how the view names an object: "<namespace>/<name>" for a
+// namespaced one, the name for a cluster-scoped one. The policies exclude
+// the object under review from every lookup by this key.
+func ObjectKey(obj map[string]any) string { return dependencygroup.ObjectKey(obj) }
 
 // stateIndex is one lookup key of cached objects: the values an object is
 // found under. The server registers these as informer field indexes (O(1)
@@ -26,26 +54,42 @@ type stateIndex struct {
 	values func(obj map[string]any) []string
 }
 
-// stateIndexes are every index the evaluators need.
-var stateIndexes = []stateIndex{
-	{DependencyGroupGVK, "gatehouse.crd", func(obj map[string]any) []string { return namesIn(spec(obj), "crds") }},
-	{CRDSourceGVK, "gatehouse.provides", func(obj map[string]any) []string { return nonEmpty(stringAt(spec(obj), "provides")) }},
-	{CRDSourceGVK, "gatehouse.manages", func(obj map[string]any) []string {
-		group, alias, err := dependencygroup.ParseManages(stringAt(spec(obj), "manages"))
-		if err != nil {
-			return nil
-		}
-		if alias != "" {
-			return []string{alias}
-		}
-		return []string{group}
-	}},
-	{HarnessGVK, "gatehouse.scopeLabel", func(obj map[string]any) []string { return nonEmpty(stringAt(spec(obj), "scopeToLabel")) }},
-	{HarnessGVK, "gatehouse.claim", harnessClaims},
-	{HarnessGVK, "gatehouse.claimNamespace", func(obj map[string]any) []string {
-		operator, _ := spec(obj)["operator"].(map[string]any)
-		return nonEmpty(stringAt(operator, "namespace"))
-	}},
+// stateIndexes are every index the evaluators need. What a group or source
+// claims is the policy's own reading (both shapes of a source; nothing for
+// an object being deleted).
+var stateIndexes = append([]stateIndex{
+	{DependencyGroupGVK, "gatehouse.crd", dependencygroup.ListedCRDs},
+	{CRDSourceGVK, "gatehouse.provides", dependencygroup.ProvidedGroups},
+	{CRDSourceGVK, "gatehouse.manages", dependencygroup.ManagedScopes},
+	{ClusterRoleGVK, "gatehouse.name", nameIndex},
+	// Every ClusterRole under one value: aggregation rules select by labels.
+	{ClusterRoleGVK, "gatehouse.all", func(map[string]any) []string { return []string{allObjects} }},
+	// Roles of one name in every namespace.
+	{RoleGVK, "gatehouse.name", nameIndex},
+}, harnessIndexes(HarnessGVKs...)...)
+
+// harnessIndexes are the indexes of each kind of OperatorHarness.
+func harnessIndexes(gvks ...schema.GroupVersionKind) []stateIndex {
+	var out []stateIndex
+	for _, gvk := range gvks {
+		out = append(out,
+			stateIndex{gvk, "gatehouse.scopeLabel", func(obj map[string]any) []string { return nonEmpty(stringAt(spec(obj), "scopeToLabel")) }},
+			stateIndex{gvk, "gatehouse.claim", harnessClaims},
+			stateIndex{gvk, "gatehouse.claimNamespace", func(obj map[string]any) []string {
+				operator, _ := spec(obj)["operator"].(map[string]any)
+				return nonEmpty(stringAt(operator, "namespace"))
+			}},
+		)
+	}
+	return out
+}
+
+// allObjects is the one value of the gatehouse.all index.
+const allObjects = "all"
+
+func nameIndex(obj map[string]any) []string {
+	meta, _ := obj["metadata"].(map[string]any)
+	return nonEmpty(stringAt(meta, "name"))
 }
 
 // harnessClaims are "<namespace>/<serviceAccount>" per listed account, or
@@ -108,10 +152,10 @@ func nonEmpty(s string) []string {
 	return []string{s}
 }
 
-// StateReader answers index lookups over cluster-scoped objects: the names
-// of the objects of a kind found under an index value, or whether one
-// exists. An error means the view cannot answer (unsynced, failed): the
-// evaluators then deny.
+// StateReader answers index lookups over the cached kinds: the ObjectKeys
+// of the objects of a kind found under an index value, or whether a
+// cluster-scoped one exists. An error means the view cannot answer
+// (unsynced, failed): the evaluators then deny.
 type StateReader interface {
 	Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error)
 	Exists(gvk schema.GroupVersionKind, name string) (bool, error)
@@ -163,21 +207,62 @@ func (p policyState) GroupExists(name string) (bool, error) {
 	return p.r.Exists(DependencyGroupGVK, name)
 }
 
+// harnessLookup looks value up in both kinds of OperatorHarness; a
+// helmetica harness is named by harness.HelmeticaKey, so that it and a
+// vshn.net harness of the same name are two harnesses.
+func (p policyState) harnessLookup(index, value string) ([]string, error) {
+	var out []string
+	for _, gvk := range HarnessGVKs {
+		names, err := p.lookup(gvk, index, value)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if gvk == HelmeticaHarnessGVK {
+				n = harness.HelmeticaKey(n)
+			}
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
 func (p policyState) HarnessesWithScopeLabel(label string) ([]string, error) {
-	return p.lookup(HarnessGVK, "gatehouse.scopeLabel", label)
+	names, err := p.harnessLookup("gatehouse.scopeLabel", label)
+	return sortedUnique(names), err
+}
+
+func (p policyState) objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
+	if p.r == nil {
+		return nil, errNoClusterState
+	}
+	return p.r.Objects(gvk, index, value)
+}
+
+func (p policyState) ClusterRolesNamed(name string) ([]map[string]any, error) {
+	return p.objects(ClusterRoleGVK, "gatehouse.name", name)
+}
+
+func (p policyState) ClusterRoles() ([]map[string]any, error) {
+	return p.objects(ClusterRoleGVK, "gatehouse.all", allObjects)
+}
+
+func (p policyState) RolesNamed(name string) ([]map[string]any, error) {
+	return p.objects(RoleGVK, "gatehouse.name", name)
 }
 
 // HarnessesClaiming: for an account, the harnesses listing it and those
 // claiming the whole namespace; for the whole namespace, every claim in it.
 func (p policyState) HarnessesClaiming(namespace, serviceAccount string) ([]string, error) {
 	if serviceAccount == "" {
-		return p.lookup(HarnessGVK, "gatehouse.claimNamespace", namespace)
+		names, err := p.harnessLookup("gatehouse.claimNamespace", namespace)
+		return sortedUnique(names), err
 	}
-	byAccount, err := p.lookup(HarnessGVK, "gatehouse.claim", namespace+"/"+serviceAccount)
+	byAccount, err := p.harnessLookup("gatehouse.claim", namespace+"/"+serviceAccount)
 	if err != nil {
 		return nil, err
 	}
-	wholeNamespace, err := p.lookup(HarnessGVK, "gatehouse.claim", namespace+"/*")
+	wholeNamespace, err := p.harnessLookup("gatehouse.claim", namespace+"/*")
 	if err != nil {
 		return nil, err
 	}

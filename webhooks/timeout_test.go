@@ -157,7 +157,7 @@ func TestHungLookupDeniesInTime(t *testing.T) {
 	}{
 		{"dependency-group", fixtureReview(t, "../policies/dependencygroup/testdata/pass/group-seed-mariadb.yaml", "dependencygroups")},
 		{"crd-source", fixtureReview(t, "../policies/dependencygroup/testdata/pass/source-seed-provides.yaml", "customresourcedefinitionsources")},
-		{"harness", fixtureReview(t, "../policies/harness/testdata/pass/seed-mariadb-operator.yaml", "operatorharnesses")},
+		{"harness", fixtureReview(t, "../policies/harness/testdata/pass/mariadb-operator-binds-view.yaml", "operatorharnesses")},
 		{"component-overrides", fixtureReview(t, "../policies/overrides/testdata/pass/container-args.yaml", "configmaps")},
 		{"harness-proxy", fixtureReview(t, "../policies/proxy/testdata/pass/pod-service-account-admitted.yaml", "pods")},
 	}

@@ -88,9 +88,12 @@ log "granting component-overrides read access to unbounded-system"
 kubectl create namespace unbounded-system --dry-run=client -o yaml | kubectl apply -f -
 kubectl apply -k "$REPO_ROOT/deploy/overrides-rbac"
 
-log "installing the test CRDs (e2e/testdata/crds)"
+log "installing the test CRDs (e2e/testdata/crds) and helmetica's (deploy/helmetica-crds)"
 kubectl apply -f "$REPO_ROOT/e2e/testdata/crds/"
 kubectl wait --for=condition=Established --timeout=1m -f "$REPO_ROOT/e2e/testdata/crds/"
+# A kustomize Component is applied through an overlay.
+kubectl apply -k "$REPO_ROOT/e2e/testdata/helmetica-crds/install"
+kubectl wait --for=condition=Established --timeout=1m crd/dependencygroups.helmetica.io crd/customresourcedefinitionsources.helmetica.io crd/operatorharnesses.helmetica.io
 
 log "running the e2e suite against $CLUSTER"
 cd "$REPO_ROOT/e2e"

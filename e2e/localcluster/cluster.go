@@ -124,7 +124,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	o.Progress("starting etcd and kube-apiserver from %s", o.BinaryDir)
 	c.env = &envtest.Environment{
 		BinaryAssetsDirectory: o.BinaryDir,
-		CRDDirectoryPaths:     []string{cmCRDs, filepath.Join(o.Repo, "deploy", "crds"), filepath.Join(o.Repo, "e2e", "testdata", "crds")},
+		CRDDirectoryPaths:     []string{cmCRDs, filepath.Join(o.Repo, "deploy", "crds"), filepath.Join(o.Repo, "deploy", "helmetica-crds"), filepath.Join(o.Repo, "e2e", "testdata", "crds")},
 		ErrorIfCRDPathMissing: true,
 	}
 	// envtest disables the ServiceAccount admission plugin; real clusters

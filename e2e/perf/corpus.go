@@ -122,7 +122,7 @@ func ReadFixtures(repo string) ([]Fixture, error) {
 var clusterScoped = map[string]bool{
 	"Namespace": true, "Node": true, "PersistentVolume": true, "ClusterRole": true, "ClusterRoleBinding": true,
 	"CustomResourceDefinition": true, "StorageClass": true, "PriorityClass": true,
-	"DependencyGroup": true, "CustomResourceDefinitionSource": true, "OperatorHarness": true,
+	"DependencyGroup": true, "OperatorHarness": true,
 	"ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true,
 }
 

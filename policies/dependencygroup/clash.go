@@ -64,7 +64,8 @@ func (a claimant) older(b claimant) bool {
 // Clashes returns, for every CRD listed by more than one group, each group
 // that loses it with the winner, sorted by group then CRD. Groups without a
 // name are skipped; names are unique, as the API server keeps them. A CRD
-// listed twice by one group counts once.
+// listed twice by one group counts once; a group being deleted lists none
+// (ListedCRDs), so it neither wins nor loses.
 func Clashes(groups []map[string]any) []Clash {
 	listing := map[string][]claimant{}
 	for _, g := range groups {
@@ -78,15 +79,7 @@ func Clashes(groups []map[string]any) []Clash {
 				c.created, c.dated = t, true
 			}
 		}
-		crds, _ := fields.Slice(g, "spec", "crds")
-		seen := map[string]bool{}
-		for _, item := range crds {
-			entry, _ := item.(map[string]any)
-			crd, _ := fields.String(entry, "name")
-			if crd == "" || seen[crd] {
-				continue
-			}
-			seen[crd] = true
+		for _, crd := range ListedCRDs(g) {
 			listing[crd] = append(listing[crd], c)
 		}
 	}

@@ -34,6 +34,9 @@ func TestClashes(t *testing.T) {
 		{name: "timezone offsets compare as instants", groups: []map[string]any{
 			group("a", "2026-01-01T01:00:00+02:00", "x.io"), group("b", "2026-01-01T00:00:00Z", "x.io"),
 		}, want: []Clash{{CRD: "x.io", Group: "b", Winner: "a"}}},
+		{name: "a group being deleted neither wins nor loses", groups: []map[string]any{
+			deleting(group("old", t1, "x.io")), group("young", t2, "x.io"), deleting(group("other", t3, "x.io")),
+		}},
 		{name: "three claimants", groups: []map[string]any{group("c", t3, "x.io"), group("a", t1, "x.io"), group("b", t2, "x.io")},
 			want: []Clash{{CRD: "x.io", Group: "b", Winner: "a"}, {CRD: "x.io", Group: "c", Winner: "a"}}},
 		{name: "one group loses several CRDs to different winners", groups: []map[string]any{

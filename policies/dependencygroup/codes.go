@@ -18,16 +18,21 @@ const (
 	// other than OperatorHarness, or without a name.
 	DependencyGroupHarnessRefInvalid policies.Code = "DependencyGroupHarnessRefInvalid"
 
-	// CRDSourceEmpty: a source that states none of provides, manages or a
-	// requires entry.
+	// CRDSourceEmpty: a source that states none of reference, provides,
+	// manages or a requires entry.
 	CRDSourceEmpty policies.Code = "CRDSourceEmpty"
-	// CRDSourceGroupNameInvalid: provides, or a requires entry's
-	// dependencyGroup.name, is not a DependencyGroup name (DNS-1123
-	// subdomain).
+	// CRDSourceGroupNameInvalid: a group named by provides, manages or
+	// requires is not a DependencyGroup name (DNS-1123 subdomain).
 	CRDSourceGroupNameInvalid policies.Code = "CRDSourceGroupNameInvalid"
 	// CRDSourceManagesInvalid: manages does not follow the grammar of
 	// ParseManages.
 	CRDSourceManagesInvalid policies.Code = "CRDSourceManagesInvalid"
+	// CRDSourceAliasInvalid: the "as" of a manages or requires entry is
+	// not a lowercase DNS-1123 label.
+	CRDSourceAliasInvalid policies.Code = "CRDSourceAliasInvalid"
+	// CRDSourceProvidesAliased: a provides entry sets "as" (helmetica's
+	// schema rejects it too).
+	CRDSourceProvidesAliased policies.Code = "CRDSourceProvidesAliased"
 	// CRDSourceScopeLabelInvalid: the implied label key
 	// requires.helmetica.io/<name> is not a valid label key.
 	CRDSourceScopeLabelInvalid policies.Code = "CRDSourceScopeLabelInvalid"

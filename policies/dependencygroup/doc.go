@@ -4,9 +4,11 @@
 // through State, and the pure Clashes and Decide that the status reconciler
 // (and `check --state`) use to close the race admission cannot.
 //
-// Files: group.go (DependencyGroup), source.go (source), manages.go (the
-// manages grammar and scope labels), clash.go (Clashes, Decide), state.go
-// (State and StateUnavailable), codes.go.
+// Files: group.go (DependencyGroup), source.go (source), refs.go (the two
+// shapes of a source's references), claims.go (ObjectKey and what an object
+// claims, for the view's indexes), manages.go (the seed's manages grammar
+// and scope labels), clash.go (Clashes, Decide), state.go (State and
+// StateUnavailable), codes.go.
 //
 // Decisions where the contract leaves room:
 //
@@ -32,20 +34,35 @@
 //     must be a valid label key (CRDSourceScopeLabelInvalid; the name part of
 //     a label key has at most 63 characters, a subdomain up to 253). Only
 //     one of the two is reported per field.
-//   - A source with none of provides, manages, a requires entry is denied
-//     (CRDSourceEmpty): it means nothing, and with it every review that
-//     cannot consult State denies.
+//   - Sources come in two shapes, read per field by JSON type (refs.go):
+//     helmetica's (lists of {dependencyGroup: {name, as}}) and the seed's
+//     (provides and manages strings). Paths point at the entry's name or
+//     as. An alias is a DNS-1123 label, as in the seed's grammar; an empty "as"
+//     is no alias (helmetica's ScopeName). An alias on provides is denied
+//     (CRDSourceProvidesAliased), as helmetica's schema does.
+//   - A source with none of reference, provides, manages, a requires entry
+//     is denied (CRDSourceEmpty): it means nothing. helmetica's sources
+//     always have a reference and may declare no dependency (podinfo).
 //   - Providing and managing the same group is fine (strimzi-operator in the
 //     seed), and so is one source providing a group another manages
 //     (mariadb-crds and mariadb-operator).
-//   - A source is identified by SourceName: metadata.name, or
-//     "<namespace>/<name>" when namespaced. State returns names in that form
-//     and the policy excludes the source itself from every lookup.
+//   - An object is identified by ObjectKey: metadata.name, or
+//     "<namespace>/<name>" when namespaced. State returns keys in that form
+//     and the policy excludes the object itself from every lookup, so an
+//     object never clashes with itself (an UPDATE of an unchanged source
+//     draws no warning). Claims are cluster-wide: a provider or manager in
+//     another namespace clashes.
+//   - An object with a deletionTimestamp claims nothing: ListedCRDs,
+//     ProvidedGroups and ManagedScopes (the view's indexes) return nothing
+//     for it, Clashes ignores it, and its own review looks up no claim (its
+//     content is still checked).
 //   - State errors: the first failed lookup adds one StateUnavailable denial
 //     at the field that needed it and stops further lookups; findings that
 //     need no lookup are still reported. A requires lookup that fails denies
 //     too, although its answer would only have warned: never allow blind.
-//     With an erroring State every review denies (tested by fuzzing).
+//     With an erroring State every review that needs a lookup denies
+//     (tested by fuzzing); one that needs none (a source with only a
+//     reference, a group being deleted) is decided without the view.
 //   - Clashes: a missing or unparsable creationTimestamp counts as the
 //     newest; ties go to the smaller name; a group listing a CRD twice counts
 //     once; groups without a name are skipped. A group rejected for one CRD

@@ -52,13 +52,75 @@ func fixtures() []golden.Fixture {
 		fx("source-manages-spaces", fail, sourceWith("x", map[string]any{"manages": " mariadb"}), nil),
 		fx("source-scope-label-invalid", fail, sourceWith("x", map[string]any{"manages": long}), nil),
 		fx("source-requires-invalid", fail, sourceWith("x", map[string]any{"requires": requiresList("Mariadb")}), nil),
+
+		// Deleting objects claim nothing: their successors pass.
+		fx("group-successor-of-deleting", pass, func() map[string]any {
+			return group("memcached", "", "memcacheds.cache.example.io")
+		}, nil),
+		fx("source-successor-of-deleting", pass, upstream("team-b", "v9.valkey", map[string]any{
+			"provides": refList(map[string]any{"name": "valkey"}),
+			"manages":  refList(map[string]any{"name": "valkey"}),
+		}), nil),
+
+		// helmetica's own samples, reviewed against a view that contains
+		// each of them: admitted, without a warning.
+		fx("source-chrysopoeia-podinfo", pass, chrysopoeiaSample("v6.podinfo"), nil),
+		fx("source-chrysopoeia-mariadb-crds", pass, chrysopoeiaSample("v26.mariadb-crds"), nil),
+		fx("source-chrysopoeia-mariadb-operator", pass, chrysopoeiaSample("v26.mariadb-operator"), nil),
+		fx("source-chrysopoeia-mariadb-cluster", pass, chrysopoeiaSample("v26.mariadb-cluster"), nil),
+		fx("source-upstream-alias", pass, upstream("team-b", "v26.mariadb-operator-qa", map[string]any{
+			"manages":  refList(map[string]any{"name": "mariadb", "as": "mariadb-qa"}),
+			"requires": refList(map[string]any{"name": "strimzi", "as": "strimzi-qa"}),
+		}), nil),
+		// A provider or manager of another namespace clashes: claims are
+		// cluster-wide.
+		fx("source-upstream-provides-claimed", fail, upstream("team-b", "v26.mariadb-crds", map[string]any{
+			"provides": refList(map[string]any{"name": "mariadb"}),
+		}), nil),
+		fx("source-upstream-manages-claimed", fail, upstream("team-b", "v26.mariadb-operator", map[string]any{
+			"manages": refList(map[string]any{"name": "mariadb"}),
+		}), nil),
+		fx("source-upstream-alias-claimed", fail, upstream("team-b", "v26.mariadb-operator-dev", map[string]any{
+			"manages": refList(map[string]any{"name": "mariadb", "as": "mariadb-dev"}),
+		}), nil),
+		fx("source-upstream-provides-aliased", fail, upstream("team-b", "v1.redis-crds", map[string]any{
+			"provides": refList(map[string]any{"name": "redis", "as": "redis-a"}),
+		}), nil),
+		fx("source-upstream-alias-invalid", fail, upstream("team-b", "v1.redis", map[string]any{
+			"manages":  refList(map[string]any{"name": "redis", "as": "Redis_A"}),
+			"requires": refList(map[string]any{"name": "Mariadb"}, map[string]any{"name": "strimzi", "as": long}),
+		}), nil),
+	}
+}
+
+func upstream(namespace, name string, rest map[string]any) func() map[string]any {
+	return func() map[string]any { return upstreamSource(namespace, name, rest) }
+}
+
+func chrysopoeiaSample(name string) func() map[string]any {
+	return func() map[string]any {
+		for _, obj := range chrysopoeiaSamples() {
+			if obj["metadata"].(map[string]any)["name"] == name {
+				return obj
+			}
+		}
+		panic("no sample " + name)
 	}
 }
 
 func TestGolden(t *testing.T) {
 	golden.Run(t, "testdata", fixtures(), func(obj map[string]any) []policies.Finding {
-		return validateByKind(obj, seededState())
+		return validateByKind(obj, stateFor(obj))
 	})
+}
+
+// stateFor is the view a fixture is reviewed against: a cluster running
+// helmetica for helmetica's namespaced sources, the seed's otherwise.
+func stateFor(obj map[string]any) State {
+	if ns, _ := fields.String(obj, "metadata", "namespace"); ns != "" {
+		return upstreamState()
+	}
+	return seededState()
 }
 
 // validateByKind dispatches a fixture by its kind.

@@ -1,11 +1,12 @@
 // This file checks a DependencyGroup (helmetica.io/v1, cluster-scoped). It
-// reads metadata.name, spec.crds[*].name and spec.harnessRef{kind, name},
+// reads metadata.name, metadata.deletionTimestamp, spec.crds[*].name and spec.harnessRef{kind, name},
 // and allows:
 //
 //   - spec.crds: at least one entry;
 //   - crds[i].name: <plural>.<group>, a lowercase DNS-1123 subdomain with
 //     at least one dot, listed once in the group and by no other group
-//     (State.GroupsListingCRD, the object's own name excluded);
+//     (State.GroupsListingCRD, the object's own key excluded; a group
+//     being deleted claims nothing and is not looked up);
 //   - spec.harnessRef: absent, or kind OperatorHarness (or unset) with a
 //     non-empty name.
 //
@@ -34,7 +35,11 @@ var (
 // ValidateGroup checks a DependencyGroup against the other groups in state.
 // It returns the findings sorted.
 func ValidateGroup(obj map[string]any, state State) []policies.Finding {
-	self, _ := fields.String(obj, "metadata", "name")
+	self := ObjectKey(obj)
+	if Deleting(obj) {
+		// It claims nothing: its CRDs are free for a successor.
+		state = nil
+	}
 	findings := checkCRDs(obj, self, state)
 	findings = append(findings, checkHarnessRef(obj)...)
 	policies.Sort(findings)
@@ -66,7 +71,7 @@ func checkCRDs(obj map[string]any, self string, state State) []policies.Finding 
 			continue
 		}
 		firstIndex[name] = i
-		if unavailable {
+		if unavailable || state == nil {
 			continue
 		}
 		groups, err := state.GroupsListingCRD(name)

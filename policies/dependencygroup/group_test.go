@@ -20,6 +20,13 @@ func TestValidateGroup(t *testing.T) {
 	}{
 		{name: "seed group, its own entries excluded", obj: baseGroup},
 		{name: "new group", obj: func() map[string]any { return group("redis", "", "redis.redis.example.io") }},
+		{name: "successor of a group being deleted", obj: func() map[string]any { return group("memcached", "", "memcacheds.cache.example.io") }},
+		{name: "a group being deleted claims nothing", obj: func() map[string]any {
+			return deleting(group("kafka", "", "kafkas.kafka.strimzi.io"))
+		}},
+		{name: "a group being deleted is still checked", state: failingState{}, obj: func() map[string]any {
+			return deleting(group("kafka", "", "kafkas.kafka.strimzi.io", "Bad"))
+		}, want: []result{deny(DependencyGroupCRDNameInvalid, crd1)}},
 		{name: "missing crds", obj: func() map[string]any {
 			obj := baseGroup()
 			delete(spec(obj), "crds")

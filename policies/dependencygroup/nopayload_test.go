@@ -38,6 +38,15 @@ func TestNoPayloadInFindings(t *testing.T) {
 		source("x", map[string]any{"manages": " " + marker}),
 		source("x", map[string]any{"manages": strings.ToLower(marker) + strings.Repeat("a", 60)}),
 		source("x", map[string]any{"other": marker}),
+		upstreamSource("team-b", "x", map[string]any{
+			"provides": refList(map[string]any{"name": bad, "as": marker}, map[string]any{"name": "mariadb", "as": marker}),
+			"manages":  refList(map[string]any{"name": "mariadb", "as": bad}, map[string]any{"name": bad, "as": "a"}),
+			"requires": refList(map[string]any{"name": "redis", "as": bad}, map[string]any{"name": bad}),
+			"crdNames": map[string]any{"kind": marker},
+		}),
+		upstreamSource("team-b", "x", map[string]any{
+			"manages": refList(map[string]any{"name": "mariadb", "as": strings.ToLower(marker) + strings.Repeat("a", 60)}),
+		}),
 	}
 	check := func(what string, i int, findings []policies.Finding) {
 		if !policies.Denied(findings) {

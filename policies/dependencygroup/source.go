@@ -1,51 +1,45 @@
-// This file checks a CustomResourceDefinitionSource (helmetica.io/v1). It
-// reads metadata.name, metadata.namespace, spec.provides, spec.manages and
-// spec.requires[*].dependencyGroup.name, and allows:
+// This file checks a CustomResourceDefinitionSource (helmetica.io/v1) in
+// either shape (refs.go). It reads metadata.name, metadata.namespace,
+// metadata.deletionTimestamp, spec.reference, and the dependency references
+// of spec.provides, spec.manages and spec.requires, and allows:
 //
-//   - at least one of provides, manages or a requires entry;
-//   - provides: a DependencyGroup name whose scope label
-//     requires.helmetica.io/<group> is a valid label key, provided by no
-//     other source (State.SourcesProviding);
-//   - manages: the grammar of ParseManages, its scope (alias, else group)
-//     giving a valid scope label, managed by no other source
-//     (State.SourcesManaging);
-//   - requires[i].dependencyGroup.name: a DependencyGroup name with a valid
-//     scope label; a group that does not exist (State.GroupExists) only
-//     warns, because GitOps applies objects in any order.
+//   - at least one of provides, manages, a requires entry or a reference
+//     (helmetica's sources name a chart and may declare no dependency);
+//   - every group name: a DependencyGroup name whose scope label
+//     requires.helmetica.io/<name> is a valid label key;
+//   - an alias ("as", or the seed's "<group> as <alias>"): a DNS-1123 label
+//     whose scope label is a valid label key; none on provides (helmetica's
+//     schema rejects it: a group's CRDs are the same for every consumer);
+//   - provides: a group provided by no other source (State.SourcesProviding),
+//     whatever its namespace;
+//   - manages: a scope (alias, else group) managed by no other source
+//     (State.SourcesManaging), whatever its namespace;
+//   - requires: a group that does not exist (State.GroupExists) only warns,
+//     because GitOps applies objects in any order.
 //
-// Messages name groups, scopes and sources but never repeat an invalid value.
+// A source being deleted claims nothing: its provides and manages are not
+// looked up. Messages name groups, scopes and sources but never repeat an
+// invalid value.
 package dependencygroup
 
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
 )
 
-var (
-	pathProvides = field.NewPath("spec", "provides")
-	pathManages  = field.NewPath("spec", "manages")
-	pathRequires = field.NewPath("spec", "requires")
-)
-
-// SourceName identifies a source to State: metadata.name, or
-// "<namespace>/<name>" when the object has a namespace.
-func SourceName(obj map[string]any) string {
-	name, _ := fields.String(obj, "metadata", "name")
-	if ns, _ := fields.String(obj, "metadata", "namespace"); ns != "" {
-		return ns + "/" + name
-	}
-	return name
-}
+var pathManages = field.NewPath("spec", "manages")
 
 // sourceReview carries what the checks of one source share: who it is, the
 // view of the others, and whether that view has failed already (a review
 // reports StateUnavailable once and looks up nothing after).
 type sourceReview struct {
 	self        string
+	claims      bool
 	state       State
 	unavailable bool
 	findings    []policies.Finding
@@ -54,22 +48,27 @@ type sourceReview struct {
 // ValidateSource checks a CustomResourceDefinitionSource against the other
 // sources and groups in state. It returns the findings sorted.
 func ValidateSource(obj map[string]any, state State) []policies.Finding {
-	r := &sourceReview{self: SourceName(obj), state: state}
-	provides, hasProvides := fields.String(obj, "spec", "provides")
-	manages, hasManages := fields.String(obj, "spec", "manages")
-	requires, _ := fields.Slice(obj, "spec", "requires")
-	if !hasProvides && !hasManages && len(requires) == 0 {
+	r := &sourceReview{self: ObjectKey(obj), claims: !Deleting(obj), state: state}
+	provides, hasProvides, _ := sourceRefs(obj, "provides")
+	manages, hasManages, managesErr := sourceRefs(obj, "manages")
+	requires, hasRequires, _ := sourceRefs(obj, "requires")
+	_, hasReference := fields.Map(obj, "spec", "reference")
+	if !hasProvides && !hasManages && !hasRequires && !hasReference {
 		r.findings = append(r.findings, policies.Denial(CRDSourceEmpty, field.NewPath("spec"), "",
-			"a CustomResourceDefinitionSource states at least one of provides, manages or requires"))
+			"a CustomResourceDefinitionSource states a reference or at least one of provides, manages or requires"))
 	}
-	if hasProvides {
-		r.checkProvides(provides)
+	for _, ref := range provides {
+		r.checkProvides(ref)
 	}
-	if hasManages {
-		r.checkManages(manages)
+	if managesErr != nil {
+		manages, _ := fields.String(obj, "spec", "manages")
+		r.findings = append(r.findings, policies.Denial(CRDSourceManagesInvalid, pathManages, manages, "%s", managesErr.Error()))
 	}
-	for i, item := range requires {
-		r.checkRequires(pathRequires.Index(i).Child("dependencyGroup", "name"), item)
+	for _, ref := range manages {
+		r.checkManages(ref)
+	}
+	for _, ref := range requires {
+		r.checkRequires(ref)
 	}
 	policies.Sort(r.findings)
 	return r.findings
@@ -96,61 +95,93 @@ func (r *sourceReview) checkScopeLabel(path *field.Path, scope string) bool {
 	return true
 }
 
-func (r *sourceReview) checkProvides(group string) {
-	if !r.checkGroupName(pathProvides, group) || r.unavailable {
+// checkScope checks the group and alias of a reference that names a scope
+// (manages, requires) and returns the scope, or "" when it is unusable. The
+// seed's manages string was checked by ParseManages already.
+func (r *sourceReview) checkScope(ref sourceRef) string {
+	if ref.seed {
+		if !r.checkScopeLabel(ref.namePath, ref.scope()) {
+			return ""
+		}
+		return ref.scope()
+	}
+	if ref.alias == "" && !ref.aliasNotString {
+		// No alias (helmetica reads "as: ''" as none): the group is the scope.
+		if !r.checkGroupName(ref.namePath, ref.name) {
+			return ""
+		}
+		return ref.name
+	}
+	usable := true
+	if !ValidGroupName(ref.name) {
+		r.findings = append(r.findings, policies.Denial(CRDSourceGroupNameInvalid, ref.namePath, ref.name,
+			"this is not a DependencyGroup name (a lowercase DNS-1123 subdomain)"))
+		usable = false
+	}
+	if ref.aliasNotString || len(validation.IsDNS1123Label(ref.alias)) != 0 {
+		r.findings = append(r.findings, policies.Denial(CRDSourceAliasInvalid, ref.aliasPath, ref.alias,
+			"an alias names a scope: a lowercase DNS-1123 label"))
+		return ""
+	}
+	if !r.checkScopeLabel(ref.aliasPath, ref.alias) || !usable {
+		return ""
+	}
+	return ref.alias
+}
+
+func (r *sourceReview) checkProvides(ref sourceRef) {
+	if ref.hasAlias {
+		r.findings = append(r.findings, policies.Denial(CRDSourceProvidesAliased, ref.aliasPath, ref.alias,
+			"provides takes no alias: the CRDs of a group are the same for every consumer"))
+	}
+	if !r.checkGroupName(ref.namePath, ref.name) || !r.claims || r.unavailable {
 		return
 	}
-	sources, err := r.state.SourcesProviding(group)
+	sources, err := r.state.SourcesProviding(ref.name)
 	if err != nil {
-		r.fail(pathProvides)
+		r.fail(ref.namePath)
 		return
 	}
 	if claimed := others(sources, r.self); len(claimed) > 0 {
-		r.findings = append(r.findings, policies.Denial(CRDSourceProvidesClaimed, pathProvides, group,
-			"DependencyGroup %s is already provided by %s %s; a group has one provider",
-			group, policies.Plural(len(claimed), "source"), strings.Join(claimed, ", ")))
+		r.findings = append(r.findings, policies.Denial(CRDSourceProvidesClaimed, ref.namePath, ref.name,
+			"DependencyGroup %s is already provided by %s %s; a group has one provider in the cluster",
+			ref.name, policies.Plural(len(claimed), "source"), strings.Join(claimed, ", ")))
 	}
 }
 
-func (r *sourceReview) checkManages(manages string) {
-	group, alias, err := ParseManages(manages)
-	if err != nil {
-		r.findings = append(r.findings, policies.Denial(CRDSourceManagesInvalid, pathManages, manages, "%s", err.Error()))
+func (r *sourceReview) checkManages(ref sourceRef) {
+	scope := r.checkScope(ref)
+	if scope == "" || !r.claims || r.unavailable {
 		return
 	}
-	scope := group
-	if alias != "" {
-		scope = alias
-	}
-	if !r.checkScopeLabel(pathManages, scope) || r.unavailable {
-		return
+	path := ref.namePath
+	if ref.alias != "" {
+		path = ref.aliasPath
 	}
 	sources, err := r.state.SourcesManaging(scope)
-	if err != nil {
-		r.fail(pathManages)
-		return
-	}
-	if claimed := others(sources, r.self); len(claimed) > 0 {
-		r.findings = append(r.findings, policies.Denial(CRDSourceManagesClaimed, pathManages, scope,
-			"scope %s (label %s%s) is already managed by %s %s; a scope has one manager",
-			scope, ScopeLabelPrefix, scope, policies.Plural(len(claimed), "source"), strings.Join(claimed, ", ")))
-	}
-}
-
-func (r *sourceReview) checkRequires(path *field.Path, item any) {
-	entry, _ := item.(map[string]any)
-	name, _ := fields.String(entry, "dependencyGroup", "name")
-	if !r.checkGroupName(path, name) || r.unavailable {
-		return
-	}
-	exists, err := r.state.GroupExists(name)
 	if err != nil {
 		r.fail(path)
 		return
 	}
+	if claimed := others(sources, r.self); len(claimed) > 0 {
+		r.findings = append(r.findings, policies.Denial(CRDSourceManagesClaimed, path, scope,
+			"scope %s (label %s%s) is already managed by %s %s; a scope has one manager in the cluster",
+			scope, ScopeLabelPrefix, scope, policies.Plural(len(claimed), "source"), strings.Join(claimed, ", ")))
+	}
+}
+
+func (r *sourceReview) checkRequires(ref sourceRef) {
+	if r.checkScope(ref) == "" || r.unavailable {
+		return
+	}
+	exists, err := r.state.GroupExists(ref.name)
+	if err != nil {
+		r.fail(ref.namePath)
+		return
+	}
 	if !exists {
-		r.findings = append(r.findings, policies.Warning(CRDSourceRequiresMissing, path, name,
-			"DependencyGroup %s does not exist (yet); the source stays unusable until it is created", name))
+		r.findings = append(r.findings, policies.Warning(CRDSourceRequiresMissing, ref.namePath, ref.name,
+			"DependencyGroup %s does not exist (yet); the source stays unusable until it is created", ref.name))
 	}
 }
 

@@ -65,6 +65,41 @@ func TestValidateSource(t *testing.T) {
 		{name: "state error at requires denies", state: failingState{},
 			obj:  source("x", map[string]any{"manages": "a as B", "requires": requiresList("c")}),
 			want: []result{deny(CRDSourceManagesInvalid, "spec.manages"), deny(StateUnavailable, "spec.requires[0].dependencyGroup.name")}},
+		{name: "helmetica's source in a view containing itself", state: upstreamState(),
+			obj: chrysopoeiaSample("v26.mariadb-operator")()},
+		{name: "reference alone", obj: upstreamSource("default", "v6.podinfo", nil)},
+		{name: "seed provider against helmetica's, across shapes", state: upstreamState(),
+			obj:  source("mariadb-crds", map[string]any{"provides": "mariadb"}),
+			want: []result{deny(CRDSourceProvidesClaimed, "spec.provides")}},
+		{name: "helmetica provider against the seed's, across namespaces",
+			obj:  upstreamSource("team-b", "mariadb-crds", map[string]any{"provides": refList(map[string]any{"name": "mariadb"})}),
+			want: []result{deny(CRDSourceProvidesClaimed, "spec.provides[0].dependencyGroup.name")}},
+		{name: "same name in another namespace is another source", state: upstreamState(),
+			obj:  upstreamSource("team-b", "v26.mariadb-crds", map[string]any{"provides": refList(map[string]any{"name": "mariadb"})}),
+			want: []result{deny(CRDSourceProvidesClaimed, "spec.provides[0].dependencyGroup.name")}},
+		{name: "empty alias is no alias", state: upstreamState(),
+			obj:  upstreamSource("team-b", "x", map[string]any{"manages": refList(map[string]any{"name": "mariadb", "as": ""})}),
+			want: []result{deny(CRDSourceManagesClaimed, "spec.manages[0].dependencyGroup.name")}},
+		{name: "alias of another type", obj: upstreamSource("team-b", "x", map[string]any{
+			"manages": refList(map[string]any{"name": "mariadb", "as": 1.0}),
+		}), want: []result{deny(CRDSourceAliasInvalid, "spec.manages[0].dependencyGroup.as")}},
+		{name: "aliased manager with an invalid group", obj: upstreamSource("team-b", "x", map[string]any{
+			"manages": refList(map[string]any{"name": "Redis", "as": "redis-a"}),
+		}), want: []result{deny(CRDSourceGroupNameInvalid, "spec.manages[0].dependencyGroup.name")}},
+		{name: "entries without a group", obj: upstreamSource("team-b", "x", map[string]any{
+			"provides": []any{map[string]any{}}, "manages": []any{"x"}, "requires": []any{map[string]any{"dependencyGroup": nil}},
+		}), want: []result{
+			deny(CRDSourceGroupNameInvalid, "spec.manages[0].dependencyGroup.name"),
+			deny(CRDSourceGroupNameInvalid, "spec.provides[0].dependencyGroup.name"),
+			deny(CRDSourceGroupNameInvalid, "spec.requires[0].dependencyGroup.name"),
+		}},
+		{name: "a source being deleted claims nothing", state: upstreamState(),
+			obj: deleting(upstreamSource("team-b", "v26.mariadb-crds", map[string]any{
+				"provides": refList(map[string]any{"name": "mariadb"}),
+				"manages":  refList(map[string]any{"name": "mariadb"}),
+			}))},
+		{name: "a source being deleted is still checked", obj: deleting(source("x", map[string]any{"manages": "a as b as c"})),
+			want: []result{deny(CRDSourceManagesInvalid, "spec.manages")}},
 		{name: "wrong types read as absent", obj: source("x", map[string]any{"provides": 1.0, "manages": []any{}, "requires": "x"}),
 			want: []result{deny(CRDSourceEmpty, "spec")}},
 	}
@@ -87,6 +122,44 @@ func TestClaimedSourceMessages(t *testing.T) {
 	for _, f := range ValidateSource(source("me", map[string]any{"provides": "g", "manages": "g as s"}), state) {
 		if !strings.Contains(f.Message, "sources a, b;") {
 			t.Errorf("%s: message = %q", f.Code, f.Message)
+		}
+	}
+}
+
+// TestClaimIndexes: what an object is found under in the view, in both
+// shapes; nothing for an object being deleted.
+func TestClaimIndexes(t *testing.T) {
+	seedSrc := source("s", map[string]any{"provides": "mariadb", "manages": "mariadb as mariadb-test"})
+	upSrc := upstreamSource("ns", "u", map[string]any{
+		"provides": refList(map[string]any{"name": "a"}, map[string]any{"name": "b"}, map[string]any{"name": "a"}),
+		"manages":  refList(map[string]any{"name": "c", "as": "c-1"}, map[string]any{"name": "d", "as": ""}),
+	})
+	badManages := source("s", map[string]any{"manages": "a as b as c"})
+	g := group("g", "", "x.io", "y.io", "x.io", "", 3.0)
+	for _, tt := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"seed provides", ProvidedGroups(seedSrc), []string{"mariadb"}},
+		{"seed manages", ManagedScopes(seedSrc), []string{"mariadb-test"}},
+		{"seed manages invalid", ManagedScopes(badManages), nil},
+		{"upstream provides", ProvidedGroups(upSrc), []string{"a", "b"}},
+		{"upstream manages", ManagedScopes(upSrc), []string{"c-1", "d"}},
+		{"group crds", ListedCRDs(g), []string{"x.io", "y.io"}},
+		{"deleting source provides", ProvidedGroups(deleting(upSrc)), nil},
+		{"deleting source manages", ManagedScopes(deleting(seedSrc)), nil},
+		{"deleting group", ListedCRDs(deleting(g)), nil},
+		{"keys", []string{ObjectKey(seedSrc), ObjectKey(upSrc), ObjectKey(g)}, []string{"s", "ns/u", "g"}},
+	} {
+		if !slices.Equal(tt.got, tt.want) {
+			t.Errorf("%s = %q, want %q", tt.what, tt.got, tt.want)
+		}
+	}
+	for _, ts := range []any{nil, ""} {
+		obj := group("g", "", "x.io")
+		obj["metadata"].(map[string]any)["deletionTimestamp"] = ts
+		if Deleting(obj) {
+			t.Errorf("deletionTimestamp %v reads as deleting", ts)
 		}
 	}
 }

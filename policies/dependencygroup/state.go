@@ -16,20 +16,22 @@ import (
 // answer (unsynced or failed cache): the policy then denies with
 // StateUnavailable, never allows.
 //
-// Names are what identifies an object to the policy: metadata.name for the
-// cluster-scoped DependencyGroup, and for a CustomResourceDefinitionSource
-// its SourceName (metadata.name, or "<namespace>/<name>" when it has a
-// namespace). Lookups may include the object under review (an UPDATE, or the
-// cache echoing a CREATE); the policy excludes it.
+// Lookups return ObjectKeys: metadata.name for the cluster-scoped
+// DependencyGroup and a seed-shaped cluster-scoped source,
+// "<namespace>/<name>" for helmetica's namespaced source. Claims are
+// cluster-wide whatever the namespace. Lookups may include the object under
+// review (an UPDATE, or the cache echoing a CREATE); the policy excludes it
+// by its key. Objects being deleted claim nothing: the indexes behind
+// GroupsListingCRD, SourcesProviding and SourcesManaging are ListedCRDs,
+// ProvidedGroups and ManagedScopes, which return nothing for them.
 type State interface {
 	// GroupsListingCRD returns the names of the DependencyGroups whose
 	// spec.crds lists crdName.
 	GroupsListingCRD(crdName string) ([]string, error)
-	// SourcesProviding returns the names of the sources whose spec.provides
-	// is group.
+	// SourcesProviding returns the keys of the sources providing group.
 	SourcesProviding(group string) ([]string, error)
-	// SourcesManaging returns the names of the sources whose manages scope
-	// (the group, or the alias of "<group> as <alias>") is scope.
+	// SourcesManaging returns the keys of the sources whose managed scope
+	// (the alias, else the group) is scope.
 	SourcesManaging(scope string) ([]string, error)
 	// GroupExists reports whether a DependencyGroup named name exists.
 	GroupExists(name string) (bool, error)

@@ -1,4 +1,5 @@
-// This file decides what a dangerous cluster-wide rule reports, from the
+// This file decides what a dangerous grant (a rule of spec.clusterRoles, or
+// the role a binding references) reports, from the
 // mode and spec.acknowledgedGrants[*]{name, apiGroups, resources, verbs,
 // reason} (api/harness/v1). It allows:
 //
@@ -14,14 +15,14 @@
 //   - an acknowledgement that acknowledges no dangerous rule warns
 //     (HarnessAcknowledgementUnused).
 //
-// Coverage: a dangerous rule is acknowledged when each of its dangerous
-// (apiGroup, resource, verb) triples (grants.go) is listed by some valid
+// Coverage: a dangerous grant is acknowledged when each of its dangerous
+// (apiGroup, resource, verb) triples (dangerous.go) is listed by some valid
 // entry, one entry listing the apiGroup, the resource and the verb of that
 // triple; different triples of one rule may be covered by different entries.
 // Strings compare literally: "*" in an entry matches only a literal "*" in
-// the rule, so an entry never covers a wider grant than it names. A
-// dangerous rule without any triple (a dangerous verb without apiGroups or
-// resources) cannot be acknowledged. A triple is credited to the first entry
+// the rule, so an entry never covers a wider grant than it names. A grant
+// past MaxTriples cannot be acknowledged (HarnessGrantTooLarge, in both
+// modes). A triple is credited to the first entry
 // (in list order) that lists it; an entry credited in no acknowledged rule
 // (it lists no dangerous triple, only triples an earlier entry covers, or
 // only part of a rule) is unused.
@@ -64,38 +65,44 @@ func (a *acknowledgement) covers(t triple) bool {
 }
 
 func (r *review) checkGrants(obj map[string]any) {
-	dangerous := r.dangerousRules(obj)
+	dangerous := append(r.dangerousRules(obj), r.boundGrants(obj)...)
 	acks := r.acknowledgements(obj)
 
 	for _, d := range dangerous {
 		reasons := strings.Join(d.reasons, " and ")
+		if d.tooMany {
+			r.findings = append(r.findings, policies.Unratcheted(HarnessGrantTooLarge, d.path,
+				"%s grants %s through more than %d (apiGroup, resource, verb) combinations, more than the review "+
+					"enumerates to match acknowledgements; split or narrow it", d.what, reasons, MaxTriples))
+			continue
+		}
 		if by := coverage(acks, d); by != nil {
 			names := make([]string, 0, len(by))
 			for _, k := range by {
 				acks[k].used = true
 				names = append(names, acks[k].name)
 			}
-			r.findings = append(r.findings, policies.Warning(HarnessGrantAcknowledged, d.path(), d.evidence,
-				"rule %d of spec.clusterRoles grants %s; allowed by %s %s in spec.acknowledgedGrants",
-				d.rule, reasons, policies.Plural(len(names), "acknowledgement"), strings.Join(names, ", ")))
+			r.findings = append(r.findings, policies.Warning(HarnessGrantAcknowledged, d.path, d.evidence,
+				"%s grants %s; allowed by %s %s in spec.acknowledgedGrants",
+				d.what, reasons, policies.Plural(len(names), "acknowledgement"), strings.Join(names, ", ")))
 			continue
 		}
 		if r.mode == ModeReport {
-			r.findings = append(r.findings, policies.Warning(HarnessGrantDangerous, d.path(), d.evidence,
-				"this cluster-wide rule grants %s; it would be denied in %s mode unless acknowledged in spec.acknowledgedGrants",
-				reasons, ModeEnforce))
+			r.findings = append(r.findings, policies.Warning(HarnessGrantDangerous, d.path, d.evidence,
+				"%s grants %s; it would be denied in %s mode unless acknowledged in spec.acknowledgedGrants",
+				d.what, reasons, ModeEnforce))
 			continue
 		}
-		r.findings = append(r.findings, policies.Denial(HarnessGrantDangerous, d.path(), d.evidence,
-			"this cluster-wide rule grants %s; narrow it, or list each of its dangerous (apiGroup, resource, verb) "+
+		r.findings = append(r.findings, policies.Denial(HarnessGrantDangerous, d.path, d.evidence,
+			"%s grants %s; narrow it, or list each of its dangerous (apiGroup, resource, verb) "+
 				"combinations literally in a named spec.acknowledgedGrants entry with a reason",
-			reasons))
+			d.what, reasons))
 	}
 	for i := range acks {
 		if !acks[i].used {
 			r.findings = append(r.findings, policies.Warning(HarnessAcknowledgementUnused, pathAcknowledgedGrants.Index(acks[i].index), "",
-				"acknowledgement %s acknowledges no dangerous rule of spec.clusterRoles (it lists no dangerous grant, "+
-					"only grants an earlier entry acknowledges, or only part of a rule); remove it", acks[i].name))
+				"acknowledgement %s acknowledges no dangerous grant (it lists no dangerous grant, "+
+					"only grants an earlier entry acknowledges, or only part of a rule or role); remove it", acks[i].name))
 		}
 	}
 }
@@ -103,7 +110,7 @@ func (r *review) checkGrants(obj map[string]any) {
 // coverage returns the indexes in acks of the entries that acknowledge d,
 // in list order, or nil when some dangerous triple of d is listed by no
 // entry (or d has no triple).
-func coverage(acks []acknowledgement, d dangerousRule) []int {
+func coverage(acks []acknowledgement, d dangerousGrant) []int {
 	if len(d.triples) == 0 {
 		return nil
 	}

@@ -10,6 +10,11 @@ const (
 	// HarnessScopeLabelInvalid: spec.scopeToLabel is not a valid label key,
 	// or is missing in Enforce mode.
 	HarnessScopeLabelInvalid policies.Code = "HarnessScopeLabelInvalid"
+	// HarnessScopeLabelReserved: spec.scopeToLabel has a prefix Kubernetes
+	// reserves (kubernetes.io, k8s.io, or a subdomain of either), whose
+	// labels Kubernetes itself sets (kubernetes.io/metadata.name is on every
+	// namespace).
+	HarnessScopeLabelReserved policies.Code = "HarnessScopeLabelReserved"
 	// HarnessScopeLabelClaimed: another harness uses the same scopeToLabel.
 	HarnessScopeLabelClaimed policies.Code = "HarnessScopeLabelClaimed"
 	// HarnessOperatorInvalid: spec.operator.namespace is not a namespace
@@ -23,10 +28,11 @@ const (
 	// resourceNames are lists) has a shape the review cannot read, so its
 	// grants cannot be reviewed.
 	HarnessClusterRolesInvalid policies.Code = "HarnessClusterRolesInvalid"
-	// HarnessGrantDangerous: a cluster-wide rule grants escalate, bind,
-	// impersonate, a "*" verb or resource, a read of secrets without
-	// resourceNames, or scopedlist beyond the harness's own scope label.
-	// Denies in Enforce mode; warns in Report mode.
+	// HarnessGrantDangerous: a rule of spec.clusterRoles, or the role a
+	// binding references, covers a request of the fixed dangerous list
+	// (dangerous.go) as the RBAC authorizer matches it, or scopedlist beyond
+	// the harness's own scope label. Denies in Enforce mode; warns in Report
+	// mode.
 	HarnessGrantDangerous policies.Code = "HarnessGrantDangerous"
 	// HarnessGrantAcknowledged warns: a dangerous rule each of whose
 	// dangerous (apiGroup, resource, verb) triples an entry of
@@ -42,7 +48,25 @@ const (
 	// triples an earlier entry covers, or only part of a rule).
 	HarnessAcknowledgementUnused policies.Code = "HarnessAcknowledgementUnused"
 
-	// StateUnavailable: the view of other harnesses could not answer a
-	// lookup (unsynced or failed cache), so the review cannot be completed.
+	// HarnessGrantTooLarge: a dangerous rule or role covers more dangerous
+	// (apiGroup, resource, verb) combinations than the review enumerates
+	// (MaxTriples). Denies in both modes: a limit fails closed.
+	HarnessGrantTooLarge policies.Code = "HarnessGrantTooLarge"
+	// HarnessRoleRefInvalid: an entry of spec.clusterRoleBindings or
+	// spec.roleBindings.roleRefs is not a roleRef the review can resolve
+	// (apiGroup rbac.authorization.k8s.io, kind ClusterRole, or Role in
+	// roleBindings, and a role name), or the list holding it has another
+	// shape.
+	HarnessRoleRefInvalid policies.Code = "HarnessRoleRefInvalid"
+	// HarnessRoleNotFound: a binding references a role that does not exist.
+	// Binding it would grant whatever rules it is created with later.
+	HarnessRoleNotFound policies.Code = "HarnessRoleNotFound"
+	// HarnessRoleUnreadable: a referenced role, or a cluster role its
+	// aggregationRule selects, is stored in a shape the review cannot read.
+	HarnessRoleUnreadable policies.Code = "HarnessRoleUnreadable"
+
+	// StateUnavailable: the view of other harnesses, or of roles, could not
+	// answer a lookup (unsynced or failed cache), so the review cannot be
+	// completed.
 	StateUnavailable policies.Code = "StateUnavailable"
 )

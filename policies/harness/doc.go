@@ -1,11 +1,14 @@
 // Package harness implements HARNESS (CONTRACTS.md §8): the review of an
 // OperatorHarness (vshn.net/v1, cluster-scoped) on CREATE and UPDATE. Its
 // claims (scope label, operator identity) are checked against other
-// harnesses through State; its cluster-wide grants are reviewed alone.
+// harnesses through State; its grants, and the roles its bindings
+// reference (read through State too), by what they allow.
 //
 // Files: harness.go (entry, mode, scope label), operator.go (namespace and
-// service accounts), grants.go (dangerous rules), acknowledgements.go
-// (acknowledgements and severities), state.go, codes.go.
+// service accounts), rbac.go (the RBAC authorizer's rule matching),
+// dangerous.go (the fixed list of dangerous requests), grants.go (rules of
+// spec.clusterRoles), bindings.go (roles that bindings reference),
+// acknowledgements.go (acknowledgements and severities), state.go, codes.go.
 //
 // Decisions where the contract leaves room:
 //
@@ -17,36 +20,44 @@
 //     of a verbs/resources/... list that are not strings are skipped (the
 //     API server rejects them). The pass fixtures decode strictly into
 //     harnessv1.OperatorHarness (types_test.go).
-//   - Only spec.clusterRoles is reviewed. spec.roles are namespaced and only
-//     reach namespaces carrying the scope label (the seed grants "*" there);
-//     spec.clusterRoleBindings / roleBindings to existing ClusterRoles (such
-//     as cluster-admin) are a known gap of this review.
-//   - Dangerous: the verbs escalate, bind, impersonate, "*"; a resource "*"
-//     or "*/<subresource>"; get, list or watch on secrets with apiGroups ""
-//     or "*" and no resourceNames; and scopedlist whose resourceNames are
-//     not exactly this harness's scopeToLabel (without resourceNames it lets
-//     the operator list every other harness's scope, secrets included).
-//     scopedlist with the harness's own label is allowed on any resource,
-//     secrets too: that is the seed's design. list on secrets next to
-//     scopedlist in one rule is judged on its own: with resourceNames (a
-//     label key cannot name a Secret, so it grants nothing real) it passes,
-//     without them it is dangerous. Verbs match case-sensitively, as RBAC
-//     does.
-//   - One finding per dangerous rule, at spec.clusterRoles.rules[j],
-//     listing every reason; its Evidence fingerprints the rule's lists and the
-//     scope label, so an unchanged rule is ratcheted on UPDATE.
+//   - Grants are reviewed by what they allow: each rule is asked the fixed
+//     list of dangerous requests of dangerous.go with the RBAC authorizer's
+//     matching (rbac.go), so "*", "*/<subresource>" and a resourceNames ""
+//     mean what they mean to the authorizer, and a wildcard that covers no
+//     dangerous request (resources "*" in the operator's own API group) is
+//     not dangerous. scopedlist (seed 001's custom verb, which the proxy
+//     asks with the scope label as the name) is dangerous for any name but
+//     this harness's scopeToLabel, so a verb "*" without exactly that name
+//     is too.
+//   - Reviewed: spec.clusterRoles, and the roles that spec.clusterRoleBindings
+//     and spec.roleBindings.roleRefs reference, read from the cluster
+//     through State (bindings.go has the resolution: aggregated
+//     ClusterRoles, Roles of one name in every namespace, missing roles).
+//     The same list is asked of roleBindings, whose roles are bound in every
+//     scoped namespace: impersonating, exec-ing into or minting tokens for a
+//     tenant's service accounts leaves the operator's own rights. spec.roles
+//     are not reviewed (the seed grants "*" there; the contract reviews the
+//     cluster-wide grants and the bound roles).
+//   - Dangerous rules of spec.clusterRoles are reported one per rule, at
+//     spec.clusterRoles.rules[j]; a binding's role is reported once, at the
+//     binding, listing the rules (and aggregated roles) it comes from.
+//   - Each finding lists every reason; its Evidence fingerprints the rule's
+//     lists (for a binding: the role and every dangerous rule it resolves to)
+//     and the scope label, so an unchanged grant is ratcheted on UPDATE.
+//     Findings about the view (StateUnavailable, HarnessRoleNotFound,
+//     HarnessRoleUnreadable) and the limit HarnessGrantTooLarge never
+//     ratchet.
 //   - Acknowledgements: spec.acknowledgedGrants[]{name, apiGroups,
 //     resources, verbs, reason} (api/harness/v1 doc.go). A dangerous rule
-//     expands into the (apiGroup, resource, verb) triples that carry one of
-//     its reasons (for the secrets reason only the core/"*" groups, secrets
-//     and get/list/watch; for a dangerous verb every group and resource
-//     with that verb; for a "*" resource every group and verb). The rule is
+//     expands into its literal (apiGroup, resource, verb) triples that on
+//     their own (with the rule's resourceNames) cover a dangerous request.
+//     The grant (a rule, or all dangerous rules of a bound role) is
 //     acknowledged when EACH of those triples is listed by SOME valid entry
 //     (one entry listing that apiGroup, that resource and that verb);
 //     different triples may be covered by different entries. Strings match
-//     literally: "*" in an entry matches only "*" in the rule. A dangerous
-//     rule with no triple (a dangerous verb without apiGroups or resources)
-//     cannot be acknowledged. An acknowledged rule warns
+//     literally: "*" in an entry matches only "*" in the rule. A grant with
+//     more than MaxTriples triples is denied in both modes
+//     (HarnessGrantTooLarge). An acknowledged grant warns
 //     (HarnessGrantAcknowledged, naming the entries, never a reason) in both
 //     modes. A triple is credited to the first entry listing it; an entry
 //     credited in no acknowledged rule warns HarnessAcknowledgementUnused.
@@ -60,12 +71,14 @@
 //     the grant review; clashes of scope label and identity deny in both.
 //   - scopeToLabel is required in Enforce mode (it scopes the cluster-wide
 //     grants), optional in Report mode (the seed's report example has none).
+//     A key whose prefix is kubernetes.io, k8s.io or a subdomain of either
+//     is denied (HarnessScopeLabelReserved): Kubernetes sets those labels.
 //   - operator.namespace is required (a DNS-1123 label): every harness
 //     claims something in it. Service accounts are DNS-1123 subdomains; a
 //     name listed twice is looked up once. An empty or missing list claims
 //     the whole namespace and is reported at spec.operator.serviceAccounts.
-//   - State errors: the first failed lookup adds one StateUnavailable denial
-//     at the field that needed it and stops further lookups. With an
-//     erroring State every review denies (tested by fuzzing), because every
-//     valid harness needs at least one lookup.
+//   - State errors: the first failed lookup (of harnesses or of roles) adds
+//     one StateUnavailable denial at the field that needed it and stops
+//     further lookups. With an erroring State every review denies (tested by
+//     fuzzing), because every valid harness needs at least one lookup.
 package harness

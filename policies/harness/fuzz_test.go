@@ -24,6 +24,9 @@ func FuzzValidateHarness(f *testing.F) {
 	f.Add([]byte(`{"spec":{"operator":{"namespace":"a","serviceAccounts":[null,"a","a"]},"clusterRoles":[{"name":"x","rules":[]}]}}`))
 	f.Add([]byte(`{"spec":{"scopeToLabel":"a","operator":{"namespace":"a"},"clusterRoles":{"rules":[{"apiGroups":["","*"],"resources":["secrets","*"],"verbs":["list","*","bind"]},{"nonResourceURLs":["*"],"verbs":["*"]}]},` +
 		`"acknowledgedGrants":[{"name":"a","apiGroups":["*"],"resources":["*"],"verbs":["*"],"reason":"0123456789"},{"name":"a","apiGroups":[""],"resources":["secrets"],"verbs":["list"],"reason":"          x"}]}}`))
+	f.Add([]byte(`{"spec":{"scopeToLabel":"k8s.io/a","clusterRoleBindings":[{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"admin"},{"kind":"Role"},null],` +
+		`"roleBindings":{"roleRefs":[{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"mariadb-tenant"},{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"missing"}]},` +
+		`"clusterRoles":{"rules":[{"apiGroups":["authentication.k8s.io"],"resources":["userextras/a/b","*/"],"verbs":["impersonate"],"resourceNames":[""]}]}}}`))
 	f.Add([]byte(`[1, 2]`))
 	f.Add([]byte(`spec: spec`))
 

@@ -21,9 +21,19 @@ func fixtures() []golden.Fixture {
 			}
 		}
 	}
+	seed := func(name string, expect golden.Outcome, tweak func(map[string]any)) golden.Fixture {
+		return golden.Fixture{Name: name, Expect: expect, Object: golden.Tweak(seedHarness, tweak)}
+	}
 	listSecrets := rule(core, strs("secrets"), strs("get", "list", "watch"))
 	return []golden.Fixture{
-		fx("seed-mariadb-operator", pass, nil),
+		seed("seed-mariadb-operator", fail, nil),
+		seed("seed-mariadb-operator-acknowledged", pass, withAcks(adminAcks()...)),
+		fx("mariadb-operator-binds-view", pass, nil),
+		fx("cluster-role-binding-harmless", pass, func(obj map[string]any) {
+			spec(obj)["clusterRoleBindings"] = []any{roleRefTo(kindClusterRole, "mariadb-reader")}
+		}),
+		fx("wildcard-resources-own-group", pass, addRule(rule(strs("k8s.mariadb.com"), strs("*"), strs("get", "list", "watch")))),
+		fx("scopedlist-secrets", pass, addRule(rule(core, strs("secrets"), strs("scopedlist"), scopeLabel))),
 		fx("seed-report-mode", pass, func(obj map[string]any) {
 			report(obj)
 			delete(spec(obj), "scopeToLabel")
@@ -65,6 +75,23 @@ func fixtures() []golden.Fixture {
 		fx("grant-impersonate", fail, addRule(rule(core, strs("users", "groups", "serviceaccounts"), strs("impersonate")))),
 		fx("grant-wildcards", fail, addRule(rule(strs("k8s.mariadb.com"), strs("*"), strs("*")))),
 		fx("grant-list-secrets", fail, addRule(listSecrets)),
+		fx("grant-list-secrets-unnamed", fail, addRule(rule(core, strs("secrets"), strs("list", "watch"), ""))),
+		fx("grant-exec", fail, addRule(rule(core, strs("pods/exec", "pods/attach"), strs("create")))),
+		fx("grant-admission-policies", fail, addRule(rule(strs("admissionregistration.k8s.io"),
+			strs("validatingadmissionpolicies", "validatingadmissionpolicybindings"), strs("create", "update", "patch", "delete")))),
+		fx("cluster-role-binding-cluster-admin", fail, func(obj map[string]any) {
+			spec(obj)["clusterRoleBindings"] = []any{roleRefTo(kindClusterRole, "cluster-admin")}
+		}),
+		fx("cluster-role-binding-missing", fail, func(obj map[string]any) {
+			spec(obj)["clusterRoleBindings"] = []any{roleRefTo(kindClusterRole, "created-later")}
+		}),
+		fx("role-binding-role", fail, func(obj map[string]any) {
+			spec(obj)["roleBindings"] = map[string]any{"roleRefs": []any{roleRefTo(kindRole, "mariadb-tenant")}}
+		}),
+		fx("scope-label-reserved", fail, func(obj map[string]any) {
+			spec(obj)["scopeToLabel"] = "kubernetes.io/metadata.name"
+			delete(spec(obj), "clusterRoles")
+		}),
 		fx("grant-scopedlist-unscoped", fail, addRule(rule(core, strs("secrets"), strs("scopedlist")))),
 		fx("acknowledgement-reason-short", fail, addRule(listSecrets,
 			withAcks(ack("reads-secrets", core, strs("secrets"), strs("get", "list", "watch"), "because")))),

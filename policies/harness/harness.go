@@ -2,13 +2,16 @@
 // reads metadata.name, spec.mode and spec.scopeToLabel, and allows:
 //
 //   - mode: unset (Enforce), Enforce or Report;
-//   - scopeToLabel: a valid label key (IsQualifiedName), used by no other
-//     harness (State.HarnessesWithScopeLabel); required in Enforce mode,
+//   - scopeToLabel: a valid label key (IsQualifiedName) whose prefix
+//     Kubernetes does not reserve (kubernetes.io, k8s.io and their
+//     subdomains: Kubernetes sets such labels itself, kubernetes.io/metadata.name
+//     on every namespace), used by no other harness
+//     (State.HarnessesWithScopeLabel); required in Enforce mode,
 //     where it scopes every cluster-wide grant, optional in Report mode,
 //     which only discovers what the operator does.
 //
-// The operator's claims are in operator.go, the review of cluster-wide
-// grants in grants.go and acknowledgements.go.
+// The operator's claims are in operator.go, the review of grants in
+// grants.go, bindings.go, dangerous.go and acknowledgements.go.
 package harness
 
 import (
@@ -85,13 +88,19 @@ func (r *review) checkScopeLabel(obj map[string]any) {
 			"scopeToLabel is not a valid label key ([prefix/]name, the name at most 63 characters)"))
 		return
 	}
+	if reservedLabelKey(label) {
+		r.findings = append(r.findings, policies.Denial(HarnessScopeLabelReserved, pathScopeToLabel, label,
+			"scopeToLabel has a prefix Kubernetes reserves (kubernetes.io, k8s.io or a subdomain of either); "+
+				"Kubernetes sets such labels itself (kubernetes.io/metadata.name is on every namespace), so they scope nothing"))
+		return
+	}
 	r.scopeLabel = label
 	if r.unavailable {
 		return
 	}
 	harnesses, err := r.state.HarnessesWithScopeLabel(label)
 	if err != nil {
-		r.fail(pathScopeToLabel)
+		r.fail(pathScopeToLabel, viewHarnesses)
 		return
 	}
 	if claimed := others(harnesses, r.self); len(claimed) > 0 {
@@ -101,7 +110,24 @@ func (r *review) checkScopeLabel(obj map[string]any) {
 	}
 }
 
-func (r *review) fail(path *field.Path) {
+// reservedLabelKey reports whether a valid label key's prefix is one
+// Kubernetes reserves for its own labels: kubernetes.io, k8s.io, or a
+// subdomain of either (node.kubernetes.io, ...). Prefixes are lowercase DNS
+// subdomains, so the comparison is exact.
+func reservedLabelKey(key string) bool {
+	prefix, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return false
+	}
+	for _, reserved := range []string{"kubernetes.io", "k8s.io"} {
+		if prefix == reserved || strings.HasSuffix(prefix, "."+reserved) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *review) fail(path *field.Path, view string) {
 	r.unavailable = true
-	r.findings = append(r.findings, stateUnavailable(path))
+	r.findings = append(r.findings, stateUnavailable(path, view))
 }

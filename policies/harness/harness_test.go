@@ -2,6 +2,7 @@ package harness
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -9,6 +10,8 @@ import (
 const (
 	rule2  = "spec.clusterRoles.rules[2]"
 	ackAt0 = "spec.acknowledgedGrants[0]"
+	refAt0 = "spec.roleBindings.roleRefs[0]"
+	crbAt0 = "spec.clusterRoleBindings[0]"
 	reason = "the operator rotates every TLS secret"
 )
 
@@ -34,6 +37,43 @@ func withAcks(acks ...any) func(map[string]any) {
 }
 
 func report(obj map[string]any) { spec(obj)["mode"] = ModeReport }
+
+// reservedLabel sets the scope label (and drops the scoped list, which
+// would name the old one).
+func reservedLabel(key string) func() map[string]any {
+	return tweak(func(o map[string]any) {
+		spec(o)["scopeToLabel"] = key
+		delete(spec(o), "clusterRoles")
+	})
+}
+
+// bindings sets spec.clusterRoleBindings; roleBindings spec.roleBindings.roleRefs.
+func bindings(refs ...any) func() map[string]any {
+	return tweak(func(o map[string]any) { spec(o)["clusterRoleBindings"] = refs })
+}
+
+func roleBindings(refs ...any) func() map[string]any {
+	return tweak(func(o map[string]any) { spec(o)["roleBindings"] = map[string]any{"roleRefs": refs} })
+}
+
+// adminAcks acknowledge every dangerous grant of storedRoles' admin.
+func adminAcks() []any {
+	core := strs("")
+	return []any{
+		ack("tenant-secrets", core, strs("secrets"), strs("get", "list", "watch"), reason),
+		ack("tenant-pods", core, strs("pods", "pods/attach", "pods/exec", "pods/portforward"), strs("create"), reason),
+		ack("tenant-identities", core, strs("serviceaccounts", "serviceaccounts/token"), strs("impersonate", "create"), reason),
+	}
+}
+
+// many returns n distinct strings with prefix.
+func many(prefix string, n int) []any {
+	out := []any{}
+	for i := range n {
+		out = append(out, prefix+strconv.Itoa(i))
+	}
+	return out
+}
 
 func TestValidateHarness(t *testing.T) {
 	core := strs("")
@@ -94,10 +134,44 @@ func TestValidateHarness(t *testing.T) {
 			want: []result{deny(HarnessGrantDangerous, rule2)}},
 		{name: "verb *", obj: withRule(rule(strs("k8s.mariadb.com"), strs("backups"), strs("*"))),
 			want: []result{deny(HarnessGrantDangerous, rule2)}},
-		{name: "resource *", obj: withRule(rule(strs("k8s.mariadb.com"), strs("*"), strs("get"))),
+		{name: "resource * of the operator's own group covers no dangerous request", obj: withRule(rule(strs("k8s.mariadb.com"), strs("*"), strs("get")))},
+		{name: "resource * of every group reads secrets", obj: withRule(rule(strs("*"), strs("*"), strs("get"))),
 			want: []result{deny(HarnessGrantDangerous, rule2)}},
-		{name: "resource */scale", obj: withRule(rule(strs("apps"), strs("*/scale"), strs("update"))),
+		{name: "resource */scale covers no dangerous request", obj: withRule(rule(strs("apps"), strs("*/scale"), strs("update")))},
+		{name: "resource */exec", obj: withRule(rule(core, strs("*/exec"), strs("create"))),
 			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "resource */token", obj: withRule(rule(core, strs("*/token"), strs("create"))),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "pods/exec of one named pod", obj: withRule(rule(core, strs("pods/exec"), strs("create"), "db-0")),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "pods/log is no exec", obj: withRule(rule(core, strs("pods/log"), strs("get", "create")))},
+		{name: "resourceNames \"\" lists every secret", obj: withRule(rule(core, strs("secrets"), strs("list"), "")),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "resourceNames \"*\" is a name, not a wildcard", obj: withRule(rule(core, strs("secrets"), strs("get", "list", "watch"), "*"))},
+		{name: "get of several named secrets", obj: withRule(rule(core, strs("secrets"), strs("get", "watch"), "a", "b"))},
+		{name: "impersonate one named service account", obj: withRule(rule(core, strs("serviceaccounts"), strs("impersonate"), "default")),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "impersonate uids", obj: withRule(rule(strs("authentication.k8s.io"), strs("uids"), strs("impersonate"))),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "impersonate one user extra", obj: withRule(rule(strs("authentication.k8s.io"), strs("userextras/scopes"), strs("impersonate"))),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "impersonate userextras without a key covers no extra", obj: withRule(rule(strs("authentication.k8s.io"), strs("userextras"), strs("impersonate")))},
+		{name: "impersonate in another group", obj: withRule(rule(strs("example.io"), strs("users"), strs("impersonate")))},
+		{name: "nodes/proxy", obj: withRule(rule(core, strs("nodes/proxy"), strs("get"))),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "create pods", obj: withRule(rule(core, strs("pods"), strs("create"))),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "create pods limited to names creates none", obj: withRule(rule(core, strs("pods"), strs("create"), "db-0"))},
+		{name: "delete every admission policy", obj: withRule(rule(strs("admissionregistration.k8s.io"), strs("validatingadmissionpolicies"), strs("delete"))),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "deletecollection of webhook configurations", obj: withRule(rule(strs("admissionregistration.k8s.io"), strs("mutatingwebhookconfigurations"), strs("deletecollection"))),
+			want: []result{deny(HarnessGrantDangerous, rule2)}},
+		{name: "read admission configurations", obj: withRule(rule(strs("admissionregistration.k8s.io"), strs("*"), strs("get", "list", "watch")))},
+		{name: "verb * scopedlists every scope", obj: withRule(rule(strs("k8s.mariadb.com"), strs("backups"), strs("*"), scopeLabel))},
+		{name: "too many combinations to enumerate", obj: withRule(rule(many("g", 70), many("r", 70), strs("scopedlist"))),
+			want: []result{deny(HarnessGrantTooLarge, rule2)}},
+		{name: "too many combinations deny in Report mode too", obj: withRule(rule(many("g", 70), many("r", 70), strs("scopedlist")), report),
+			want: []result{deny(HarnessGrantTooLarge, rule2)}},
 		{name: "list secrets", obj: withRule(rule(core, strs("secrets"), strs("list"))),
 			want: []result{deny(HarnessGrantDangerous, rule2)}},
 		{name: "watch secrets in any group", obj: withRule(rule(strs("*"), strs("secrets"), strs("watch"))),
@@ -141,8 +215,8 @@ func TestValidateHarness(t *testing.T) {
 		{name: "watch secrets in group * acknowledged literally", obj: withRule(rule(strs("*"), strs("secrets"), strs("watch")),
 			withAcks(ack("watch-secrets", strs("*"), strs("secrets"), strs("watch"), reason))),
 			want: []result{warn(HarnessGrantAcknowledged, rule2)}},
-		{name: "resource */scale acknowledged", obj: withRule(rule(strs("apps"), strs("*/scale"), strs("update")),
-			withAcks(ack("scale", strs("apps"), strs("*/scale"), strs("update"), reason))),
+		{name: "resource */exec acknowledged", obj: withRule(rule(core, strs("*/exec"), strs("create")),
+			withAcks(ack("exec", core, strs("*/exec"), strs("create"), reason))),
 			want: []result{warn(HarnessGrantAcknowledged, rule2)}},
 		{name: "only the dangerous triples need an entry", obj: withRule(rule(core, strs("secrets", "configmaps"), strs("list", "create")),
 			withAcks(ackSecrets("list"))),
@@ -150,10 +224,10 @@ func TestValidateHarness(t *testing.T) {
 		{name: "escalate and bind need both", obj: withRule(rule(strs("rbac.authorization.k8s.io"), strs("clusterroles"), strs("escalate", "bind")),
 			withAcks(ack("escalate", strs("rbac.authorization.k8s.io"), strs("clusterroles"), strs("escalate"), reason))),
 			want: []result{warn(HarnessAcknowledgementUnused, ackAt0), deny(HarnessGrantDangerous, rule2)}},
-		{name: "a dangerous verb without resources cannot be acknowledged", obj: withRule(
+		{name: "a non-resource rule covers no resource request", obj: withRule(
 			map[string]any{"nonResourceURLs": strs("*"), "verbs": strs("*")},
 			withAcks(ack("all", strs("*"), strs("*"), strs("*"), reason))),
-			want: []result{warn(HarnessAcknowledgementUnused, ackAt0), deny(HarnessGrantDangerous, rule2)}},
+			want: []result{warn(HarnessAcknowledgementUnused, ackAt0)}},
 		{name: "one entry acknowledges two rules", obj: withRule(listSecrets, func(o map[string]any) {
 			addClusterRule(o, rule(core, strs("secrets"), strs("list", "create")))
 			withAcks(ackSecrets("list"))(o)
@@ -227,6 +301,67 @@ func TestValidateHarness(t *testing.T) {
 		{name: "cluster roles without rules", obj: tweak(func(o map[string]any) { spec(o)["clusterRoles"] = map[string]any{"rules": []any{}} })},
 		{name: "namespaced roles are not reviewed", obj: baseHarness},
 
+		// Scope label keys Kubernetes reserves.
+		{name: "scope label kubernetes.io/metadata.name", obj: reservedLabel("kubernetes.io/metadata.name"),
+			want: []result{deny(HarnessScopeLabelReserved, "spec.scopeToLabel")}},
+		{name: "scope label of a kubernetes.io subdomain", obj: reservedLabel("node.kubernetes.io/exclude"),
+			want: []result{deny(HarnessScopeLabelReserved, "spec.scopeToLabel")}},
+		{name: "scope label k8s.io", obj: reservedLabel("k8s.io/x"),
+			want: []result{deny(HarnessScopeLabelReserved, "spec.scopeToLabel")}},
+		{name: "scope label of a k8s.io subdomain", obj: reservedLabel("policy.k8s.io/x"),
+			want: []result{deny(HarnessScopeLabelReserved, "spec.scopeToLabel")}},
+		{name: "scope label merely ending in kubernetes.io", obj: reservedLabel("notkubernetes.io/x")},
+		{name: "scope label without prefix", obj: reservedLabel("kubernetes.io")},
+
+		// Bindings.
+		{name: "seed binds admin in every scoped namespace", obj: seedHarness,
+			want: []result{deny(HarnessGrantDangerous, refAt0)}},
+		{name: "seed in Report mode", obj: func() map[string]any { o := seedHarness(); report(o); return o },
+			want: []result{warn(HarnessGrantDangerous, refAt0)}},
+		{name: "seed acknowledged", obj: func() map[string]any { o := seedHarness(); withAcks(adminAcks()...)(o); return o },
+			want: []result{warn(HarnessGrantAcknowledged, refAt0)}},
+		{name: "seed partly acknowledged", obj: func() map[string]any { o := seedHarness(); withAcks(adminAcks()[:2]...)(o); return o },
+			want: []result{warn(HarnessAcknowledgementUnused, ackAt0), warn(HarnessAcknowledgementUnused, "spec.acknowledgedGrants[1]"), deny(HarnessGrantDangerous, refAt0)}},
+		{name: "cluster-wide binding to cluster-admin", obj: bindings(roleRefTo(kindClusterRole, "cluster-admin")),
+			want: []result{deny(HarnessGrantDangerous, crbAt0)}},
+		{name: "cluster-wide binding to a harmless role", obj: bindings(roleRefTo(kindClusterRole, "mariadb-reader"))},
+		{name: "cluster-wide binding to the aggregated view", obj: bindings(roleRefTo(kindClusterRole, "view"))},
+		{name: "cluster-wide binding to a missing role", obj: bindings(roleRefTo(kindClusterRole, "created-later")),
+			want: []result{deny(HarnessRoleNotFound, crbAt0)}},
+		{name: "cluster-wide binding to a Role", obj: bindings(roleRefTo(kindRole, "mariadb-tenant")),
+			want: []result{deny(HarnessRoleRefInvalid, crbAt0+".kind")}},
+		{name: "roleRef malformed", obj: bindings(map[string]any{"apiGroup": "rbac", "kind": "Group", "name": "a/b"}, "x"),
+			want: []result{deny(HarnessRoleRefInvalid, crbAt0+".apiGroup"), deny(HarnessRoleRefInvalid, crbAt0+".kind"),
+				deny(HarnessRoleRefInvalid, crbAt0+".name"), deny(HarnessRoleRefInvalid, "spec.clusterRoleBindings[1]")}},
+		{name: "clusterRoleBindings not a list", obj: tweak(func(o map[string]any) { spec(o)["clusterRoleBindings"] = map[string]any{} }),
+			want: []result{deny(HarnessRoleRefInvalid, "spec.clusterRoleBindings")}},
+		{name: "roleBindings not an object", obj: tweak(func(o map[string]any) { spec(o)["roleBindings"] = []any{} }),
+			want: []result{deny(HarnessRoleRefInvalid, "spec.roleBindings")}},
+		{name: "roleRefs not a list", obj: tweak(func(o map[string]any) { spec(o)["roleBindings"] = map[string]any{"roleRefs": "admin"} }),
+			want: []result{deny(HarnessRoleRefInvalid, "spec.roleBindings.roleRefs")}},
+		{name: "binding to Roles of one name, one dangerous", obj: roleBindings(roleRefTo(kindRole, "mariadb-tenant")),
+			want: []result{deny(HarnessGrantDangerous, refAt0)}},
+		{name: "binding to a missing Role", obj: roleBindings(roleRefTo(kindRole, "nowhere")),
+			want: []result{deny(HarnessRoleNotFound, refAt0)}},
+		{name: "a role bound twice is reported at each binding", obj: roleBindings(roleRefTo(kindClusterRole, "cluster-admin"), roleRefTo(kindClusterRole, "cluster-admin")),
+			want: []result{deny(HarnessGrantDangerous, refAt0), deny(HarnessGrantDangerous, "spec.roleBindings.roleRefs[1]")}},
+		{name: "view of roles fails", obj: baseHarness, state: seededState().withRolesError(),
+			want: []result{deny(StateUnavailable, refAt0)}},
+		{name: "aggregation selector unreadable", obj: bindings(roleRefTo(kindClusterRole, "odd")), state: seededState().withRoles(
+			map[string]any{"kind": kindClusterRole, "metadata": map[string]any{"name": "odd"},
+				"aggregationRule": map[string]any{"clusterRoleSelectors": []any{map[string]any{"matchExpressions": []any{
+					map[string]any{"key": "a", "operator": "Bogus"}}}}}}),
+			want: []result{deny(HarnessRoleUnreadable, crbAt0)}},
+		{name: "stored rules unreadable", obj: bindings(roleRefTo(kindClusterRole, "odd")), state: seededState().withRoles(
+			map[string]any{"kind": kindClusterRole, "metadata": map[string]any{"name": "odd"}, "rules": "x"}),
+			want: []result{deny(HarnessRoleUnreadable, crbAt0)}},
+		{name: "aggregation cycle ends", obj: bindings(roleRefTo(kindClusterRole, "loop-a")), state: seededState().withRoles(
+			clusterRole("loop-a", map[string]any{"rbac.example/aggregate-to-b": "true"}, "a"),
+			clusterRole("loop-b", map[string]any{"rbac.example/aggregate-to-a": "true"}, "b", rule(core, strs("pods"), strs("create")))),
+			want: []result{deny(HarnessGrantDangerous, crbAt0)}},
+		{name: "aggregated role without sources grants nothing", obj: bindings(roleRefTo(kindClusterRole, "empty")),
+			state: seededState().withRoles(clusterRole("empty", nil, "nothing"))},
+
 		// State.
 		{name: "state error: one denial at the first lookup", obj: baseHarness, state: failingState{},
 			want: []result{deny(StateUnavailable, "spec.scopeToLabel")}},
@@ -253,27 +388,39 @@ func TestValidateHarness(t *testing.T) {
 // TestMessages: claims name the other harnesses; grant findings name role,
 // rule, reasons and acknowledgement names but never the acknowledgement's reason.
 func TestMessages(t *testing.T) {
-	state := newFakeState().add("b", scopeLabel, "x").add("a", scopeLabel, "y")
+	state := newFakeState().add("b", scopeLabel, "x").add("a", scopeLabel, "y").withRoles(storedRoles()...)
 	findings := ValidateHarness(baseHarness(), state)
 	if len(findings) != 1 || !strings.Contains(findings[0].Message, "OperatorHarness objects a, b;") {
 		t.Errorf("findings = %+v", findings)
 	}
-	obj := withRule(rule(strs(""), strs("secrets"), strs("list", "escalate")), withAcks(
+	obj := withRule(rule(strs(""), strs("secrets", "serviceaccounts"), strs("list", "impersonate")), withAcks(
 		ackSecrets("list"),
-		ack("operator-escalates", strs(""), strs("secrets"), strs("escalate"), reason+" and escalates")))()
+		ack("operator-impersonates", strs(""), strs("serviceaccounts"), strs("impersonate"), reason+" and impersonates")))()
 	findings = ValidateHarness(obj, seededState())
 	if len(findings) != 1 || findings[0].Code != HarnessGrantAcknowledged {
 		t.Fatalf("findings = %+v", findings)
 	}
 	msg := findings[0].Message
-	for _, want := range []string{"rule 2 of spec.clusterRoles", dangerEscalate, dangerSecretsRead,
-		"acknowledgements reads-secrets, operator-escalates"} {
+	for _, want := range []string{"this cluster-wide rule grants", dangerImpersonate, dangerSecretsRead,
+		"acknowledgements reads-secrets, operator-impersonates"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
 	}
 	if strings.Contains(msg, reason) {
 		t.Errorf("message %q echoes the reason", msg)
+	}
+
+	findings = ValidateHarness(seedHarness(), seededState())
+	if len(findings) != 1 {
+		t.Fatalf("findings = %+v", findings)
+	}
+	msg = findings[0].Message
+	for _, want := range []string{"the ClusterRole this binding in every scoped namespace references (through rule 0 of ClusterRole system:aggregate-to-edit, rule 1 of ClusterRole system:aggregate-to-edit",
+		dangerSecretsRead, dangerImpersonate, dangerPodAccess, dangerTokens, dangerCreatePods} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
 	}
 }
 

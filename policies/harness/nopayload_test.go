@@ -9,7 +9,8 @@ import (
 
 // TestNoPayloadInFindings plants a marker in every value the policy reads
 // that is not a valid name (mode, scope label, namespace, service accounts,
-// RBAC rule lists, acknowledgement names, lists and reasons) and in fields
+// RBAC rule lists, acknowledgement names, lists and reasons, roleRefs of
+// bindings, whose names are never echoed) and in fields
 // it does not read, in harnesses that draw every kind of finding, and proves
 // that no finding's message or field path carries it (CONTRACTS.md §0.3).
 // Valid acknowledgement names (DNS-1123 labels) appear in messages; the
@@ -54,6 +55,17 @@ func TestNoPayloadInFindings(t *testing.T) {
 			withAcks(marker)(o)
 		},
 		func(o map[string]any) { spec(o)["clusterRoles"] = marker },
+		func(o map[string]any) {
+			spec(o)["scopeToLabel"] = "kubernetes.io/" + marker
+			spec(o)["clusterRoleBindings"] = []any{
+				map[string]any{"apiGroup": marker, "kind": marker, "name": marker + "/x"},
+				roleRefTo(kindClusterRole, marker),
+				roleRefTo(kindClusterRole, "cluster-admin"),
+				marker,
+			}
+			spec(o)["roleBindings"] = map[string]any{"roleRefs": []any{roleRefTo(kindRole, marker), roleRefTo(kindRole, "mariadb-tenant")}}
+		},
+		func(o map[string]any) { spec(o)["roleBindings"] = marker },
 	}
 	for i, tweak := range inputs {
 		for _, state := range []State{seededState(), failingState{}} {

@@ -62,7 +62,7 @@ func (r *review) checkClaim(path *field.Path, namespace, account string) {
 	}
 	harnesses, err := r.state.HarnessesClaiming(namespace, account)
 	if err != nil {
-		r.fail(path)
+		r.fail(path, viewHarnesses)
 		return
 	}
 	claimed := others(harnesses, r.self)

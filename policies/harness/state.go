@@ -1,5 +1,6 @@
-// This file holds the read-only view of other OperatorHarnesses that HARNESS
-// needs, and what a failed lookup reports.
+// This file holds the read-only view of the cluster that HARNESS needs
+// (other OperatorHarnesses, and the roles bindings reference), and what a
+// failed lookup reports.
 package harness
 
 import (
@@ -27,13 +28,27 @@ type State interface {
 	// serviceAccount ("the whole namespace") every harness with any claim in
 	// namespace.
 	HarnessesClaiming(namespace, serviceAccount string) ([]string, error)
+
+	// ClusterRolesNamed returns the stored ClusterRole (rbac.authorization.k8s.io/v1)
+	// called name: none or one, as decoded JSON with at least its name,
+	// labels, rules and aggregationRule.
+	ClusterRolesNamed(name string) ([]map[string]any, error)
+	// ClusterRoles returns every stored ClusterRole, for aggregation rules.
+	ClusterRoles() ([]map[string]any, error)
+	// RolesNamed returns the Roles called name, in every namespace.
+	RolesNamed(name string) ([]map[string]any, error)
 }
 
-const msgStateUnavailable = "the webhook's view of other OperatorHarnesses is not available (cache not synced or failed), " +
-	"so this harness cannot be checked against them; retry later"
+// What a view that cannot answer was asked for.
+const (
+	viewHarnesses = "other OperatorHarnesses"
+	viewRoles     = "roles and cluster roles"
+)
 
-func stateUnavailable(path *field.Path) policies.Finding {
-	return policies.Unratcheted(StateUnavailable, path, msgStateUnavailable)
+func stateUnavailable(path *field.Path, view string) policies.Finding {
+	return policies.Unratcheted(StateUnavailable, path,
+		"the webhook's view of %s is not available (cache not synced or failed), "+
+			"so this harness cannot be checked against it; retry later", view)
 }
 
 // others returns names without self, sorted and unique.

@@ -77,6 +77,9 @@ type rule struct {
 	kinds workloadKind
 	// hints explain why some fields are not permitted here.
 	hints map[string]string
+	// protected are the fields of this mapping that are always rejected,
+	// with the reason (protected.go).
+	protected map[string]string
 }
 
 var (
@@ -96,6 +99,9 @@ func openList(itemShape shape, key listKey) *rule {
 	return &rule{shape: shapeList, open: true, itemShape: itemShape, key: key}
 }
 func (r *rule) only(kinds workloadKind) *rule { r.kinds = kinds; return r }
+
+// protecting marks fields of r as always rejected.
+func (r *rule) protecting(fields map[string]string) *rule { r.protected = fields; return r }
 
 // metadataRule is the metadata of the workload and of its pod template.
 func metadataRule() *rule {
@@ -146,7 +152,7 @@ func containersRule(init bool) *rule {
 
 // patchRule is the root of the allowlist: the whole workload object.
 var patchRule = object(map[string]*rule{
-	"metadata": metadataRule(),
+	"metadata": metadataRule().protecting(protectedWorkloadMetadata),
 	"spec": object(map[string]*rule{
 		"replicas":             scalar().only(deployment),
 		"strategy":             openMap().only(deployment),
@@ -171,7 +177,7 @@ var patchRule = object(map[string]*rule{
 				"runtimeClassName":              scalar(),
 				"schedulerName":                 scalar(),
 				"securityContext":               openMap(),
-			}),
+			}).protecting(protectedPodSpec),
 		}),
-	}),
-})
+	}).protecting(protectedWorkloadSpec),
+}).protecting(protectedWorkload)

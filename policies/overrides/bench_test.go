@@ -79,10 +79,10 @@ func benchDocument() map[string]any {
 func BenchmarkValidate(b *testing.B) {
 	data := one(render(benchDocument()))
 	live := typicalLive()
-	live["gantry/DaemonSet"] = Workload{
+	live["gantry/DaemonSet"] = []Workload{{
 		Kind: kindDaemonSet, SelectorLabels: map[string]string{"app": "gantry"},
 		Volumes: []string{"host-root"}, Containers: []string{"gantry"},
-	}
+	}}
 	if findings := Validate(data, live); len(findings) != 0 {
 		b.Fatalf("benchmark document has findings: %v", results(findings))
 	}

@@ -6,23 +6,30 @@
 // the containers it adds.
 //
 // Validate is pure: it reads the ConfigMap's data and, through the Live
-// interface, what the webhook could read of the live workloads, and returns
-// every finding at once, sorted, each attributed to
-// data[<key>].overrides[<i>].<path> (data[<key>] for the document as a
-// whole). Each finding's Evidence fingerprints the offending value, so the
-// webhook can ratchet a finding on UPDATE when that value did not change.
+// interface, what the webhook could read of the live workloads (one per Site
+// for a per-Site component), and returns every finding at once, sorted, each
+// attributed to data[<key>].overrides[<i>].<path> (data[<key>] for the
+// document as a whole). Each content finding's Evidence fingerprints the
+// offending value, so the webhook can ratchet it on UPDATE when that value
+// did not change; a limit or parse failure carries no evidence and never
+// ratchets. docs/component-overrides.md describes the edges.
 //
 // Files: validate.go (entry point, codes, Live), document.go (one YAML
 // document per key), walker.go (the YAML walk and the checks that hold
 // everywhere), envelope.go (apiVersion and the entries), entry.go (the
 // fields of an entry), components.go (component table), allowlist.go (what a patch may set), protected.go (what
 // it never may), patch.go (the patch walk), additions.go (addContainers),
-// resolve.go (checks against the live workload), warnings.go.
+// resolve.go (checks against each live workload, per Site), apply.go (what
+// the engine refuses of one entry), compose.go (what it refuses across the
+// entries that reach one workload), warnings.go.
 //
 // Codes (deny unless marked warn):
 //
 //	OverrideDocumentEmpty (warn)  a key whose value is empty; the operator ignores it
-//	OverrideDocumentInvalid       not YAML, no document, not a mapping, too deep, too large, too many problems
+//	OverrideDocumentInvalid       not YAML (never ratchets), no document, not a mapping
+//	OverrideDocumentTooDeep       nesting past 100 levels (or the parser's limit); never ratchets
+//	OverrideDocumentTooLarge      past the walk budget once aliases are expanded; never ratchets
+//	OverrideTooManyFindings       more than 1000 findings in one document; never ratchets
 //	OverrideMultipleDocuments     more than one document in a key
 //	OverrideAPIVersionUnknown     apiVersion missing or not overrides.unbounded-cloud.io/v1alpha1
 //	OverrideYAMLMergeKey          a YAML merge key (<<)
@@ -38,13 +45,19 @@
 //	OverrideNameInvalid           an empty, repeated or doubly declared container name
 //	OverrideAdditionUndefined     a declared addition the patch does not define
 //	OverridePathNotAllowed        a patch path outside the allowlist
-//	OverridePathProtected         an always-rejected field, at any depth of a patch
+//	OverridePathProtected         an always-rejected field, at its position
 //	OverrideReservedKey           a label or annotation key under unbounded-cloud.io/
 //	OverrideListKeyInvalid        a merged-list entry without its merge key
 //	OverrideSelectorLabel         a template label the live selector uses, changed
 //	OverrideVolumeRedefined       a volume the live workload declares, redefined or removed
 //	OverrideContainerUnknown      a patch or extraArgs container the live workload lacks
 //	OverrideContainerExists       a declared addition the live workload already has
+//	OverrideNodeSelectorOwned     a nodeSelector key the operator sets, given another value
+//	OverrideConflict              entries (or keys of one) setting one field differently, extraArgs twice, one addition twice
+//	OverrideFieldOwnedBySite      metalman spec.replicas, owned by the Site
+//	OverrideEnvValueAndValueFrom  an env var with value and valueFrom
+//	OverrideStrategyInvalid       Recreate/OnDelete with rollingUpdate, an unknown strategy type
+//	OverrideAffinityInvalid       malformed affinity, or more required terms than the engine combines
 //	OverrideResolutionSkipped (warn)  the live workload could not be read
 //	OverrideArgsReplaced (warn)   a patch sets args or command, replacing the list
 //	OverrideImagePinned (warn)    a patch sets an image, pinning it across upgrades
@@ -61,16 +74,17 @@
 //     object is OverrideTypeInvalid, with a message saying where the
 //     container goes. Reading the lists as container objects would deny the
 //     documents real clusters hold.
-//   - "Always rejected, even inside a permitted subtree" is read literally:
-//     apiVersion, kind, serviceAccountName, serviceAccount, hostNetwork,
-//     hostPID, hostIPC and status are rejected as a key of any mapping of a
-//     patch; name, namespace, ownerReferences, finalizers and resourceVersion
-//     as keys of any mapping held by a metadata key; selector as a key of any
-//     mapping held by a spec key. So env valueFrom.fieldRef.apiVersion (which
-//     defaults to v1 and can be omitted), dataSourceRef.kind and a volume
-//     claim template's spec.selector are denied too; the message says so.
-//     Keys of maps whose keys are data (labels, annotations, matchLabels,
-//     nodeSelector) are not matched against these field names.
+//   - "Always rejected" fields are positions, not names (upstream): the
+//     workload's own apiVersion, kind and status, its metadata.name,
+//     .namespace, .ownerReferences, .finalizers and .resourceVersion, its
+//     spec.selector, and the pod template spec's serviceAccountName,
+//     serviceAccount, hostNetwork, hostPID and hostIPC. No permitted subtree
+//     holds one of these positions, so inside a permitted subtree a field of
+//     that name is an ordinary field: env valueFrom.fieldRef.apiVersion,
+//     dataSourceRef.kind and a volume claim template's spec.selector pass.
+//     Keys of free-form string maps (labels, annotations, matchLabels,
+//     nodeSelector, csi.volumeAttributes, flexVolume.options, resource
+//     lists) are data, never fields, and are rendered as path[key].
 //   - The reserved prefix covers unbounded-cloud.io/ and its subdomains
 //     (net.unbounded-cloud.io/...), in any case, in every labels and
 //     annotations map of a patch (also a volume claim template's), not in
@@ -95,8 +109,9 @@
 //     render as evidence) 8 nodes per byte of its text plus 1024, and report
 //     1000 findings; one Validate call walks at most 2^22 nodes, keys in
 //     sorted order so that this runs out at the same place every time. Past
-//     these bounds, which only alias expansion reaches, the document is
-//     OverrideDocumentInvalid.
+//     these bounds, which only alias expansion and hostile nesting reach,
+//     the document is OverrideDocumentTooDeep, OverrideDocumentTooLarge or
+//     OverrideTooManyFindings: limits, which never ratchet.
 //   - One document per key, as upstream: a trailing "---" starts a second
 //     document and is an error. A value that is empty or white space is
 //     ignored by the operator, so it only warns; one with only comments is an
@@ -113,11 +128,15 @@
 //     --port=5 and 5 are both arguments. Site names must be Site object names
 //     (RFC 1123 subdomains) and distinct.
 //   - Resolution runs only for entries whose component is known and whose
-//     kind it runs as. A Workload whose Kind is set and differs from the kind
-//     asked for counts as unreadable. When live is nil or cannot read the
-//     workload, each entry that refers to it (patch containers, template
-//     labels or volumes, extraArgs, additions) gets one
-//     OverrideResolutionSkipped warning; the syntactic findings stand.
+//     kind it runs as, per Site: against the workload of each Site the entry
+//     names, or of every Site, one by one, in Site order (never a merge). A
+//     Workload whose Kind is set and differs from the kind asked for is not
+//     the entry's. When live is nil or cannot read the workloads, or a named
+//     Site has none, each entry that refers to them (patch containers,
+//     template labels, volumes, mounts or node selector, extraArgs,
+//     additions) gets one OverrideResolutionSkipped warning; the syntactic
+//     findings stand. A finding several Sites draw is reported once, naming
+//     them.
 //   - Live lists containers and init containers together, so a patch entry
 //     in initContainers named like an ordinary container (or the reverse) is
 //     not caught; the API server rejects the duplicate name when the operator
@@ -136,10 +155,14 @@
 //     canonical rendering (tags kept, so true and "true" differ; layout and
 //     comments ignored); for a name finding, the name; for a problem of the
 //     whole document, its text.
-//   - Upstream checks the contract does not name are left out: the metalman
-//     replicas that the Site's spec.components.metalman.replicas owns,
-//     operator mounts redefined by (container, mountPath), the shape of
-//     affinity terms, and conflicts between entries for the same workload.
+//   - What the engine refuses at apply time is refused at admission
+//     (apply.go, compose.go): conflicts across the entries that reach one
+//     workload in any data key (identical values never conflict; extraArgs
+//     appended twice always do), and also between list items of one entry
+//     with the same merge key; Site-owned fields; strategies; env vars with
+//     value and valueFrom; malformed affinity and a product of required node
+//     affinity terms past 128. Each is reported at every entry involved, so
+//     findings do not depend on entry or Site order.
 //   - Every rule applies on CREATE and UPDATE; ratcheting on UPDATE is the
 //     webhook's, through Evidence.
 package overrides

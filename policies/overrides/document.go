@@ -5,6 +5,9 @@
 // operator ignores it, with a warning; a value with only comments or
 // document markers is an error (the operator rejects it as empty).
 //
+// A parse failure, and the parser's own nesting limit, are findings about the
+// review rather than about a value: they never ratchet on UPDATE.
+//
 // Parse errors are reported in words of this package, with the line number
 // when the parser gives one: YAML parser messages can quote the document
 // (anchor names, offending tokens), and a document can hold a secret.
@@ -101,8 +104,15 @@ func (w *walker) parse(path *field.Path, raw string) (*yaml.Node, bool) {
 			err = nil
 		}
 	}
-	if err != nil {
-		w.deny(CodeDocumentInvalid, path, raw, msgSyntax, syntaxDetail(err))
+	switch {
+	case err != nil && strings.Contains(err.Error(), parserDepthLimit):
+		// The parser's own nesting limit: a limit, not a syntax error.
+		w.limit(CodeDocumentTooDeep, path, msgTooDeep)
+		return nil, false
+	case err != nil:
+		// A parse failure says the text could not be read, not what a value
+		// is: it never ratchets.
+		w.limit(CodeDocumentInvalid, path, msgSyntax, syntaxDetail(err))
 		return nil, false
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
@@ -111,6 +121,10 @@ func (w *walker) parse(path *field.Path, raw string) (*yaml.Node, bool) {
 	}
 	return doc.Content[0], true
 }
+
+// parserDepthLimit is how the YAML parser words its own nesting limit (10000
+// levels), which flow collections reach within a ConfigMap's size.
+const parserDepthLimit = "exceeded max depth"
 
 // errParserPanic stands for a panic of the YAML parser on hostile input.
 var errParserPanic = errors.New("parser failure")

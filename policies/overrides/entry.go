@@ -129,9 +129,11 @@ func (w *walker) sites(e *entry, n *yaml.Node) {
 		w.deny(CodeSitesInvalid, path, w.evidence(n), msgSitesSingleton, e.component)
 		return
 	case len(n.Content) == 0:
+		e.hasSites = true
 		w.deny(CodeSitesInvalid, path, "", msgSitesEmpty)
 		return
 	}
+	e.hasSites = true
 	seen := map[string]bool{}
 	for j, item := range n.Content {
 		w.descend(func() {
@@ -146,6 +148,8 @@ func (w *walker) sites(e *entry, n *yaml.Node) {
 				w.deny(CodeSitesInvalid, itemPath, w.evidence(item), msgSiteNotName)
 			case seen[site]:
 				w.deny(CodeSitesInvalid, itemPath, site, msgSiteRepeated)
+			default:
+				e.sites = append(e.sites, site)
 			}
 			seen[site] = true
 		})

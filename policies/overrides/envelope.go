@@ -55,8 +55,18 @@ type entry struct {
 	// kind is valid for a known component.
 	kind     workloadKind
 	kindName string
+	// hasSites is set when the entry has a sites list; sites are its valid,
+	// distinct Site names. Without one the entry selects every Site.
+	hasSites bool
+	sites    []string
 	// patch is the patch mapping, nil when absent or not a mapping.
 	patch *yaml.Node
+	// terms is the number of the patch's required node affinity terms, and
+	// termsPath where they are (apply.go).
+	terms     int
+	termsPath *field.Path
+	// claims are the values the patch sets at merged positions (compose.go).
+	claims []entryClaim
 	// args are the containers extraArgs names.
 	args []namedRef
 	// added are the containers addContainers (init false) and
@@ -173,8 +183,12 @@ func (w *walker) entry(item *yaml.Node, path *field.Path) {
 		w.deny(CodeEmpty, path, w.evidence(n), msgEntryNoEffect)
 	}
 	w.checkAdditions(e)
+	w.applyChecks(e)
 	w.warnReplacements(e)
 	w.resolve(e)
+	if e.component != "" && e.kindName != "" {
+		w.entries = append(w.entries, e)
+	}
 }
 
 // hasEffect reports whether any of the fields that change a workload is

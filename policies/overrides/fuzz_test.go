@@ -42,6 +42,10 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte(aliasBomb()), uint16(3), uint16(4), "null")
 	f.Add([]byte("a: !!binary '@'\n"), uint16(5), uint16(6), "~")
 	f.Add([]byte("\xef\xbb\xbf"+apiLine), uint16(7), uint16(8), "$patch")
+	f.Add([]byte(apiLine+"overrides: "+strings.Repeat("[", 11000)+strings.Repeat("]", 11000)+"\n"), uint16(9), uint16(10), "")
+	for _, e := range orderEntries {
+		f.Add([]byte(apiLine+"overrides:\n- {"+e.head+", "+e.rest+"}\n- {"+e.head+", "+e.rest+"}\n"), uint16(11), uint16(12), "x")
+	}
 
 	f.Fuzz(func(t *testing.T, data []byte, choice, position uint16, value string) {
 		for _, live := range []Live{typicalLive(), nil} {
@@ -51,6 +55,15 @@ func FuzzValidate(f *testing.F) {
 			if again := Validate(in, live); !reflect.DeepEqual(first, again) {
 				t.Fatalf("Validate is not deterministic:\n%v\n%v", results(first), results(again))
 			}
+		}
+		// The verdict never depends on the order Live lists workloads in.
+		live, reversed := typicalLive(), typicalLive()
+		for _, ws := range reversed {
+			slices.Reverse(ws)
+		}
+		in := map[string]string{"fuzz.yaml": string(data)}
+		if a, b := Validate(in, live), Validate(in, reversed); !reflect.DeepEqual(a, b) {
+			t.Fatalf("Validate depends on the order of the live workloads:\n%v\n%v", results(a), results(b))
 		}
 		injectRejected(t, int(choice), int(position), value)
 	})
@@ -133,12 +146,18 @@ type position struct {
 	keyed bool
 	// labels is set for labels and annotations maps.
 	labels bool
+	// open is set for mappings inside a permitted subtree, where field names
+	// are data for the allowlist: only directives, nulls and reserved label
+	// keys are rejected there (positions, not names).
+	open bool
 }
 
-// positionsOf lists the mappings below m (at path, under the key owner) in
-// a fixed order.
-func positionsOf(m map[string]any, path *field.Path, owner string) []position {
-	out := []position{{m: m, path: path, keyed: dataKeyed[owner], labels: owner == "labels" || owner == "annotations"}}
+// positionsOf lists the mappings below m (at path, under the key owner,
+// checked against the allowlist rule r, nil inside a permitted subtree) in a
+// fixed order.
+func positionsOf(m map[string]any, path *field.Path, owner string, r *rule) []position {
+	open := r == nil || r.open
+	out := []position{{m: m, path: path, keyed: dataKeyed[owner], labels: owner == "labels" || owner == "annotations", open: open}}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -146,13 +165,21 @@ func positionsOf(m map[string]any, path *field.Path, owner string) []position {
 	sort.Strings(keys)
 	for _, k := range keys {
 		childPath := pathOf(path, k, dataKeyed[owner])
+		var sub *rule
+		if !open {
+			sub = r.fields[k]
+		}
 		switch v := m[k].(type) {
 		case map[string]any:
-			out = append(out, positionsOf(v, childPath, k)...)
+			out = append(out, positionsOf(v, childPath, k, sub)...)
 		case []any:
+			var items *rule
+			if sub != nil {
+				items = sub.items
+			}
 			for i, item := range v {
 				if im, ok := item.(map[string]any); ok {
-					out = append(out, positionsOf(im, childPath.Index(i), "")...)
+					out = append(out, positionsOf(im, childPath.Index(i), "", items)...)
 				}
 			}
 		}
@@ -160,8 +187,10 @@ func positionsOf(m map[string]any, path *field.Path, owner string) []position {
 	return out
 }
 
-// rejectedKeys are injected as keys: the always-rejected fields (dotted
-// ones as a nested mapping) and directives.
+// rejectedKeys are injected as keys: the names of the always-rejected
+// fields (dotted ones as a nested mapping) and directives. A name is
+// rejected at its position and wherever the allowlist does not permit it;
+// inside a permitted subtree it is an ordinary field.
 var rejectedKeys = []string{
 	"apiVersion", "kind", "serviceAccountName", "serviceAccount", "hostNetwork", "hostPID", "hostIPC", "status",
 	"metadata.name", "metadata.namespace", "metadata.ownerReferences", "metadata.finalizers", "metadata.resourceVersion",
@@ -182,7 +211,7 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 	// The value goes through a YAML encoder that refuses control characters.
 	value = strings.Map(printable, strings.ToValidUTF8(value, ""))
 	patchPath := field.NewPath("data").Key(key).Child("overrides").Index(0).Child(fieldPatch)
-	all := positionsOf(base, patchPath, "")
+	all := positionsOf(base, patchPath, "", patchRule)
 	var fieldPositions, labelPositions, nonEmpty []position
 	for _, p := range all {
 		if len(p.m) > 0 {
@@ -197,10 +226,14 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 	}
 
 	var injected *field.Path
+	// ordinary is set when the injected key is an ordinary field where it
+	// lands: a protected name inside a permitted subtree.
+	ordinary := false
 	switch kind := choice % 3; {
 	case kind == 0:
 		p := fieldPositions[at%len(fieldPositions)]
 		name := rejectedKeys[(choice/3)%len(rejectedKeys)]
+		ordinary = p.open && !strings.HasPrefix(name, directivePrefix)
 		outer, inner, dotted := strings.Cut(name, ".")
 		if !dotted {
 			p.m[name] = value
@@ -231,6 +264,15 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 	}
 
 	findings := Validate(overrides(storageEntry(base)), typicalLive())
+	if ordinary {
+		// Positions, not names: apiVersion, kind, selector, hostNetwork
+		// and the others are ordinary fields inside a permitted subtree.
+		if len(findings) != 0 {
+			t.Fatalf("injected %s inside a permitted subtree, denied: %v\n%s", injected, results(findings),
+				render(document(storageEntry(base))))
+		}
+		return
+	}
 	for _, f := range findings {
 		if f.Severity == policies.Deny && strings.HasPrefix(f.Field, injected.String()) {
 			return
@@ -242,7 +284,8 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 // TestInjectEverywhere runs the property FuzzValidate checks over every
 // rejected key at every mapping of the base patch, every label map, and a
 // null at every key of every mapping. The base patch itself is valid, so a
-// denial is the injection's.
+// denial is the injection's; a protected field name injected inside a
+// permitted subtree is an ordinary field there and must draw nothing.
 func TestInjectEverywhere(t *testing.T) {
 	if findings := Validate(overrides(storageEntry(fuzzBasePatch())), typicalLive()); len(findings) != 0 {
 		t.Fatalf("the base patch has findings: %v", results(findings))

@@ -1,6 +1,7 @@
 package overrides
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -130,7 +131,6 @@ func goldenCases() []goldenCase {
 		{"container-volumemounts", pass, runFields("volumeMounts: [{name: scratch, mountPath: /scratch}]")},
 		{"container-volumemounts-no-mountpath", fail, runFields("volumeMounts: [{name: scratch}]")},
 		{"container-securitycontext", pass, runFields("securityContext: {readOnlyRootFilesystem: true}")},
-		{"container-securitycontext-hostnetwork", fail, runFields("securityContext: {hostNetwork: true}")},
 		{"container-probes", pass, runFields("livenessProbe: {httpGet: {path: /healthz, port: 8080}}, " +
 			"readinessProbe: {periodSeconds: 5}, startupProbe: {failureThreshold: 30}")},
 		{"container-probes-list", fail, runFields("livenessProbe: [{httpGet: {path: /healthz}}]")},
@@ -165,7 +165,6 @@ func goldenCases() []goldenCase {
 		{"tolerations-null", fail, podSpecPatch("tolerations: [~]")},
 		{"affinity", pass, podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
 			"{nodeSelectorTerms: [{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}]}}}")},
-		{"affinity-kind", fail, podSpecPatch("affinity: {podAffinity: {kind: Deployment}}")},
 		{"topologyspreadconstraints", pass, podSpecPatch("topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, " +
 			"whenUnsatisfiable: ScheduleAnyway}]")},
 		{"topologyspreadconstraints-no-key", fail, podSpecPatch("topologySpreadConstraints: [{maxSkew: 1}]")},
@@ -182,7 +181,6 @@ func goldenCases() []goldenCase {
 		{"schedulername", pass, podSpecPatch("schedulerName: custom-scheduler")},
 		{"schedulername-list", fail, podSpecPatch("schedulerName: [custom-scheduler]")},
 		{"pod-securitycontext", pass, podSpecPatch("securityContext: {fsGroup: 2000}")},
-		{"pod-securitycontext-hostpid", fail, podSpecPatch("securityContext: {hostPID: true}")},
 		{"pod-nodename", fail, podSpecPatch("nodeName: node-1")},
 
 		// Always rejected.
@@ -208,15 +206,86 @@ func goldenCases() []goldenCase {
 		{"rejected-null", fail, podSpecPatch("nodeSelector: {kubernetes.io/arch: null}")},
 		{"near-label-named-like-a-field", pass, storagePatch("{metadata: {labels: {kind: storage, status: ok, name: x}}}")},
 		{"near-reserved-lookalike", pass, storagePatch("{metadata: {annotations: {example.com/unbounded-cloud.io: x, unbounded-cloud.io.example.com/a: y}}}")},
-		{"near-nodeselector-reserved-prefix", pass, podSpecPatch("nodeSelector: {unbounded-cloud.io/site: edge-west}")},
+		{"near-nodeselector-reserved-prefix", pass, overrides(withField(storageEntry(templateSpec(map[string]any{
+			"nodeSelector": map[string]any{"unbounded-cloud.io/site": "edge-west"},
+		})), "sites", []any{"edge-west"}))},
 		{"near-matchlabels-named-like-a-field", pass, podSpecPatch("affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
 			"[{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {kind: storage}}}]}}")},
 		{"near-dollar-in-values", pass, runFields("env: [{name: HOME_DIR, value: $HOME}], workingDir: $(HOME)")},
 		{"near-null-as-string", pass, runFields("env: [{name: A, value: 'null'}, {name: B, value: '~'}]")},
 		{"near-field-name-as-value", pass, runFields("env: [{name: hostNetwork, value: serviceAccountName}]")},
+		// Limits: each denies with its own code and never ratchets.
+		{"limit-document-too-deep", fail, one(apiLine + "overrides:\n- {component: storage, kind: DaemonSet, patch: {spec: {updateStrategy: " +
+			strings.Repeat("{a: ", 120) + "1" + strings.Repeat("}", 120) + "}}}\n")},
+		{"limit-parser-depth", fail, one(apiLine + "overrides: " + strings.Repeat("[", 12000) + strings.Repeat("]", 12000) + "\n")},
+		{"limit-aliases-too-large", fail, one(aliasBomb())},
+
+		// Per-Site resolution: each Site's workload on its own.
+		{"resolve-site-container", pass, sitesPatch("storage", kindDaemonSet, "[edge-east]",
+			"{spec: {template: {spec: {containers: [{name: cache, resources: {limits: {memory: 1Gi}}}]}}}}")},
+		{"resolve-site-container-elsewhere", fail, sitesPatch("storage", kindDaemonSet, "[edge-west]",
+			"{spec: {template: {spec: {containers: [{name: cache, resources: {limits: {memory: 1Gi}}}]}}}}")},
+		{"resolve-site-selector-label", fail, sitesPatch("metalman", kindDeployment, "[edge-west]",
+			"{spec: {template: {metadata: {labels: {site: edge-east}}}}}")},
+		{"resolve-site-selector-label-own", pass, sitesPatch("metalman", kindDeployment, "[edge-east]",
+			"{spec: {template: {metadata: {labels: {site: edge-east}}}}}")},
+		{"resolve-nodeselector-owned", fail, patchOf("net", kindDaemonSet, "{spec: {template: {spec: {nodeSelector: {kubernetes.io/os: windows}}}}}")},
+		{"resolve-mount-repointed", fail, runFields("volumeMounts: [{name: scratch, mountPath: /var/lib/storage}]")},
+
+		// What the engine refuses at apply time.
+		{"apply-metalman-replicas", fail, patchOf("metalman", kindDeployment, "{spec: {replicas: 3}}")},
+		{"apply-env-value-and-valuefrom", fail, runFields("env: [{name: NODE, value: a, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]")},
+		{"apply-strategy-recreate-rollingupdate", fail, machinaPatch("{spec: {strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}}}")},
+		{"apply-strategy-recreate", pass, machinaPatch("{spec: {strategy: {type: Recreate}}}")},
+		{"apply-updatestrategy-ondelete-rollingupdate", fail, storagePatch("{spec: {updateStrategy: {type: OnDelete, rollingUpdate: {maxUnavailable: 1}}}}")},
+		{"apply-strategy-across-entries", fail, one(apiLine + "overrides:\n" +
+			"- {component: machina, kind: Deployment, patch: {spec: {strategy: {type: Recreate}}}}\n" +
+			"- {component: machina, kind: Deployment, patch: {spec: {strategy: {rollingUpdate: {maxSurge: 1}}}}}\n")},
+		{"apply-affinity-empty-terms", fail, podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
+			"{nodeSelectorTerms: []}}}")},
+		{"apply-affinity-empty-term", fail, podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
+			"{nodeSelectorTerms: [{}]}}}")},
+		{"apply-affinity-terms-product", fail, sitesPatch("storage", kindDaemonSet, "[edge-west]",
+			"{spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: ["+
+				strings.Repeat("{matchExpressions: [{key: k, operator: Exists}]}, ", 65)+"]}}}}}}}")},
+		{"conflict-entries", fail, one(apiLine + "overrides:\n" +
+			"- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: run, resources: {limits: {memory: 1Gi}}}]}}}}}\n" +
+			"- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: run, resources: {limits: {memory: 2Gi}}}]}}}}}\n")},
+		{"conflict-keys", fail, map[string]string{
+			"team-a.yaml": apiLine + "overrides:\n- {component: net, kind: DaemonSet, patch: {spec: {template: {spec: {nodeSelector: {disk: ssd}}}}}}\n",
+			"team-b.yaml": apiLine + "overrides:\n- {component: net, kind: DaemonSet, patch: {spec: {template: {spec: {nodeSelector: {disk: hdd}}}}}}\n",
+		}},
+		{"conflict-in-one-entry", fail, runFields("env: [{name: LOG_LEVEL, value: debug}, {name: LOG_LEVEL, value: info}]")},
+		{"conflict-extraargs", fail, one(apiLine + "overrides:\n" +
+			"- {component: net, kind: DaemonSet, extraArgs: {node: [--log-level=debug]}}\n" +
+			"- {component: net, kind: DaemonSet, extraArgs: {node: [--log-level=warn]}}\n")},
+		{"near-conflict-other-sites", pass, one(apiLine + "overrides:\n" +
+			"- {component: storage, kind: DaemonSet, sites: [edge-west], patch: {spec: {template: {spec: {containers: [{name: run, resources: {limits: {memory: 1Gi}}}]}}}}}\n" +
+			"- {component: storage, kind: DaemonSet, sites: [edge-east], patch: {spec: {template: {spec: {containers: [{name: run, resources: {limits: {memory: 2Gi}}}]}}}}}\n")},
+		{"near-conflict-same-value", pass, one(apiLine + "overrides:\n" +
+			"- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: run, resources: {limits: {memory: 1Gi}}}]}}}}}\n" +
+			"- {component: storage, kind: DaemonSet, patch: {metadata: {labels: {team: storage}}, spec: {template: {spec: {containers: [{name: run, resources: {limits: {memory: 1Gi}}}]}}}}}\n")},
+		{"near-tolerations-combine", pass, one(apiLine + "overrides:\n" +
+			"- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {tolerations: [{key: a, operator: Exists}]}}}}}\n" +
+			"- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {tolerations: [{key: b, operator: Exists}]}}}}}\n")},
 		{"near-selector-label-restated", pass, storagePatch("{spec: {template: {metadata: {labels: {app: storage}}}}}")},
 		{"near-operator-volume-name-only", pass, podSpecPatch("volumes: [{name: data}]")},
-		{"rejected-fieldref-apiversion", fail, runFields("env: [{name: POD, valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}}]")},
+
+		// Positions, not names: fields named like a protected one elsewhere
+		// are ordinary fields, and keys of free-form string maps are data.
+		{"near-fieldref-apiversion", pass, runFields("env: [{name: POD, valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}}]")},
+		{"near-datasourceref-kind", pass, podSpecPatch("volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: {spec: " +
+			"{accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, " +
+			"dataSourceRef: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: base}}}}}]")},
+		{"near-pvc-template-selector", pass, podSpecPatch("volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: " +
+			"{metadata: {labels: {tier: cache}}, spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, " +
+			"selector: {matchLabels: {tier: cache}}}}}}]")},
+		{"near-csi-volumeattributes-keys", pass, podSpecPatch("volumes: [{name: secrets, csi: {driver: secrets.example.com, " +
+			"volumeAttributes: {kind: tls, apiVersion: v2, serviceAccountName: storage, hostNetwork: 'false', status: on, selector: all}}}]")},
+		{"near-flexvolume-options-keys", pass, podSpecPatch("volumes: [{name: flex, flexVolume: {driver: example.com/flex, " +
+			"options: {kind: block, name: data, namespace: storage}}}]")},
+		{"near-securitycontext-hostnetwork-key", pass, runFields("securityContext: {readOnlyRootFilesystem: true, hostNetwork: true}")},
+		{"near-affinity-kind-key", pass, podSpecPatch("affinity: {podAffinity: {kind: Deployment}}")},
 	}
 }
 

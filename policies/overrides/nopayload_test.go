@@ -81,6 +81,46 @@ func TestNoPayloadInFindings(t *testing.T) {
             image: ` + marker + `
             restartPolicy: ` + marker + `
 `,
+		// Apply-time refusals and conflicts across entries and Sites,
+		// values holding the marker.
+		apiLine + `overrides:
+- component: storage
+  kind: DaemonSet
+  patch:
+    spec:
+      updateStrategy: {type: ` + marker + `, rollingUpdate: {maxUnavailable: ` + marker + `}}
+      template:
+        metadata:
+          labels: {unbounded-cloud.io/site: ` + marker + `}
+        spec:
+          nodeSelector: {unbounded-cloud.io/site: ` + marker + `, disk: ` + marker + `a}
+          affinity:
+            nodeAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [` + marker + `, {}, {matchExpressions: ` + marker + `}]}
+              preferredDuringSchedulingIgnoredDuringExecution: ` + marker + `
+          containers:
+          - name: run
+            args: [` + marker + `1]
+            env: [{name: A, value: ` + marker + `, valueFrom: {fieldRef: {fieldPath: ` + marker + `}}}, {name: A, value: ` + marker + `2}]
+            volumeMounts: [{name: ` + marker + `, mountPath: /var/lib/storage}]
+- component: storage
+  kind: DaemonSet
+  sites: [edge-west]
+  extraArgs: {run: [` + marker + `]}
+  patch:
+    spec:
+      updateStrategy: {type: OnDelete}
+      template:
+        spec:
+          nodeSelector: {disk: ` + marker + `b}
+          containers: [{name: run, args: [` + marker + `2]}]
+- component: storage
+  kind: DaemonSet
+  extraArgs: {run: [` + marker + `3]}
+- component: metalman
+  kind: Deployment
+  patch: {spec: {replicas: ` + marker + `, strategy: {type: Recreate, rollingUpdate: ` + marker + `}}}
+`,
 		// The document level.
 		"apiVersion: " + marker + "\noverrides: []\n",
 		"apiVersion: [" + marker + "]\n",
@@ -105,6 +145,11 @@ func TestNoPayloadInFindings(t *testing.T) {
 		"%YAML 9.9\n--- " + marker + "\n",
 		"%TAG ! " + marker + "\n",
 	}
+	// Past every limit, around the marker.
+	inputs = append(inputs,
+		apiLine+"overrides: "+strings.Repeat("[", 200)+marker+strings.Repeat("]", 200)+"\n",
+		apiLine+"overrides: "+strings.Repeat("{"+marker+": ", 12000)+"x"+strings.Repeat("}", 12000)+"\n",
+	)
 	for i, input := range inputs {
 		for _, live := range []Live{typicalLive(), nil} {
 			findings := Validate(map[string]string{"overrides.yaml": input}, live)

@@ -11,47 +11,66 @@ import (
 // change it.
 
 // fakeLive knows the live workloads of typical components, keyed
-// "component/kind". gantry is missing: its workload cannot be read, so its
-// entries exercise OverrideResolutionSkipped.
-type fakeLive map[string]Workload
+// "component/kind": one per Site for metalman and storage (edge-east and
+// edge-west), which differ where Sites do. gantry is missing: its workload
+// cannot be read, so its entries exercise OverrideResolutionSkipped.
+type fakeLive map[string][]Workload
 
-func (f fakeLive) Workload(component, kind string) (Workload, bool) {
-	w, ok := f[component+"/"+kind]
-	return w, ok
+func (f fakeLive) Workloads(component, kind string) ([]Workload, bool) {
+	ws, ok := f[component+"/"+kind]
+	return ws, ok
 }
 
 func typicalLive() fakeLive {
+	storage := func(site string, containers ...string) Workload {
+		return Workload{
+			Site:           site,
+			Kind:           kindDaemonSet,
+			SelectorLabels: map[string]string{"app": "storage", "unbounded-cloud.io/site": site},
+			Volumes:        []string{"data", "config"},
+			Containers:     append([]string{"run", "init-perms"}, containers...),
+			Mounts:         map[string]map[string]string{"run": {"/var/lib/storage": "data", "/etc/storage": "config"}},
+			NodeSelector:   map[string]string{"unbounded-cloud.io/site": site},
+			// The Site's node affinity: the canonical and the deprecated
+			// Site label.
+			RequiredNodeTerms: 2,
+		}
+	}
+	metalman := func(site string) Workload {
+		return Workload{
+			Site:              site,
+			Kind:              kindDeployment,
+			SelectorLabels:    map[string]string{"app": "metalman", "site": site},
+			Volumes:           []string{"tftp"},
+			Containers:        []string{"metalman"},
+			NodeSelector:      map[string]string{"unbounded-cloud.io/site": site},
+			RequiredNodeTerms: 2,
+		}
+	}
 	return fakeLive{
-		"net/DaemonSet": {
+		"net/DaemonSet": {{
 			Kind:           kindDaemonSet,
 			SelectorLabels: map[string]string{"app": "net-node"},
 			Volumes:        []string{"host-run", "cni-conf"},
 			Containers:     []string{"node", "install-cni"},
-		},
-		"net/Deployment": {
+			NodeSelector:   map[string]string{"kubernetes.io/os": "linux"},
+		}},
+		"net/Deployment": {{
 			Kind:           kindDeployment,
 			SelectorLabels: map[string]string{"app": "net-controller"},
 			Volumes:        []string{"config"},
 			Containers:     []string{"controller"},
-		},
-		"machina/Deployment": {
+		}},
+		"machina/Deployment": {{
 			Kind:           kindDeployment,
 			SelectorLabels: map[string]string{"app": "machina-controller"},
 			Volumes:        []string{"config"},
 			Containers:     []string{"machina-controller"},
-		},
-		"metalman/Deployment": {
-			Kind:           kindDeployment,
-			SelectorLabels: map[string]string{"app": "metalman", "site": "edge-west"},
-			Volumes:        []string{"tftp"},
-			Containers:     []string{"metalman"},
-		},
-		"storage/DaemonSet": {
-			Kind:           kindDaemonSet,
-			SelectorLabels: map[string]string{"app": "storage"},
-			Volumes:        []string{"data", "config"},
-			Containers:     []string{"run", "init-perms"},
-		},
+		}},
+		// Listed out of Site order, as a cache may list them.
+		"metalman/Deployment": {metalman("edge-west"), metalman("edge-east")},
+		// Only edge-east runs the cache sidecar.
+		"storage/DaemonSet": {storage("edge-west"), storage("edge-east", "cache")},
 	}
 }
 

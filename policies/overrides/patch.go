@@ -1,7 +1,7 @@
 // This file walks a patch against the allowlist (allowlist.go). It reads
 // every key and value of the patch and reports:
 //
-//   - a protected field (protected.go), wherever it is: OverridePathProtected;
+//   - a protected field (protected.go), at its position: OverridePathProtected;
 //   - a field outside the allowlist, or one the entry's kind does not have:
 //     OverridePathNotAllowed;
 //   - a value of the wrong type for its field, a non-string label,
@@ -42,7 +42,7 @@ const (
 func (w *walker) walkFields(n *yaml.Node, r *rule, path *field.Path, owner string, kind workloadKind) {
 	w.pairs(n, path, false, func(key string, value *yaml.Node) {
 		keyPath := pathOf(path, key, false)
-		if reason, ok := protectedReason(owner, key, r == patchRule); ok {
+		if reason, ok := r.protected[key]; ok {
 			w.deny(CodePathProtected, keyPath, w.evidence(value), msgProtected, reason)
 			return
 		}
@@ -116,7 +116,9 @@ func (w *walker) walkList(n *yaml.Node, r *rule, path *field.Path, kind workload
 }
 
 // walkOpen checks n, at path under the key owner, inside a permitted
-// subtree: only what protected.go and walker.go reject everywhere.
+// subtree: only what walker.go rejects everywhere and reserved label and
+// annotation keys. Field names are not matched here: the protected fields
+// are positions outside every permitted subtree.
 func (w *walker) walkOpen(n *yaml.Node, path *field.Path, owner string) {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -124,13 +126,8 @@ func (w *walker) walkOpen(n *yaml.Node, path *field.Path, owner string) {
 		reserved := owner == "labels" || owner == "annotations"
 		w.pairs(n, path, keyed, func(key string, value *yaml.Node) {
 			keyPath := pathOf(path, key, keyed)
-			if keyed {
-				if reserved && isReserved(key) {
-					w.deny(CodeReservedKey, keyPath, w.evidence(value), msgReserved)
-					return
-				}
-			} else if reason, ok := protectedReason(owner, key, false); ok {
-				w.deny(CodePathProtected, keyPath, w.evidence(value), msgProtected, reason)
+			if keyed && reserved && isReserved(key) {
+				w.deny(CodeReservedKey, keyPath, w.evidence(value), msgReserved)
 				return
 			}
 			w.descend(func() {

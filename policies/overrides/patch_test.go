@@ -68,7 +68,7 @@ func TestPatchAllowed(t *testing.T) {
 
 		{name: "volumes", data: podSpecPatch("volumes: [{name: scratch, emptyDir: {sizeLimit: 1Gi}}]")},
 		{name: "imagePullSecrets", data: podSpecPatch("imagePullSecrets: [{name: registry}]")},
-		{name: "nodeSelector", data: podSpecPatch("nodeSelector: {kubernetes.io/arch: amd64, unbounded-cloud.io/site: edge-west}")},
+		{name: "nodeSelector", data: podSpecPatch("nodeSelector: {kubernetes.io/arch: amd64, example.com/pool: storage}")},
 		{name: "tolerations", data: podSpecPatch("tolerations: [{key: dedicated, operator: Equal, value: storage, effect: NoSchedule}]")},
 		{name: "affinity", data: podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
 			"{nodeSelectorTerms: [{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}]}}, " +
@@ -95,7 +95,7 @@ func TestPatchRejected(t *testing.T) {
 		{name: "updateStrategy on a Deployment", data: machinaPatch("{spec: {updateStrategy: {type: OnDelete}}}"),
 			want: []result{deny(CodePathNotAllowed, p0+".spec.updateStrategy")}},
 		{name: "template field", data: storagePatch("{spec: {template: {status: {}, other: 1}}}"),
-			want: []result{deny(CodePathNotAllowed, p0+".spec.template.other"), deny(CodePathProtected, p0+".spec.template.status")}},
+			want: []result{deny(CodePathNotAllowed, p0+".spec.template.other"), deny(CodePathNotAllowed, p0+".spec.template.status")}},
 		{name: "pod spec nodeName", data: podSpecPatch("nodeName: node-1"), want: []result{deny(CodePathNotAllowed, ps0+".nodeName")}},
 		{name: "ephemeralContainers", data: podSpecPatch("ephemeralContainers: [{name: debug}]"), want: []result{deny(CodePathNotAllowed, ps0+".ephemeralContainers")}},
 		{name: "container stdin and volumeDevices", data: runFields("stdin: true, volumeDevices: []"),
@@ -121,24 +121,28 @@ func TestPatchRejected(t *testing.T) {
 		{name: "host namespaces", data: podSpecPatch("hostNetwork: false, hostPID: false, hostIPC: true"),
 			want: []result{deny(CodePathProtected, ps0+".hostIPC"), deny(CodePathProtected, ps0+".hostNetwork"), deny(CodePathProtected, ps0+".hostPID")}},
 		{name: "template metadata name", data: storagePatch("{spec: {template: {metadata: {name: x}}}}"),
-			want: []result{deny(CodePathProtected, p0+".spec.template.metadata.name")}},
+			want: []result{deny(CodePathNotAllowed, p0+".spec.template.metadata.name")}},
+		{name: "template status", data: storagePatch("{spec: {template: {spec: {status: x}}}}"),
+			want: []result{deny(CodePathNotAllowed, ps0+".status")}},
 
-		// Protected, inside permitted subtrees.
-		{name: "hostNetwork in a securityContext", data: runFields("securityContext: {hostNetwork: true}"),
-			want: []result{deny(CodePathProtected, c0+".securityContext.hostNetwork")}},
-		{name: "kind in affinity", data: podSpecPatch("affinity: {kind: x}"), want: []result{deny(CodePathProtected, ps0+".affinity.kind")}},
-		{name: "apiVersion in a fieldRef", data: runFields("env: [{name: POD, valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}}]"),
-			want: []result{deny(CodePathProtected, c0+".env[0].valueFrom.fieldRef.apiVersion")}},
-		{name: "metadata.name in a volume claim template", data: podSpecPatch("volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: " +
-			"{metadata: {name: x, labels: {kind: a}}, spec: {selector: {}, accessModes: [ReadWriteOnce]}}}}]"),
-			want: []result{
-				deny(CodePathProtected, ps0+".volumes[0].ephemeral.volumeClaimTemplate.metadata.name"),
-				deny(CodePathProtected, ps0+".volumes[0].ephemeral.volumeClaimTemplate.spec.selector"),
-			}},
-		{name: "serviceAccountName in a list entry", data: podSpecPatch("tolerations: [{serviceAccountName: x}]"),
-			want: []result{deny(CodePathProtected, ps0+".tolerations[0].serviceAccountName")}},
-		{name: "status in updateStrategy", data: storagePatch("{spec: {updateStrategy: {status: x}}}"),
-			want: []result{deny(CodePathProtected, p0+".spec.updateStrategy.status")}},
+		// Positions, not names: inside permitted subtrees these are ordinary
+		// fields (upstream accepts them).
+		{name: "hostNetwork in a securityContext", data: runFields("securityContext: {hostNetwork: true}")},
+		{name: "kind in affinity", data: podSpecPatch("affinity: {kind: x}")},
+		{name: "apiVersion in a fieldRef", data: runFields("env: [{name: POD, valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.name}}}]")},
+		{name: "metadata.name and spec.selector in a volume claim template", data: podSpecPatch("volumes: [{name: scratch, ephemeral: {volumeClaimTemplate: " +
+			"{metadata: {name: x, labels: {kind: a}}, spec: {selector: {matchLabels: {kind: a}}, accessModes: [ReadWriteOnce], " +
+			"dataSourceRef: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: base}}}}}]")},
+		{name: "serviceAccountName in a list entry", data: podSpecPatch("tolerations: [{serviceAccountName: x}]")},
+		{name: "status in updateStrategy", data: storagePatch("{spec: {updateStrategy: {status: x}}}")},
+		{name: "csi volumeAttributes keys are data", data: podSpecPatch("volumes: [{name: secrets, csi: {driver: secrets.example.com, " +
+			"volumeAttributes: {kind: a, apiVersion: b, serviceAccountName: c, hostNetwork: d, status: e, selector: f}}}]")},
+		{name: "flexVolume options keys are data", data: podSpecPatch("volumes: [{name: flex, flexVolume: {driver: example.com/flex, " +
+			"options: {kind: a, name: b}}}]")},
+		{name: "a null in csi volumeAttributes is at its key", data: podSpecPatch("volumes: [{name: s, csi: {driver: d, volumeAttributes: {kind: null}}}]"),
+			want: []result{deny(CodeNull, ps0+".volumes[0].csi.volumeAttributes[kind]")}},
+		{name: "a directive in csi volumeAttributes", data: podSpecPatch("volumes: [{name: s, csi: {driver: d, volumeAttributes: {$patch: replace}}}]"),
+			want: []result{deny(CodeDirective, ps0+".volumes[0].csi.volumeAttributes[$patch]")}},
 
 		// Reserved label and annotation keys.
 		{name: "reserved labels", data: storagePatch("{metadata: {labels: {unbounded-cloud.io/site: a, net.unbounded-cloud.io/x: b, Unbounded-Cloud.io/y: c, " +
@@ -172,7 +176,7 @@ func TestPatchRejected(t *testing.T) {
 			want: []result{deny(CodeDirective, p0+".metadata.labels[$patch]")}},
 
 		// Nulls, anywhere.
-		{name: "null limit", data: runFields("resources: {limits: {memory: null}}"), want: []result{deny(CodeNull, c0+".resources.limits.memory")}},
+		{name: "null limit", data: runFields("resources: {limits: {memory: null}}"), want: []result{deny(CodeNull, c0+".resources.limits[memory]")}},
 		{name: "null image", data: runFields("image: ~"), want: []result{deny(CodeNull, c0+".image")}},
 		{name: "null label", data: storagePatch("{metadata: {labels: {team: }}}"), want: []result{deny(CodeNull, p0+".metadata.labels[team]")}},
 		{name: "null list entry", data: podSpecPatch("tolerations: [null]"), want: []result{deny(CodeNull, ps0+".tolerations[0]")}},
@@ -211,7 +215,7 @@ func TestPatchRejected(t *testing.T) {
 			}},
 		{name: "nodeSelector timestamp", data: podSpecPatch("nodeSelector: {since: 2026-08-11}"), want: []result{deny(CodeTypeInvalid, ps0+".nodeSelector[since]")}},
 		{name: "timestamp in an env value", data: runFields("env: [{name: SINCE, value: 2026-08-11}]"), want: []result{deny(CodeTypeInvalid, c0+".env[0].value")}},
-		{name: "infinity", data: runFields("resources: {limits: {cpu: .inf}}"), want: []result{deny(CodeTypeInvalid, c0+".resources.limits.cpu")}},
+		{name: "infinity", data: runFields("resources: {limits: {cpu: .inf}}"), want: []result{deny(CodeTypeInvalid, c0+".resources.limits[cpu]")}},
 		{name: "binary and custom tags", data: runFields("env: [{name: A, value: !!binary aGk=}, {name: B, value: !custom x}]"),
 			want: []result{deny(CodeTypeInvalid, c0+".env[0].value"), deny(CodeTypeInvalid, c0+".env[1].value")}},
 		{name: "patch is a workload", data: storagePatch("{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: storage}, " +

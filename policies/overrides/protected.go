@@ -1,18 +1,23 @@
-// This file lists what a patch may never set, wherever it appears, even
-// inside a permitted subtree (CONTRACTS.md §9 "always rejected"):
+// This file lists what a patch may never set (upstream, "always rejected").
+// These are positions in the workload, not field names wherever they occur:
 //
-//   - the fields apiVersion, kind, serviceAccountName, serviceAccount,
-//     hostNetwork, hostPID, hostIPC and status, as a key of any mapping;
-//   - name, namespace, ownerReferences, finalizers and resourceVersion as
-//     keys of any mapping held by a metadata key, and selector as a key of
-//     any mapping held by a spec key;
+//   - at the workload's top level: apiVersion, kind and status;
+//   - in the workload's metadata: name, namespace, ownerReferences,
+//     finalizers and resourceVersion;
+//   - in the workload's spec: selector;
+//   - in the pod template's spec: serviceAccountName, serviceAccount,
+//     hostNetwork, hostPID and hostIPC;
 //   - a label or annotation key under unbounded-cloud.io/ or any of its
 //     subdomains (prefix case ignored), in any labels or annotations map;
 //   - keys starting with "$" and explicit nulls (walker.go), anywhere.
 //
-// Keys of maps whose keys are data rather than fields (labels, annotations,
-// matchLabels, nodeSelector) are not matched against the field names: a
-// label may be called "kind".
+// So a field of the same name elsewhere is an ordinary field, as upstream
+// has it: env valueFrom.fieldRef.apiVersion, a volume's
+// ephemeral.volumeClaimTemplate.spec.selector or dataSourceRef.kind, a
+// hostNetwork key in a securityContext (which Kubernetes would drop). Keys of
+// maps whose keys are data rather than fields (labels, annotations,
+// matchLabels, nodeSelector, csi.volumeAttributes, flexVolume.options,
+// resource lists) are never fields: they are rendered as path[key].
 
 package overrides
 
@@ -32,8 +37,6 @@ const (
 const (
 	reasonGVK = "the group, version and kind decide what object the operator writes, " +
 		"and the operator holds escalate and bind on cluster role bindings"
-	reasonGVKNested = "apiVersion and kind are rejected at every depth of a patch, also where Kubernetes has a field of that name " +
-		"(omit env valueFrom.fieldRef.apiVersion: it defaults to v1)"
 	reasonName            = "renaming the workload orphans the original, which the operator does not prune"
 	reasonOwner           = "owner references drive per-Site garbage collection"
 	reasonFinalizers      = "finalizers order the deletion the operator relies on"
@@ -44,52 +47,43 @@ const (
 	reasonStatus          = "status is written by the workload controller"
 )
 
-// protectedAnywhere are rejected as a key of any mapping in a patch.
-var protectedAnywhere = map[string]string{
-	"apiVersion":         reasonGVK,
-	"kind":               reasonGVK,
-	"serviceAccountName": reasonServiceAccount,
-	"serviceAccount":     reasonServiceAccount,
-	"hostNetwork":        reasonHostNamespace,
-	"hostPID":            reasonHostNamespace,
-	"hostIPC":            reasonHostNamespace,
-	"status":             reasonStatus,
-}
-
-// protectedBelow are rejected as a key of a mapping held by the outer key.
-var protectedBelow = map[string]map[string]string{
-	"metadata": {
+// Protected fields, by the position (allowlist rule) whose mapping holds them.
+var (
+	protectedWorkload = map[string]string{
+		"apiVersion": reasonGVK,
+		"kind":       reasonGVK,
+		"status":     reasonStatus,
+	}
+	protectedWorkloadMetadata = map[string]string{
 		"name":            reasonName,
 		"namespace":       reasonName,
 		"ownerReferences": reasonOwner,
 		"finalizers":      reasonFinalizers,
 		"resourceVersion": reasonResourceVersion,
-	},
-	"spec": {
-		"selector": reasonSelector,
-	},
-}
-
-// dataKeyed are the keys that hold maps whose keys are data, not fields.
-var dataKeyed = map[string]bool{
-	"labels":       true,
-	"annotations":  true,
-	"matchLabels":  true,
-	"nodeSelector": true,
-}
-
-// protectedReason reports whether key, in a mapping held by owner (""
-// for the patch itself and for list entries), is a protected field, and why.
-// root is set for the patch itself.
-func protectedReason(owner, key string, root bool) (string, bool) {
-	if reason, ok := protectedAnywhere[key]; ok {
-		if reason == reasonGVK && !root {
-			reason = reasonGVKNested
-		}
-		return reason, true
 	}
-	reason, ok := protectedBelow[owner][key]
-	return reason, ok
+	protectedWorkloadSpec = map[string]string{
+		"selector": reasonSelector,
+	}
+	protectedPodSpec = map[string]string{
+		"serviceAccountName": reasonServiceAccount,
+		"serviceAccount":     reasonServiceAccount,
+		"hostNetwork":        reasonHostNamespace,
+		"hostPID":            reasonHostNamespace,
+		"hostIPC":            reasonHostNamespace,
+	}
+)
+
+// dataKeyed are the keys, inside a permitted subtree, that hold maps whose
+// keys are data, not fields.
+var dataKeyed = map[string]bool{
+	"labels":           true,
+	"annotations":      true,
+	"matchLabels":      true,
+	"nodeSelector":     true,
+	"volumeAttributes": true, // csi
+	"options":          true, // flexVolume (dnsConfig.options is a list)
+	"limits":           true, // resource lists
+	"requests":         true,
 }
 
 // isReserved reports whether a label or annotation key is under the

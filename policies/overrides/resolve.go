@@ -1,8 +1,14 @@
-// This file resolves an entry against the live workload of its component
-// and kind, read through Live (CONTRACTS.md §9, what an in-API-server
-// policy cannot do). It reads the entry's patch (template labels, volumes,
-// container names), extraArgs and add lists, and the live workload's
-// selector labels, volume names and container names, and rejects:
+// This file resolves an entry against the live workloads of its component
+// and kind, read through Live (what an in-API-server policy cannot do).
+// Resolution is per Site (upstream resolves an entry to each workload it
+// matches): an entry with sites is checked against the workload of each of
+// those Sites, one by one, and an entry without sites against every Site's
+// workload, one by one; never against a merge of them. The workloads are
+// taken in Site order, so the verdict never depends on the order Live lists
+// them in. It reads the entry's patch (template labels, volumes, containers
+// and their volume mounts, nodeSelector), extraArgs and add lists, and each
+// workload's selector labels, volumes, containers, mounts and nodeSelector,
+// and rejects:
 //
 //   - a template label the selector uses, set to another value:
 //     OverrideSelectorLabel (removing one takes a null or a $patch
@@ -10,30 +16,44 @@
 //   - a patch volume named like a volume the operator declares that holds
 //     more than its name (volumes merge on name, so it would redefine the
 //     operator's volume, or with $patch: delete remove it; naming it alone
-//     changes nothing): OverrideVolumeRedefined;
+//     changes nothing), or a patch mount at a mountPath where the operator
+//     mounts another volume in that container (volumeMounts merge on
+//     mountPath): OverrideVolumeRedefined;
 //   - a patch container, or an extraArgs container, the workload does not
 //     have and the entry does not declare it adds: OverrideContainerUnknown;
-//   - a declared addition the workload already has: OverrideContainerExists.
+//   - a declared addition the workload already has: OverrideContainerExists;
+//   - a nodeSelector key the operator sets, given another value (the engine
+//     refuses it at apply time): OverrideNodeSelectorOwned.
 //
-// Live lists containers and init containers together, so a patch entry in
-// initContainers named like an ordinary container (or the reverse) counts
-// as known. When live is nil or cannot read the workload, an entry that
-// would need resolution gets one OverrideResolutionSkipped warning and the
-// syntactic checks stand unchanged. Entries whose component or kind is
-// wrong are not resolved: they match no workload.
+// A finding that several Sites' workloads draw is reported once, naming the
+// Sites. Live lists containers and init containers together, so a patch
+// entry in initContainers named like an ordinary container (or the reverse)
+// counts as known. When live is nil or cannot read the workloads, or a Site
+// the entry names has none, the entry gets one OverrideResolutionSkipped
+// warning and the syntactic checks stand unchanged. Entries whose component
+// or kind is wrong are not resolved: they match no workload.
 
 package overrides
 
 import (
+	"fmt"
 	"slices"
+	"sort"
+	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 // Messages of resolution.
 const (
-	msgResolutionSkipped = "the live %s of component %s could not be read, so the containers, volumes and selector labels " +
-		"this override refers to were not checked against it; the operator checks them when it applies the override"
+	msgResolutionSkipped = "the live %s of component %s could not be read, so the containers, volumes, selector labels and " +
+		"node selector this override refers to were not checked against it; the operator checks them when it applies the override"
+	msgResolutionSkippedSites = "component %s has no live %s in Site %s that could be read, so the containers, volumes, " +
+		"selector labels and node selector this override refers to were not checked there; the operator checks them when it " +
+		"applies the override"
 	msgContainerUnknown = "the live %s of component %s has no %s named %s; declare it in %s to add it, or correct the name"
 	msgArgsUnknown      = "the live %s of component %s has no container named %s to append arguments to, " +
 		"and this override does not add one"
@@ -42,9 +62,54 @@ const (
 		"the workload from its pods"
 	msgVolumeRedefined = "volume %s is declared by the operator in the live %s of component %s; volumes merge on name, " +
 		"so this entry would redefine or remove it under every mount that uses it; add a volume under a new name instead"
+	msgMountRedefined = "container %s of the live %s of component %s mounts operator volume %s at this mountPath; volume mounts " +
+		"merge on mountPath, so this entry would repoint an operator mount; mount the volume at another path"
+	msgNodeSelectorOwned = "the operator sets node selector %s on the live %s of component %s to another value; overriding it " +
+		"would change where the workload may run, and the operator refuses it when it applies the override"
+	msgInSites = " (%s %s)"
 )
 
-// resolve checks entry e against its live workload.
+// resolved is one finding of resolution, before its Sites are named.
+type resolved struct {
+	code     codeAt
+	evidence string
+	message  string
+	sites    []string
+}
+
+// codeAt identifies a resolution finding across the workloads of an entry.
+type codeAt struct {
+	code policies.Code
+	path string
+}
+
+// resolution collects the findings of one entry over its workloads.
+type resolution struct {
+	order []codeAt
+	found map[codeAt]*resolved
+	paths map[codeAt]*field.Path
+}
+
+func (r *resolution) add(site string, code policies.Code, path *field.Path, evidence, message string) {
+	at := codeAt{code: code, path: path.String()}
+	if f, ok := r.found[at]; ok {
+		if site != "" && !slices.Contains(f.sites, site) {
+			f.sites = append(f.sites, site)
+		}
+		return
+	}
+	if r.found == nil {
+		r.found, r.paths = map[codeAt]*resolved{}, map[codeAt]*field.Path{}
+	}
+	f := &resolved{code: at, evidence: evidence, message: message}
+	if site != "" {
+		f.sites = []string{site}
+	}
+	r.found[at], r.paths[at] = f, path
+	r.order = append(r.order, at)
+}
+
+// resolve checks entry e against the live workloads it targets.
 func (w *walker) resolve(e *entry) {
 	if e.component == "" || e.kindName == "" {
 		return
@@ -52,76 +117,159 @@ func (w *walker) resolve(e *entry) {
 	containers := patchedContainers(e.patch)
 	labels := lookup(e.patch, "spec", "template", "metadata", "labels")
 	volumes := lookup(e.patch, "spec", "template", "spec", "volumes")
-	if len(containers) == 0 && !hasEntries(labels) && !hasEntries(volumes) && len(e.args) == 0 && len(e.added) == 0 {
+	nodeSelector := lookup(e.patch, "spec", "template", "spec", "nodeSelector")
+	if len(containers) == 0 && !hasEntries(labels) && !hasEntries(volumes) && !hasEntries(nodeSelector) &&
+		len(e.args) == 0 && len(e.added) == 0 {
 		return
 	}
-	var live Workload
-	ok := false
-	if w.live != nil {
-		live, ok = w.live.Workload(e.component, e.kindName)
-		ok = ok && (live.Kind == "" || live.Kind == e.kindName)
-	}
+	targets, missing, ok := w.targets(e)
 	if !ok {
 		w.warn(CodeResolutionSkipped, e.path, "", msgResolutionSkipped, e.kindName, e.component)
 		return
 	}
+	if len(missing) > 0 {
+		w.warn(CodeResolutionSkipped, e.path, "", msgResolutionSkippedSites, e.component, e.kindName, strings.Join(missing, ", "))
+	}
+	var r resolution
+	for _, live := range targets {
+		w.resolveOne(e, live, containers, labels, volumes, nodeSelector, &r)
+	}
+	for _, at := range r.order {
+		f := r.found[at]
+		suffix := ""
+		if len(f.sites) > 0 {
+			sort.Strings(f.sites)
+			suffix = fmt.Sprintf(msgInSites, policies.Plural(len(f.sites), "Site"), strings.Join(f.sites, ", "))
+		}
+		w.deny(at.code, r.paths[at], f.evidence, "%s%s", f.message, suffix)
+	}
+}
 
+// targets returns the live workloads entry e is checked against, in Site
+// order, and the Sites it names that have none. ok is false when the
+// workloads cannot be read at all.
+func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok bool) {
+	if w.live == nil {
+		return nil, nil, false
+	}
+	all, ok := w.live.Workloads(e.component, e.kindName)
+	if !ok {
+		return nil, nil, false
+	}
+	for _, live := range all {
+		// A workload of another kind than asked for is not this one.
+		if live.Kind == "" || live.Kind == e.kindName {
+			targets = append(targets, live)
+		}
+	}
+	// Site order, so that nothing depends on the order Live lists them in.
+	sort.SliceStable(targets, func(i, j int) bool { return targets[i].Site < targets[j].Site })
+	if e.hasSites {
+		var selected []Workload
+		for _, site := range e.sites {
+			n := len(selected)
+			for _, live := range targets {
+				if live.Site == site {
+					selected = append(selected, live)
+				}
+			}
+			if len(selected) == n {
+				missing = append(missing, site)
+			}
+		}
+		sort.SliceStable(selected, func(i, j int) bool { return selected[i].Site < selected[j].Site })
+		sort.Strings(missing)
+		targets = selected
+		if len(targets) == 0 && len(missing) == 0 {
+			return nil, nil, true
+		}
+	}
+	if len(targets) == 0 && len(missing) == 0 {
+		return nil, nil, false
+	}
+	return targets, missing, true
+}
+
+// resolveOne checks entry e against one live workload.
+func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContainer, labels, volumes, nodeSelector *yaml.Node,
+	r *resolution) {
+	add := func(code policies.Code, path *field.Path, evidence, format string, args ...any) {
+		r.add(live.Site, code, path, evidence, fmt.Sprintf(format, args...))
+	}
 	for _, a := range e.added {
 		if slices.Contains(live.Containers, a.name) {
-			w.deny(CodeContainerExists, a.path, a.name, msgContainerExists, e.kindName, e.component, a.name, addField(a.init))
+			add((CodeContainerExists), a.path, a.name, msgContainerExists, e.kindName, e.component, a.name, addField(a.init))
 		}
 	}
 	for _, c := range containers {
 		if !slices.Contains(live.Containers, c.name) && !e.adds(c) {
-			w.deny(CodeContainerUnknown, c.path(e.path).Child("name"), c.name, msgContainerUnknown,
+			add((CodeContainerUnknown), c.path(e.path).Child("name"), c.name, msgContainerUnknown,
 				e.kindName, e.component, containerNoun(c.init), c.name, addField(c.init))
 		}
 	}
 	for _, a := range e.args {
 		if !slices.Contains(live.Containers, a.name) && !e.addsName(a.name) {
-			w.deny(CodeContainerUnknown, a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
+			add((CodeContainerUnknown), a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
 		}
 	}
-	w.resolveSelectorLabels(e, labels, live)
-	w.resolveVolumes(e, volumes, live)
-}
-
-// resolveSelectorLabels reports template labels, the mapping labels, that
-// change a label of the live selector.
-func (w *walker) resolveSelectorLabels(e *entry, labels *yaml.Node, live Workload) {
-	if labels == nil || labels.Kind != yaml.MappingNode {
-		return
+	patchPath := e.path.Child(fieldPatch, "spec", "template")
+	forStrings(labels, func(key, value string) {
+		// A reserved key is denied by the walk already.
+		if selected, ok := live.SelectorLabels[key]; ok && selected != value && !isReserved(key) {
+			add((CodeSelectorLabel), patchPath.Child("metadata", "labels").Key(key), key+"="+value, msgSelectorLabel,
+				key, e.kindName, e.component)
+		}
+	})
+	forStrings(nodeSelector, func(key, value string) {
+		if set, ok := live.NodeSelector[key]; ok && set != value {
+			add((CodeNodeSelectorOwned), patchPath.Child("spec", "nodeSelector").Key(key), key+"="+value,
+				msgNodeSelectorOwned, key, e.kindName, e.component)
+		}
+	})
+	if volumes != nil && volumes.Kind == yaml.SequenceNode {
+		for j, item := range volumes.Content {
+			item = deref(item)
+			name := lookup(item, "name")
+			if name == nil || !isString(name) || !slices.Contains(live.Volumes, name.Value) {
+				continue
+			}
+			// An entry holding nothing but the name changes nothing.
+			if len(item.Content) > 2 {
+				add((CodeVolumeRedefined), patchPath.Child("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
+					name.Value, e.kindName, e.component)
+			}
+		}
 	}
-	path := e.path.Child(fieldPatch, "spec", "template", "metadata", "labels")
-	for i := 0; i+1 < len(labels.Content); i += 2 {
-		key, value := deref(labels.Content[i]), deref(labels.Content[i+1])
-		if key.Kind != yaml.ScalarNode || !isString(value) {
+	for _, c := range containers {
+		mounts := lookup(c.node, "volumeMounts")
+		if mounts == nil || mounts.Kind != yaml.SequenceNode {
 			continue
 		}
-		if selected, ok := live.SelectorLabels[key.Value]; ok && selected != value.Value {
-			w.deny(CodeSelectorLabel, path.Key(key.Value), key.Value+"="+value.Value, msgSelectorLabel,
-				key.Value, e.kindName, e.component)
+		for j, item := range mounts.Content {
+			item = deref(item)
+			mountPath, name := lookup(item, "mountPath"), lookup(item, "name")
+			if mountPath == nil || !isString(mountPath) {
+				continue
+			}
+			operatorVolume, mounted := live.Mounts[c.name][mountPath.Value]
+			if !mounted || (name != nil && isString(name) && name.Value == operatorVolume) {
+				continue
+			}
+			add((CodeVolumeRedefined), c.path(e.path).Child("volumeMounts").Index(j), w.evidence(item), msgMountRedefined,
+				c.name, e.kindName, e.component, operatorVolume)
 		}
 	}
 }
 
-// resolveVolumes reports entries of the patch's volumes list that redefine a
-// volume of the live workload.
-func (w *walker) resolveVolumes(e *entry, volumes *yaml.Node, live Workload) {
-	if volumes == nil || volumes.Kind != yaml.SequenceNode {
+// forStrings calls fn for every string-valued entry of mapping n.
+func forStrings(n *yaml.Node, fn func(key, value string)) {
+	if n == nil || n.Kind != yaml.MappingNode {
 		return
 	}
-	path := e.path.Child(fieldPatch, "spec", "template", "spec", "volumes")
-	for j, item := range volumes.Content {
-		item = deref(item)
-		name := lookup(item, "name")
-		if name == nil || !isString(name) || !slices.Contains(live.Volumes, name.Value) {
-			continue
-		}
-		// An entry holding nothing but the name changes nothing.
-		if len(item.Content) > 2 {
-			w.deny(CodeVolumeRedefined, path.Index(j), w.evidence(item), msgVolumeRedefined,
-				name.Value, e.kindName, e.component)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := deref(n.Content[i]), deref(n.Content[i+1])
+		if key.Kind == yaml.ScalarNode && isString(value) {
+			fn(key.Value, value.Value)
 		}
 	}
 }

@@ -24,10 +24,19 @@ const (
 	// CodeDocumentEmpty warns: the key's value is empty or white space; the
 	// operator ignores it.
 	CodeDocumentEmpty policies.Code = "OverrideDocumentEmpty"
-	// CodeDocumentInvalid: the key's value is not YAML, holds no document,
-	// is not a mapping, nests too deeply or grows too large once its aliases
-	// are expanded.
+	// CodeDocumentInvalid: the key's value is not YAML (a parse failure,
+	// which never ratchets), holds no document, or is not a mapping.
 	CodeDocumentInvalid policies.Code = "OverrideDocumentInvalid"
+	// CodeDocumentTooDeep: the document nests deeper than maxDepth (or than
+	// the YAML parser's own limit). A limit: it never ratchets.
+	CodeDocumentTooDeep policies.Code = "OverrideDocumentTooDeep"
+	// CodeDocumentTooLarge: the document, or the ConfigMap's documents
+	// together, grow past the walk budget once their aliases are expanded. A
+	// limit: it never ratchets.
+	CodeDocumentTooLarge policies.Code = "OverrideDocumentTooLarge"
+	// CodeTooManyFindings: the document has more than maxFindings findings;
+	// the rest was not checked. A limit: it never ratchets.
+	CodeTooManyFindings policies.Code = "OverrideTooManyFindings"
 	// CodeMultipleDocuments: the key's value holds more than one document.
 	CodeMultipleDocuments policies.Code = "OverrideMultipleDocuments"
 	// CodeAPIVersionUnknown: apiVersion is missing or is not
@@ -91,6 +100,32 @@ const (
 	// CodeContainerExists: an add list names a container the live workload
 	// already has.
 	CodeContainerExists policies.Code = "OverrideContainerExists"
+	// CodeNodeSelectorOwned: the patch gives a nodeSelector key the live
+	// workload's operator sets another value (the engine refuses it at apply
+	// time).
+	CodeNodeSelectorOwned policies.Code = "OverrideNodeSelectorOwned"
+
+	// CodeConflict: entries that reach the same workload (or keys of one
+	// entry) set the same field to different values, append extraArgs to the
+	// same container, or add the same container differently; the engine
+	// refuses them at apply time rather than let list order decide.
+	CodeConflict policies.Code = "OverrideConflict"
+	// CodeFieldOwnedBySite: the patch sets a field a typed Site field owns
+	// (spec.replicas of metalman, owned by spec.components.metalman.replicas).
+	CodeFieldOwnedBySite policies.Code = "OverrideFieldOwnedBySite"
+	// CodeEnvValueAndValueFrom: an env var with both value and valueFrom.
+	CodeEnvValueAndValueFrom policies.Code = "OverrideEnvValueAndValueFrom"
+	// CodeStrategyInvalid: a Recreate (Deployment) or OnDelete (DaemonSet)
+	// strategy with rollingUpdate, in one entry or across the entries that
+	// reach one workload, or a strategy type the kind does not have.
+	CodeStrategyInvalid policies.Code = "OverrideStrategyInvalid"
+	// CodeAffinityInvalid: malformed affinity the engine cannot combine: an
+	// empty nodeSelectorTerms list, an empty or malformed term, a section
+	// that is not a list of mappings, or more required node affinity terms,
+	// once the engine multiplies those of the operator and of every entry
+	// for the workload, than it allows (maxRequiredTerms).
+	CodeAffinityInvalid policies.Code = "OverrideAffinityInvalid"
+
 	// CodeResolutionSkipped warns: the live workload could not be read, so
 	// the entry's references to it were not checked.
 	CodeResolutionSkipped policies.Code = "OverrideResolutionSkipped"
@@ -103,9 +138,12 @@ const (
 	CodeImagePinned policies.Code = "OverrideImagePinned"
 )
 
-// Workload is what the webhook could read of the live workload of one
-// component (for resolution).
+// Workload is what the webhook could read of one live workload of a
+// component (for resolution). A per-Site component has one per Site.
 type Workload struct {
+	// Site is the Site the workload belongs to (its unbounded-cloud.io/site
+	// label); empty for a cluster singleton.
+	Site string
 	// Kind is Deployment or DaemonSet.
 	Kind string
 	// SelectorLabels is spec.selector.matchLabels.
@@ -115,14 +153,24 @@ type Workload struct {
 	Volumes []string
 	// Containers are the names of the containers and initContainers.
 	Containers []string
+	// Mounts maps a container (or init container) name to its volume
+	// mounts: mountPath -> volume name.
+	Mounts map[string]map[string]string
+	// NodeSelector is the pod template's nodeSelector, which the operator
+	// sets.
+	NodeSelector map[string]string
+	// RequiredNodeTerms is the number of the pod template's required node
+	// affinity terms (nodeSelectorTerms), which the engine multiplies with
+	// those of the overrides.
+	RequiredNodeTerms int
 }
 
-// Live answers the live workload of a component and kind; ok=false when it
-// cannot be read (then resolution checks are skipped with one warning per
-// affected override, never a crash or an allow-by-error of the syntactic
-// rules).
+// Live answers the live workloads of a component and kind: one per Site for
+// a per-Site component, in any order. ok=false when they cannot be read
+// (then resolution checks are skipped with one warning per affected
+// override, never a crash or an allow-by-error of the syntactic rules).
 type Live interface {
-	Workload(component, kind string) (w Workload, ok bool)
+	Workloads(component, kind string) (ws []Workload, ok bool)
 }
 
 // Validate checks every key of a ConfigMap's data (map key -> YAML document)
@@ -142,6 +190,7 @@ func Validate(data map[string]string, live Live) []policies.Finding {
 	for _, key := range keys {
 		w.document(field.NewPath("data").Key(key), data[key])
 	}
+	w.compose()
 	policies.Sort(w.findings)
 	return w.findings
 }

@@ -76,7 +76,18 @@ func checkWellFormed(t *testing.T, findings []policies.Finding) {
 		if wantWarn := warnCodes[f.Code]; wantWarn != (f.Severity == policies.Warn) {
 			t.Errorf("finding %s has severity %d", f.Code, f.Severity)
 		}
+		if limitCodes[f.Code] && f.Ratchets() {
+			t.Errorf("limit finding %s at %s ratchets", f.Code, f.Field)
+		}
 	}
+}
+
+// limitCodes are the codes of walk and parse limits: findings about the
+// review, never about a value, so they must never ratchet.
+var limitCodes = map[policies.Code]bool{
+	CodeDocumentTooDeep:  true,
+	CodeDocumentTooLarge: true,
+	CodeTooManyFindings:  true,
 }
 
 // warnCodes are the codes that warn; every other code denies.
@@ -88,7 +99,9 @@ var warnCodes = map[policies.Code]bool{
 }
 
 var knownCodes = map[policies.Code]bool{
-	CodeDocumentEmpty: true, CodeDocumentInvalid: true, CodeMultipleDocuments: true, CodeAPIVersionUnknown: true,
+	CodeDocumentEmpty: true, CodeDocumentInvalid: true, CodeDocumentTooDeep: true, CodeDocumentTooLarge: true,
+	CodeTooManyFindings: true, CodeMultipleDocuments: true, CodeNodeSelectorOwned: true, CodeConflict: true,
+	CodeFieldOwnedBySite: true, CodeEnvValueAndValueFrom: true, CodeStrategyInvalid: true, CodeAffinityInvalid: true, CodeAPIVersionUnknown: true,
 	CodeYAMLMergeKey: true, CodeDuplicateKey: true, CodeUnknownField: true, CodeTypeInvalid: true, CodeNull: true,
 	CodeDirective: true, CodeComponentUnknown: true, CodeKindMismatch: true, CodeSitesInvalid: true, CodeEmpty: true,
 	CodeNameInvalid: true, CodeAdditionUndefined: true, CodePathNotAllowed: true, CodePathProtected: true,
@@ -114,7 +127,16 @@ const apiLine = "apiVersion: " + APIVersion + "\n"
 func TestValidateDocument(t *testing.T) {
 	runCases(t, []validateCase{
 		{name: "valid, every component", data: one(render(validDocument()))},
-		{name: "several keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(validDocument())}},
+		{name: "several keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(document(
+			storageEntry(runPatch(map[string]any{"image": "registry.example/run:2"})), // warns: pins the image
+		))}, want: []result{warn(CodeImagePinned, "data[b.yaml].overrides[0].patch.spec.template.spec.containers[0].image")}},
+		{name: "the same document in two keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(validDocument())},
+			// Identical values never conflict; extraArgs appended twice do
+			// (upstream): they would concatenate.
+			want: []result{
+				deny(CodeConflict, "data[a.yaml].overrides[3].extraArgs[metalman]"),
+				deny(CodeConflict, "data[b.yaml].overrides[3].extraArgs[metalman]"),
+			}},
 		{name: "no overrides", data: one(apiLine)},
 		{name: "empty overrides", data: one(apiLine + "overrides: []\n")},
 		{name: "no keys", data: map[string]string{}},
@@ -168,11 +190,11 @@ func TestValidateDocument(t *testing.T) {
 			"- {component: net, kind: Deployment, patch: {spec: {template: {spec: {serviceAccountName: *sa}}}}}\n"),
 			want: []result{deny(CodePathProtected, doc0+".overrides[1].patch.spec.template.spec.serviceAccountName")}},
 		{name: "alias cycle", data: one(apiLine + "overrides:\n- component: machina\n  kind: Deployment\n  patch: &p {metadata: {annotations: {}}, spec: {strategy: *p}}\n"),
-			want: []result{deny(CodeDocumentInvalid, doc0)}},
-		{name: "alias bomb", data: one(aliasBomb()), want: []result{deny(CodeDocumentInvalid, doc0)}},
+			want: []result{deny(CodeDocumentTooDeep, doc0)}},
+		{name: "alias bomb", data: one(aliasBomb()), want: []result{deny(CodeDocumentTooLarge, doc0)}},
 		{name: "nested too deeply", data: one(apiLine + "overrides:\n- component: machina\n  kind: Deployment\n  patch: {spec: {strategy: " +
 			strings.Repeat("{a: ", 120) + "1" + strings.Repeat("}", 120) + "}}\n"),
-			want: []result{deny(CodeDocumentInvalid, doc0)}},
+			want: []result{deny(CodeDocumentTooDeep, doc0)}},
 	})
 }
 
@@ -319,7 +341,7 @@ func TestFindingsCapped(t *testing.T) {
 	if len(findings) != maxFindings+1 {
 		t.Fatalf("got %d findings, want %d", len(findings), maxFindings+1)
 	}
-	if got := results(findings)[0]; got != deny(CodeDocumentInvalid, doc0) {
+	if got := results(findings)[0]; got != deny(CodeTooManyFindings, doc0) {
 		t.Errorf("first finding %v, want the document reported", got)
 	}
 }
@@ -345,7 +367,7 @@ func TestBudgetShared(t *testing.T) {
 		t.Fatalf("got %d findings for %d documents", len(findings), len(data))
 	}
 	for _, f := range findings {
-		if f.Code != CodeDocumentInvalid || f.Field <= "data[doc-0300.yaml]" {
+		if f.Code != CodeDocumentTooLarge || f.Field <= "data[doc-0300.yaml]" {
 			t.Fatalf("unexpected finding %s %s: %s", f.Code, f.Field, f.Message)
 		}
 	}
@@ -365,7 +387,7 @@ func TestEvidenceBudget(t *testing.T) {
 	checkWellFormed(t, findings)
 	invalid := 0
 	for _, f := range findings {
-		if f.Code == CodeDocumentInvalid {
+		if f.Code == CodeDocumentTooLarge {
 			invalid++
 		}
 	}

@@ -6,9 +6,12 @@
 //   - a key given twice in one mapping;
 //   - a key that is null or not a scalar;
 //   - a key starting with "$", a strategic-merge directive;
-//   - nesting deeper than maxDepth, a document whose aliases expand to more
-//     nodes than its walk budget allows, and one with more than maxFindings
-//     findings.
+//   - nesting deeper than maxDepth (OverrideDocumentTooDeep), a document
+//     whose aliases expand to more nodes than its walk budget allows
+//     (OverrideDocumentTooLarge), and one with more than maxFindings findings
+//     (OverrideTooManyFindings). Each of these limits denies with its own
+//     code and never ratchets on UPDATE: it says what the walk could not see,
+//     not what a value is.
 //
 // Aliases are followed: they are plain YAML and the operator's decoder
 // expands them, so the walk checks the expanded document.
@@ -81,6 +84,10 @@ const (
 type walker struct {
 	live     Live
 	findings []policies.Finding
+	// entries are the entries of every document whose component and kind
+	// are known, in key and document order, for the checks across entries
+	// (compose.go).
+	entries []*entry
 	// budget is what is left of maxVisits.
 	budget int
 	// docBudget is what the current document may still walk.
@@ -117,7 +124,7 @@ func (w *walker) count() bool {
 	if w.docFindings == maxFindings {
 		w.docFindings++
 		w.stopped = true
-		w.findings = append(w.findings, policies.Denial(CodeDocumentInvalid, w.doc, "", msgTooMany))
+		w.findings = append(w.findings, policies.Unratcheted(CodeTooManyFindings, w.doc, msgTooMany))
 		return false
 	}
 	if w.docFindings > maxFindings {
@@ -138,7 +145,7 @@ func (w *walker) enter(n *yaml.Node) (*yaml.Node, bool) {
 		return nil, false
 	}
 	if w.depth > maxDepth {
-		w.stop(msgTooDeep)
+		w.stop(CodeDocumentTooDeep, msgTooDeep)
 		return nil, false
 	}
 	return deref(n), true
@@ -151,10 +158,10 @@ func (w *walker) charge() bool {
 	case w.stopped:
 		return false
 	case w.docBudget <= 0:
-		w.stop(msgTooLarge)
+		w.stop(CodeDocumentTooLarge, msgTooLarge)
 		return false
 	case w.budget <= 0:
-		w.stop(msgConfigMapTooLarge)
+		w.stop(CodeDocumentTooLarge, msgConfigMapTooLarge)
 		return false
 	}
 	w.docBudget--
@@ -162,9 +169,21 @@ func (w *walker) charge() bool {
 	return true
 }
 
-func (w *walker) stop(msg string) {
-	w.deny(CodeDocumentInvalid, w.doc, "", "%s", msg)
+// stop ends the walk of the current document at a limit. The finding is
+// about what the walk could not see, not about a value, so it never ratchets:
+// an UPDATE that keeps the document past the limit is denied as a CREATE is.
+func (w *walker) stop(code policies.Code, msg string) {
+	w.limit(code, w.doc, "%s", msg)
 	w.stopped = true
+}
+
+// limit reports a finding about the review rather than a value of the
+// document (a walk or parse limit, a parse failure): it carries no evidence
+// and never ratchets on UPDATE.
+func (w *walker) limit(code policies.Code, path *field.Path, format string, args ...any) {
+	if w.count() {
+		w.findings = append(w.findings, policies.Unratcheted(code, path, format, args...))
+	}
 }
 
 // descend runs fn one level deeper.
@@ -347,7 +366,9 @@ func kindName(n *yaml.Node) string {
 // scalar with its resolved tag, mappings and lists in document order,
 // aliases expanded. Rendering charges the walk budget like walking does, so
 // evidence of an alias-expanded value cannot outgrow it; once the document
-// is stopped or its findings are capped, evidence is not rendered.
+// is stopped or its findings are capped, evidence is not rendered. Evidence
+// is never cut short silently: a value nesting past maxDepth, or past the
+// budget, stops the document with a limit finding that never ratchets.
 func (w *walker) evidence(n *yaml.Node) string {
 	if w.stopped || w.docFindings >= maxFindings {
 		return ""
@@ -356,7 +377,13 @@ func (w *walker) evidence(n *yaml.Node) string {
 	var render func(n *yaml.Node, depth int)
 	render = func(n *yaml.Node, depth int) {
 		n = deref(n)
-		if n == nil || depth > maxDepth || !w.charge() {
+		if n != nil && w.depth+depth > maxDepth && !w.stopped {
+			// Evidence that stopped short of the value would let an UPDATE
+			// that changes only what lies past the limit ratchet: the
+			// document is too deep, and that finding never ratchets.
+			w.stop(CodeDocumentTooDeep, msgTooDeep)
+		}
+		if n == nil || w.stopped || !w.charge() {
 			b.WriteString("...")
 			return
 		}

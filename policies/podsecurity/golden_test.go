@@ -96,7 +96,28 @@ func fixtures() []golden.Fixture {
 				"capabilities": map[string]any{"drop": []any{"ALL"}, "add": []any{"NET_BIND_SERVICE"}},
 			}
 		}),
+		// A user namespace (hostUsers: false) makes uid 0 unprivileged on the
+		// host: runAsNonRoot is left unset where uid 0 runs (usernamespace.go).
+		fx("pod-user-namespace-root", pass, basePod, func(o map[string]any) {
+			getMap(o, "spec")["hostUsers"] = false
+			podSC(o)["runAsUser"] = 0
+			addContainer(o, "initContainers", "setup")
+		}),
+		fx("pod-user-namespace-container-root", pass, basePod, func(o map[string]any) {
+			getMap(o, "spec")["hostUsers"] = false
+			containerSC(o, "containers", 0)["runAsUser"] = 0
+			addContainer(o, "containers", "sidecar")
+		}),
 		fx("pod-root", fail, basePod, func(o map[string]any) { podSC(o)["runAsUser"] = 0 }),
+		fx("pod-host-users-root", fail, basePod, func(o map[string]any) {
+			getMap(o, "spec")["hostUsers"] = true
+			podSC(o)["runAsUser"] = 0
+		}),
+		fx("pod-user-namespace-root-run-as-non-root-true", fail, basePod, func(o map[string]any) {
+			getMap(o, "spec")["hostUsers"] = false
+			podSC(o)["runAsUser"] = 0
+			containerSC(o, "containers", 0)["runAsNonRoot"] = true
+		}),
 		fx("pod-root-several-containers", fail, basePod, func(o map[string]any) {
 			podSC(o)["runAsUser"] = 0
 			addContainer(o, "initContainers", "setup")

@@ -8,7 +8,8 @@
 // spec.os.name.
 // Allows: each of these fields stated, with any value (an empty
 // capabilities.drop list counts as stated; an empty seccompProfile.type does
-// not). On Windows pods only runAsNonRoot is required, at both levels. A
+// not). On Windows pods only runAsNonRoot is required, at both levels; where
+// a user namespace runs uid 0, runAsNonRoot is not (usernamespace.go). A
 // securityContext, seccompProfile or capabilities that is not an object is
 // reported once at its own path.
 
@@ -52,19 +53,20 @@ var containerSecurityFields = []securityField{
 
 // checkPodDefaults reports the unset pod-level fields of the pod spec at
 // specPath.
-func checkPodDefaults(specPath *field.Path, spec map[string]any, linux bool) []policies.Finding {
-	return checkDefaults(specPath, spec, podSecurityFields, linux)
+func checkPodDefaults(specPath *field.Path, spec map[string]any, linux bool, root rootInUserNamespace) []policies.Finding {
+	return checkDefaults(specPath, spec, podSecurityFields, linux, root.pod)
 }
 
 // checkContainerDefaults reports the unset fields of one container.
-func checkContainerDefaults(c workload.Container, linux bool) []policies.Finding {
-	return checkDefaults(c.Path, c.Obj, containerSecurityFields, linux)
+func checkContainerDefaults(c workload.Container, linux bool, root rootInUserNamespace) []policies.Finding {
+	return checkDefaults(c.Path, c.Obj, containerSecurityFields, linux, root.container(c.Obj))
 }
 
 // checkDefaults reports each field of table that is unset in the
-// securityContext of holder (a pod spec or a container at holderPath). Paths
-// are built only for findings: this runs on every pod.
-func checkDefaults(holderPath *field.Path, holder map[string]any, table []securityField, linux bool) []policies.Finding {
+// securityContext of holder (a pod spec or a container at holderPath), but
+// runAsNonRoot only unless runAsNonRootOptional (usernamespace.go). Paths are
+// built only for findings: this runs on every pod.
+func checkDefaults(holderPath *field.Path, holder map[string]any, table []securityField, linux, runAsNonRootOptional bool) []policies.Finding {
 	var sc map[string]any
 	if stated(holder, "securityContext") {
 		var ok bool
@@ -74,7 +76,7 @@ func checkDefaults(holderPath *field.Path, holder map[string]any, table []securi
 	}
 	var findings []policies.Finding
 	for _, f := range table {
-		if f.linuxOnly && !linux {
+		if f.linuxOnly && !linux || runAsNonRootOptional && f.keys[0] == "runAsNonRoot" {
 			continue
 		}
 		depth, notObject, unset := unsetField(sc, f)

@@ -36,12 +36,13 @@ func DefaultPod(obj map[string]any, d Defaults) bool {
 		return false
 	}
 	linux := !isWindows(spec)
-	changed := defaultPodSecurityContext(spec, d, linux)
+	root := rootInUserNamespaceOf(spec)
+	changed := defaultPodSecurityContext(spec, d, linux, root.pod)
 	inherit := inheritedFrom(spec, d)
 	for _, list := range workload.ContainerLists {
 		items, _ := fields.Slice(spec, list)
 		for _, item := range items {
-			if c, ok := item.(map[string]any); ok && defaultContainer(c, inherit, d, linux) {
+			if c, ok := item.(map[string]any); ok && defaultContainer(c, inherit, d, linux, root.container(c)) {
 				changed = true
 			}
 		}
@@ -61,18 +62,20 @@ func DefaultNewEphemeralContainers(obj, oldObj map[string]any, d Defaults) bool 
 		return false
 	}
 	linux := !isWindows(spec)
+	root := rootInUserNamespaceOf(spec)
 	inherit := inheritedFrom(spec, d)
 	changed := false
 	for _, c := range newEphemeralContainers(field.NewPath("spec"), spec, oldObj) {
-		if defaultContainer(c.Obj, inherit, d, linux) {
+		if defaultContainer(c.Obj, inherit, d, linux, root.container(c.Obj)) {
 			changed = true
 		}
 	}
 	return changed
 }
 
-// defaultPodSecurityContext fills in spec.securityContext.
-func defaultPodSecurityContext(spec map[string]any, d Defaults, linux bool) bool {
+// defaultPodSecurityContext fills in spec.securityContext; runAsNonRoot
+// only unless keepRunAsNonRoot (usernamespace.go).
+func defaultPodSecurityContext(spec map[string]any, d Defaults, linux, keepRunAsNonRoot bool) bool {
 	sc, changed, ok := objectField(spec, "securityContext")
 	if !ok {
 		return false
@@ -83,7 +86,9 @@ func defaultPodSecurityContext(spec map[string]any, d Defaults, linux bool) bool
 		changed = setDefault(sc, "fsGroup", d.FSGroup) || changed
 		changed = setDefault(sc, "fsGroupChangePolicy", d.FSGroupChangePolicy) || changed
 	}
-	changed = setDefault(sc, "runAsNonRoot", d.RunAsNonRoot) || changed
+	if !keepRunAsNonRoot {
+		changed = setDefault(sc, "runAsNonRoot", d.RunAsNonRoot) || changed
+	}
 	if linux {
 		if !stated(sc, "seccompProfile") {
 			sc["seccompProfile"] = map[string]any{"type": d.SeccompProfileType}
@@ -131,13 +136,16 @@ func (in inherited) seccompProfileFor(d Defaults) map[string]any {
 	return map[string]any{"type": d.SeccompProfileType}
 }
 
-// defaultContainer fills in one container's securityContext.
-func defaultContainer(c map[string]any, inherit inherited, d Defaults, linux bool) bool {
+// defaultContainer fills in one container's securityContext; runAsNonRoot
+// only unless keepRunAsNonRoot (usernamespace.go).
+func defaultContainer(c map[string]any, inherit inherited, d Defaults, linux, keepRunAsNonRoot bool) bool {
 	sc, changed, ok := objectField(c, "securityContext")
 	if !ok {
 		return false
 	}
-	changed = setDefault(sc, "runAsNonRoot", inherit.runAsNonRoot) || changed
+	if !keepRunAsNonRoot {
+		changed = setDefault(sc, "runAsNonRoot", inherit.runAsNonRoot) || changed
+	}
 	if !linux {
 		return changed
 	}

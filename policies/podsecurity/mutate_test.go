@@ -328,6 +328,36 @@ func TestDefaultNewEphemeralContainers(t *testing.T) {
 			t.Error("second call reported a change")
 		}
 	})
+	t.Run("a root debug container in a user namespace keeps runAsNonRoot unset", func(t *testing.T) {
+		// The pod runs as uid 0 in its own user namespace, so it was
+		// created without runAsNonRoot at either level; the debug container
+		// inherits uid 0.
+		old := basePod()
+		getMap(old, "spec")["hostUsers"] = false
+		podSC(old)["runAsUser"] = 0
+		DefaultPod(old, BuiltinDefaults())
+		obj := clone(old)
+		addContainer(obj, "ephemeralContainers", "debug")
+		if !DefaultNewEphemeralContainers(obj, old, BuiltinDefaults()) {
+			t.Fatal("reported no change")
+		}
+		sc := containerSC(obj, "ephemeralContainers", 0)
+		if _, set := sc["runAsNonRoot"]; set || sc["allowPrivilegeEscalation"] != false {
+			t.Errorf("debug container: %v; want every default but runAsNonRoot", sc)
+		}
+		if findings := ValidatePod(obj, old); len(findings) != 0 {
+			t.Errorf("ValidatePod: %v", findings)
+		}
+		// The same container in a pod sharing the host's users gets it and
+		// is then denied: uid 0 with runAsNonRoot true.
+		getMap(old, "spec")["hostUsers"] = true
+		obj = clone(old)
+		addContainer(obj, "ephemeralContainers", "debug")
+		DefaultNewEphemeralContainers(obj, old, BuiltinDefaults())
+		if findings := ValidatePod(obj, old); len(findings) != 1 || findings[0].Code != CodeRunAsRootConflict {
+			t.Errorf("ValidatePod with hostUsers true: %v, want one RunAsRootConflict", findings)
+		}
+	})
 	t.Run("pod level is neither changed nor required", func(t *testing.T) {
 		old := basePod()
 		obj := clone(old)

@@ -67,14 +67,15 @@ func ValidatePod(obj, oldObj map[string]any) []policies.Finding {
 	}
 	findings := checkRunAsRoot(pod.SpecPath, pod.Spec)
 	linux := !isWindows(pod.Spec)
+	root := rootInUserNamespaceOf(pod.Spec)
 	if oldObj == nil {
-		findings = append(findings, checkPodDefaults(pod.SpecPath, pod.Spec, linux)...)
+		findings = append(findings, checkPodDefaults(pod.SpecPath, pod.Spec, linux, root)...)
 		for _, c := range workload.Containers(pod.SpecPath, pod.Spec) {
-			findings = append(findings, checkContainerDefaults(c, linux)...)
+			findings = append(findings, checkContainerDefaults(c, linux, root)...)
 		}
 	} else {
 		for _, c := range newEphemeralContainers(pod.SpecPath, pod.Spec, oldObj) {
-			findings = append(findings, checkContainerDefaults(c, linux)...)
+			findings = append(findings, checkContainerDefaults(c, linux, root)...)
 		}
 	}
 	policies.Sort(findings)

@@ -6,7 +6,9 @@
 //   - scope: the grammar in grammar.go;
 //   - format: tls-pem, tls-p12 or kerberos;
 //   - autoTlsCertLifetime, autoTlsCertRestartBuffer: a Go duration > 0;
-//   - autoTlsCertJitterFactor: a float64 in [0, 1);
+//   - autoTlsCertJitterFactor: a float64 in [0, 1); 0 warns, because
+//     secret-operator reads it as its default 0.2;
+//   - the three together: a lifetime secret-operator can issue (certlife.go);
 //   - tlsPKCS12Password: allowed, but warns, and so does tls-p12 without it
 //     (secret-operator then uses its well-known default password);
 //   - kerberosServiceNames, pod-info: anything;
@@ -57,6 +59,8 @@ const (
 	msgDefaultPasswordReadable = "the tls-p12 format without " + annotationPKCS12Password + " makes secret-operator use its " +
 		"well-known default password (changeit), and " + msgPasswordReadable
 	msgAnnotationUnknown = "secret-operator does not read this " + annotationPrefix + " key and ignores it; check its spelling"
+	msgJitterFactorZero  = "secret-operator reads a jitter factor of 0 as its default, 0.2, so certificates still expire " +
+		"up to 20% early; for a nearly fixed lifetime set a small positive factor such as 0.01"
 )
 
 // checkAnnotations checks the annotation map at path.
@@ -73,6 +77,7 @@ func checkAnnotations(path *field.Path, annotations map[string]string) []policie
 	for _, key := range keys {
 		findings = append(findings, checkAnnotation(path, key, annotations[key])...)
 	}
+	findings = append(findings, checkCertLife(path, annotations)...)
 	if _, hasPassword := annotations[annotationPKCS12Password]; !hasPassword && annotations[annotationFormat] == formatTLSP12 {
 		findings = append(findings, policies.Warning(SecretPasswordReadable, path.Key(annotationPKCS12Password), "",
 			msgDefaultPasswordReadable))
@@ -102,6 +107,9 @@ func checkAnnotation(path *field.Path, key, value string) []policies.Finding {
 		if !validJitterFactor(value) {
 			return []policies.Finding{policies.Denial(SecretJitterFactorInvalid, path.Key(key), value,
 				"the jitter factor must be a number from 0 up to but excluding 1, such as 0.2")}
+		}
+		if f, _ := strconv.ParseFloat(value, 64); f == 0 {
+			return []policies.Finding{policies.Warning(SecretJitterFactorZero, path.Key(key), value, "%s", msgJitterFactorZero)}
 		}
 	case annotationPKCS12Password:
 		return []policies.Finding{policies.Warning(SecretPasswordReadable, path.Key(key), value, msgPasswordReadable)}

@@ -23,7 +23,52 @@ func TestAnnotations(t *testing.T) {
 			annotationAutoTLSCertLifetime: "24h", annotationAutoTLSCertRestartBuffer: "10m", annotationAutoTLSCertJitterFactor: "0.2",
 			annotationKerberosServiceNames: "HTTP,hdfs", annotationPodInfo: "anything",
 		}},
-		{name: "jitter zero", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "0"}},
+		{name: "jitter zero", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "0"},
+			want: []result{warn(SecretJitterFactorZero, key(annotationAutoTLSCertJitterFactor))}},
+		{name: "jitter zero written otherwise", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "0.000"},
+			want: []result{warn(SecretJitterFactorZero, key(annotationAutoTLSCertJitterFactor))}},
+		{name: "jitter tiny", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertJitterFactor: "0.01"}},
+
+		// Lifetimes, judged together with secret-operator's defaults
+		// (168h lifetime, 8h buffer, 0.2 jitter; jitter 0 reads as 0.2).
+		{name: "lifetime above buffer after the worst jitter", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "10h", annotationAutoTLSCertRestartBuffer: "8h", annotationAutoTLSCertJitterFactor: "0.2"}},
+		{name: "lifetime exactly buffer after the worst jitter", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "10h", annotationAutoTLSCertRestartBuffer: "8h"}},
+		{name: "lifetime equal to buffer", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "8h", annotationAutoTLSCertRestartBuffer: "8h"},
+			want: []result{deny(SecretCertLifetimeUnissuable, key(annotationAutoTLSCertLifetime))}},
+		{name: "lifetime under the default buffer", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "1h"},
+			want: []result{deny(SecretCertLifetimeUnissuable, key(annotationAutoTLSCertLifetime))}},
+		{name: "lifetime at the default buffer", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "8h"},
+			want: []result{deny(SecretCertLifetimeUnissuable, key(annotationAutoTLSCertLifetime))}},
+		{name: "buffer at the default lifetime", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertRestartBuffer: "168h"},
+			want: []result{deny(SecretCertLifetimeUnissuable, key(annotationAutoTLSCertRestartBuffer))}},
+		{name: "buffer over the default lifetime's worst jitter", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertRestartBuffer: "135h"},
+			want: []result{warn(SecretCertLifetimeMayFail, key(annotationAutoTLSCertRestartBuffer))}},
+		{name: "buffer at the default lifetime's worst jitter", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertRestartBuffer: "134h24m"}},
+		{name: "lifetime fails at random", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "9h", annotationAutoTLSCertRestartBuffer: "8h"},
+			want: []result{warn(SecretCertLifetimeMayFail, key(annotationAutoTLSCertLifetime))}},
+		{name: "jitter zero means 0.2, so fails at random", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "9h", annotationAutoTLSCertJitterFactor: "0"},
+			want: []result{
+				warn(SecretJitterFactorZero, key(annotationAutoTLSCertJitterFactor)),
+				warn(SecretCertLifetimeMayFail, key(annotationAutoTLSCertLifetime)),
+			}},
+		{name: "small jitter keeps a short lifetime issuable", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "9h", annotationAutoTLSCertJitterFactor: "0.1"}},
+		{name: "large jitter alone fails at random with the defaults", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertJitterFactor: "0.99"},
+			want: []result{warn(SecretCertLifetimeMayFail, key(annotationAutoTLSCertJitterFactor))}},
+		{name: "an invalid duration is judged alone", annotations: map[string]any{annotationClass: "tls",
+			annotationAutoTLSCertLifetime: "1h", annotationAutoTLSCertRestartBuffer: "8 hours"},
+			want: []result{deny(SecretDurationInvalid, key(annotationAutoTLSCertRestartBuffer))}},
 
 		{name: "class missing", annotations: map[string]any{annotationScope: "pod"},
 			want: []result{deny(SecretClassMissing, key(annotationClass))}},
@@ -99,6 +144,44 @@ func TestAnnotations(t *testing.T) {
 				t.Errorf("findings = %v\nwant       %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCertLifeEvidence: the lifetime findings fingerprint all three values,
+// so a change to any of them ends a ratchet, and a change elsewhere does not.
+func TestCertLifeEvidence(t *testing.T) {
+	evidence := func(tweak map[string]any) uint64 {
+		t.Helper()
+		annotations := map[string]any{annotationClass: "tls", annotationAutoTLSCertLifetime: "9h",
+			annotationAutoTLSCertRestartBuffer: "8h", annotationAutoTLSCertJitterFactor: "0.2"}
+		for k, v := range tweak {
+			if v == nil {
+				delete(annotations, k)
+			} else {
+				annotations[k] = v
+			}
+		}
+		obj := basePVC()
+		dig(obj, "metadata")["annotations"] = annotations
+		findings := Validate(gkPVC, obj)
+		if len(findings) != 1 || findings[0].Code != SecretCertLifetimeMayFail {
+			t.Fatalf("want one %s, got %+v", SecretCertLifetimeMayFail, findings)
+		}
+		return findings[0].Evidence
+	}
+	base := evidence(nil)
+	if evidence(map[string]any{annotationScope: "pod"}) != base {
+		t.Error("another annotation changed the evidence")
+	}
+	for _, tweak := range []map[string]any{
+		{annotationAutoTLSCertLifetime: "8h30m"},
+		{annotationAutoTLSCertRestartBuffer: "7h59m"},
+		{annotationAutoTLSCertJitterFactor: "0.3"},
+		{annotationAutoTLSCertJitterFactor: nil},
+	} {
+		if evidence(tweak) == base {
+			t.Errorf("%v left the evidence unchanged", tweak)
+		}
 	}
 }
 

@@ -2,7 +2,8 @@
 // depth, also inside lists, with keys visited in sorted order. It reads:
 //
 //   - a CredentialsScope holder, an object with a secretClass key and a scope
-//     object: scope.services[*] and scope.listenerVolumes[*] must be
+//     object: scope.services[*] must be Service names and
+//     scope.listenerVolumes[*] volume names (names.go), so in particular
 //     non-empty strings containing neither "," nor "=" (the CRD pattern
 //     ^[^,=]+$), because operator-go renders them into the scope annotation
 //     unescaped (RenderScope) and a "," would splice in extra scopes;
@@ -10,11 +11,14 @@
 //     ephemeral volumes): volumeClaimTemplate.metadata.annotations, checked as
 //     in annotations.go.
 //
-// Values of an unexpected type are skipped. Containers nested deeper than
-// maxWalkDepth are not walked: no kubedoop CRD nests a CredentialsScope or a
-// PVC template anywhere near that deep (a typed CRD schema fixes the depth at
-// which an operator reads them), and the bound keeps hostile input from
-// exhausting the stack.
+// Values of an unexpected type are skipped. "Any depth" is any depth the API
+// server accepts: it decodes a custom resource's JSON with a nesting limit of
+// 10000 levels (k8s.io/apimachinery pkg/util/json.Unmarshal, through
+// sigs.k8s.io/json's scanner, maxNestingDepth; docs/secret-scope.md, "Edges").
+// The walk is iterative, so it reads every one of those levels without
+// exhausting the stack; an object or list nested deeper still (which no
+// request the API server decoded can hold) is not entered and denies with
+// ScopeWalkLimit at its path, never silently skipped.
 package scope
 
 import (
@@ -29,8 +33,9 @@ import (
 )
 
 // maxWalkDepth is how many levels of nested objects and lists the walk
-// enters; the object itself is level 1.
-const maxWalkDepth = 64
+// enters, the object itself being level 1: as many as the API server's JSON
+// decoder accepts in a request body.
+const maxWalkDepth = 10000
 
 // scopeLists are the CredentialsScope name lists, with the scope entry key
 // each name is rendered under and the noun messages use for it.
@@ -47,43 +52,72 @@ const msgNameRule = "a scope name may contain neither \",\" nor \"=\""
 // in obj.
 func walkCustomResource(obj map[string]any) []policies.Finding {
 	var findings []policies.Finding
-	// The root has no path: field.Path's Child on a nil path starts one, so
-	// the object's own fields read "spec...", not ".spec...".
-	walkObject(nil, obj, 1, &findings)
+	// Depth first, in sorted key order, with an explicit stack: the walk's
+	// own depth never grows with the object's. The root has no path:
+	// field.Path's Child on a nil path starts one, so the object's own
+	// fields read "spec...", not ".spec...".
+	type pending struct {
+		path  *field.Path
+		value any
+		depth int
+	}
+	stack := []pending{{value: obj, depth: 1}}
+	var keys []string
+	for len(stack) > 0 {
+		next := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch v := next.value.(type) {
+		case map[string]any:
+			if next.depth > maxWalkDepth {
+				findings = append(findings, walkLimit(next.path))
+				continue
+			}
+			findings = append(findings, checkCredentialsScope(next.path, v)...)
+			if annotations := fields.StringMap(v, "volumeClaimTemplate", "metadata", "annotations"); annotations != nil {
+				findings = append(findings, checkAnnotations(next.path.Child("volumeClaimTemplate", "metadata", "annotations"), annotations)...)
+			}
+			// Collected by hand: slices.Sorted(maps.Keys(v)) allocates
+			// several times as much on this path.
+			keys = keys[:0]
+			for key := range v {
+				keys = append(keys, key)
+			}
+			slices.Sort(keys)
+			// Pushed in reverse, so that they are visited in order.
+			for i := len(keys) - 1; i >= 0; i-- {
+				if child := v[keys[i]]; isContainer(child) {
+					stack = append(stack, pending{next.path.Child(keys[i]), child, next.depth + 1})
+				}
+			}
+		case []any:
+			if next.depth > maxWalkDepth {
+				findings = append(findings, walkLimit(next.path))
+				continue
+			}
+			for i := len(v) - 1; i >= 0; i-- {
+				if isContainer(v[i]) {
+					stack = append(stack, pending{next.path.Index(i), v[i], next.depth + 1})
+				}
+			}
+		}
+	}
 	return findings
 }
 
-// walkValue walks v, found at path at the given depth, if it is an object or
-// a list.
-func walkValue(path *field.Path, v any, depth int, findings *[]policies.Finding) {
-	if depth > maxWalkDepth {
-		return
+func isContainer(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
 	}
-	switch v := v.(type) {
-	case map[string]any:
-		walkObject(path, v, depth, findings)
-	case []any:
-		for i, item := range v {
-			walkValue(path.Index(i), item, depth+1, findings)
-		}
-	}
+	return false
 }
 
-func walkObject(path *field.Path, obj map[string]any, depth int, findings *[]policies.Finding) {
-	*findings = append(*findings, checkCredentialsScope(path, obj)...)
-	if annotations := fields.StringMap(obj, "volumeClaimTemplate", "metadata", "annotations"); annotations != nil {
-		*findings = append(*findings, checkAnnotations(path.Child("volumeClaimTemplate", "metadata", "annotations"), annotations)...)
-	}
-	// Collected by hand: slices.Sorted(maps.Keys(obj)) allocates several
-	// times as much on this path.
-	keys := make([]string, 0, len(obj))
-	for key := range obj {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
-		walkValue(path.Child(key), obj[key], depth+1, findings)
-	}
+// walkLimit is the finding for an object or list the walk did not enter. It
+// is about the request, not the object's content, so it never ratchets.
+func walkLimit(path *field.Path) policies.Finding {
+	return policies.Unratcheted(ScopeWalkLimit, path,
+		"the object nests deeper here than the %d levels the API server accepts, so secret-scope did not read "+
+			"what is below; no CredentialsScope or PVC template nested this deep can be checked", maxWalkDepth)
 }
 
 // checkCredentialsScope checks the names of obj's scope when obj is a
@@ -125,6 +159,13 @@ func checkScopeName(path *field.Path, key, noun string, v any) (policies.Finding
 		return policies.Denial(ScopeNameHasDelimiter, path, name,
 			"the %s name contains \"=\", so secret-operator would read only the text before it and resolve a different %s; %s",
 			noun, noun, msgNameRule), true
+	case key == scopeService && !validServiceName(name):
+		return policies.Denial(ScopeServiceNameInvalid, path, name,
+			"the service name is not a Service name; secret-operator would put into the certificate %s; %s",
+			describeServiceSAN(name), msgServiceNameRule), true
+	case key == scopeListenerVolume && !validVolumeName(name):
+		return policies.Denial(ScopeListenerVolumeNameInvalid, path, name,
+			"the listener volume name is not a volume name; %s; %s", msgListenerVolumeUnmatched, msgVolumeNameRule), true
 	}
 	return policies.Finding{}, false
 }

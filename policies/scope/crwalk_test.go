@@ -1,10 +1,10 @@
 package scope
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
-
-	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 func TestCustomResourceWalk(t *testing.T) {
@@ -82,22 +82,54 @@ func TestCustomResourceWalk(t *testing.T) {
 	}
 }
 
-// TestCustomResourceWalkDepth: the walk stops at maxWalkDepth levels, and a
-// far deeper object neither panics nor exhausts the stack.
+// TestCustomResourceWalkDepth: the walk reads a holder at every depth the
+// API server accepts, whether nested in objects or in lists; a container
+// deeper than that denies with ScopeWalkLimit (which never ratchets) at its
+// path, and a far deeper object neither panics nor exhausts the stack.
 func TestCustomResourceWalkDepth(t *testing.T) {
-	nest := func(levels int) map[string]any {
-		// The holder is the object at the given level; the root is level 1.
-		v := credentialsHolder("mysvc,node")
-		for range levels - 1 {
-			v = map[string]any{"x": v}
+	// nest puts a spliced holder at the given level (the root is level 1),
+	// each level above it an object or, with lists, alternately a list.
+	nest := func(levels int, lists bool) (map[string]any, string) {
+		var v any = credentialsHolder("mysvc,node")
+		var keys []string
+		for level := levels; level > 1; level-- {
+			if lists && (level-1)%2 == 0 {
+				v = []any{v}
+				keys = append(keys, "[0]")
+			} else {
+				v = map[string]any{"x": v}
+				keys = append(keys, ".x")
+			}
 		}
-		return v
+		slices.Reverse(keys)
+		path := strings.TrimPrefix(strings.Join(keys, ""), ".")
+		return v.(map[string]any), path
 	}
-	if findings := Validate(gkHdfsCluster, nest(maxWalkDepth)); !policies.Denied(findings) {
-		t.Errorf("holder at level %d not checked", maxWalkDepth)
-	}
-	if findings := Validate(gkHdfsCluster, nest(maxWalkDepth+1)); len(findings) != 0 {
-		t.Errorf("holder at level %d checked: %+v", maxWalkDepth+1, findings)
+	for _, lists := range []bool{false, true} {
+		// The holder's services list is two levels below it, so the
+		// deepest holder a request can carry is at maxWalkDepth-2.
+		for _, levels := range []int{1, 65, maxWalkDepth - 2} {
+			obj, holder := nest(levels, lists)
+			want := deny(ScopeNameHasDelimiter, strings.TrimPrefix(holder+".scope.services[0]", "."))
+			if got := results(Validate(gkHdfsCluster, obj)); !slices.Equal(got, []result{want}) {
+				t.Errorf("lists=%v: holder at level %d: findings %s, want %v", lists, levels, summarize(got), want)
+			}
+		}
+		for _, levels := range []int{maxWalkDepth - 1, maxWalkDepth} {
+			obj, _ := nest(levels, lists)
+			got := results(Validate(gkHdfsCluster, obj))
+			if !slices.ContainsFunc(got, func(r result) bool { return r.Code == ScopeWalkLimit }) {
+				t.Errorf("lists=%v: holder at level %d: findings %s, want a %s", lists, levels, summarize(got), ScopeWalkLimit)
+			}
+		}
+		obj, holder := nest(maxWalkDepth+1, lists)
+		findings := Validate(gkHdfsCluster, obj)
+		if got, want := results(findings), []result{deny(ScopeWalkLimit, holder)}; !slices.Equal(got, want) {
+			t.Errorf("lists=%v: holder at level %d: findings %s, want ScopeWalkLimit at the holder", lists, maxWalkDepth+1, summarize(got))
+		}
+		if len(findings) == 1 && findings[0].Ratchets() {
+			t.Errorf("%s ratchets", ScopeWalkLimit)
+		}
 	}
 	deep := map[string]any{}
 	cur := deep
@@ -106,5 +138,20 @@ func TestCustomResourceWalkDepth(t *testing.T) {
 		cur["x"] = []any{next}
 		cur = next
 	}
-	_ = Validate(gkHdfsCluster, deep)
+	if got := Validate(gkHdfsCluster, deep); len(got) != 1 || got[0].Code != ScopeWalkLimit {
+		t.Errorf("100000 levels: %d findings, want one %s", len(got), ScopeWalkLimit)
+	}
+}
+
+// summarize shortens results whose paths run to thousands of levels.
+func summarize(rs []result) string {
+	var b strings.Builder
+	for _, r := range rs {
+		field := r.Field
+		if len(field) > 80 {
+			field = field[:40] + "..." + field[len(field)-40:]
+		}
+		fmt.Fprintf(&b, "[%v %s %s]", r.Severity, r.Code, field)
+	}
+	return b.String()
 }

@@ -27,5 +27,12 @@
 //     is skipped, as is every value of an unexpected type (the CRD schema
 //     rejects them before any operator reads them).
 //   - A name with both "," and "=" is reported once, for the ",".
-//   - The custom-resource walk stops at 64 levels (crwalk.go).
+//   - The custom-resource walk reads as deep as the API server accepts,
+//     10000 levels, and denies with ScopeWalkLimit (never ratcheted) past
+//     them (crwalk.go).
+//   - A service or listener volume name that is not a valid name is
+//     reported once, after the checks for emptiness and delimiters.
+//   - The certificate lifetime is judged once per annotation map, at the
+//     first of lifetime, restart buffer and jitter factor that is set
+//     (certlife.go); its evidence is all three values.
 package scope

@@ -53,6 +53,41 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
+// FuzzWalkDepth nests a CredentialsScope holder at a random level, in a
+// random mix of objects and lists, and checks that the walk never lets a
+// denial through past a depth: a holder the API server can carry (its
+// services list at level maxWalkDepth or less) is judged exactly as at the
+// top, and any deeper one denies with ScopeWalkLimit.
+func FuzzWalkDepth(f *testing.F) {
+	f.Add(uint16(1), uint64(0), "web")
+	f.Add(uint16(65), uint64(0), "mysvc,node")
+	f.Add(uint16(maxWalkDepth-2), uint64(0xaaaaaaaaaaaaaaaa), "*")
+	f.Add(uint16(maxWalkDepth-1), uint64(1), "web")
+	f.Add(uint16(maxWalkDepth+1), uint64(0), "web")
+	f.Fuzz(func(t *testing.T, level uint16, lists uint64, name string) {
+		holderLevel := 1 + int(level)%(maxWalkDepth+8)
+		var v any = credentialsHolder(name)
+		for l := holderLevel; l > 1; l-- {
+			// The container at level l-1; the root (level 1) is an object.
+			if l > 2 && lists&(1<<(l%64)) != 0 {
+				v = []any{v}
+			} else {
+				v = map[string]any{"x": v}
+			}
+		}
+		findings := Validate(gkHdfsCluster, v.(map[string]any))
+		atTop := Validate(gkHdfsCluster, map[string]any{"spec": credentialsHolder(name)})
+		limited := slices.ContainsFunc(findings, func(f policies.Finding) bool { return f.Code == ScopeWalkLimit })
+		if holderLevel+2 <= maxWalkDepth {
+			if limited || policies.Denied(findings) != policies.Denied(atTop) || len(findings) != len(atTop) {
+				t.Fatalf("holder at level %d: %d findings (limit %v), at the top %d", holderLevel, len(findings), limited, len(atTop))
+			}
+		} else if !limited || !policies.Denied(findings) {
+			t.Fatalf("holder at level %d past the API server's depth: no %s", holderLevel, ScopeWalkLimit)
+		}
+	})
+}
+
 // FuzzRenderScope checks the property SCOPE exists for on whole
 // CredentialsScopes: a scope the CR walk lets through renders (as operator-go
 // renders it) into an annotation that secret-operator reads back as exactly

@@ -53,12 +53,24 @@ func fixtures() []golden.Fixture {
 		fx("pvc-secret-annotations", pass, basePVC, nil),
 		fx("statefulset-secret-volumes", pass, baseStatefulSet, nil),
 		fx("hdfscluster-scope-valid", pass, baseHdfsCluster, setHdfsScope("listenerVolumes", "listener")),
+		fx("pod-scope-listener-volume-digit", pass, basePod, setPodAnnotation(annotationScope, "pod,listener-volume=0-listener")),
+		fx("pod-jitter-factor-zero", pass, basePod, setPodAnnotation(annotationAutoTLSCertJitterFactor, "0")),
+		fx("pod-cert-lifetime-may-fail", pass, basePod, func(obj map[string]any) {
+			podAnnotations(obj)[annotationAutoTLSCertLifetime] = "9h"
+			podAnnotations(obj)[annotationAutoTLSCertRestartBuffer] = "8h"
+		}),
+		fx("hdfscluster-scope-nested-deep", pass, baseHdfsCluster, nestHolder(100, "web")),
 
 		fx("pod-scope-empty-entry", fail, basePod, setPodAnnotation(annotationScope, "pod,,node")),
 		fx("pod-scope-trailing-comma", fail, basePod, setPodAnnotation(annotationScope, "pod,node,")),
 		fx("pod-scope-service-bare", fail, basePod, setPodAnnotation(annotationScope, "pod,service")),
 		fx("pod-scope-value-has-delimiter", fail, basePod, setPodAnnotation(annotationScope, "service=a=b")),
 		fx("pod-scope-node-with-value", fail, basePod, setPodAnnotation(annotationScope, "node=x")),
+		fx("pod-scope-key-empty", fail, basePod, setPodAnnotation(annotationScope, "pod,=web")),
+		fx("pod-scope-service-wildcard", fail, basePod, setPodAnnotation(annotationScope, "service=*")),
+		fx("pod-scope-service-headless-wildcard", fail, basePod, setPodAnnotation(annotationScope, "pod,service=*.web")),
+		fx("pod-scope-listener-volume-invalid", fail, basePod, setPodAnnotation(annotationScope, "listener-volume=Listener")),
+		fx("pod-cert-lifetime-unissuable", fail, basePod, setPodAnnotation(annotationAutoTLSCertLifetime, "8h")),
 		fx("pod-format-unknown", fail, basePod, setPodAnnotation(annotationFormat, "pem")),
 		fx("pod-cert-lifetime-invalid", fail, basePod, setPodAnnotation(annotationAutoTLSCertLifetime, "7d")),
 		fx("pod-restart-buffer-negative", fail, basePod, setPodAnnotation(annotationAutoTLSCertRestartBuffer, "-1h")),
@@ -85,6 +97,10 @@ func fixtures() []golden.Fixture {
 		}),
 		fx("hdfscluster-listener-volume-has-delimiter", fail, baseHdfsCluster, setHdfsScope("listenerVolumes", "a=b")),
 		fx("hdfscluster-service-empty", fail, baseHdfsCluster, setHdfsScope("services", "")),
+		fx("hdfscluster-service-wildcard", fail, baseHdfsCluster, setHdfsScope("services", "*")),
+		fx("hdfscluster-listener-volume-invalid", fail, baseHdfsCluster, setHdfsScope("listenerVolumes", "listener.bootstrap")),
+		// Past the 64 levels at which the walk used to stop silently.
+		fx("hdfscluster-scope-nested-deep-splice", fail, baseHdfsCluster, nestHolder(100, "web,node")),
 		fx("hdfscluster-podoverrides-volume", fail, baseHdfsCluster, func(obj map[string]any) {
 			annotations := validSecretAnnotations()
 			annotations[annotationScope] = "node,service"
@@ -92,6 +108,24 @@ func fixtures() []golden.Fixture {
 				"spec": map[string]any{"volumes": []any{secretVolume("extra-tls", annotations)}},
 			}
 		}),
+	}
+}
+
+// nestHolder returns a tweak that puts a CredentialsScope holder with the
+// given services under spec.clusterConfig.extensions, alternating objects and
+// lists, so that the holder is at the given level (the object is level 1).
+func nestHolder(level int, services ...string) func(map[string]any) {
+	return func(obj map[string]any) {
+		var v any = credentialsHolder(services...)
+		// spec is level 2, clusterConfig 3, extensions 4.
+		for l := level; l > 4; l-- {
+			if l%2 == 0 {
+				v = []any{v}
+			} else {
+				v = map[string]any{"nested": v}
+			}
+		}
+		dig(obj, "spec", "clusterConfig")["extensions"] = v
 	}
 }
 

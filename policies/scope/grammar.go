@@ -5,12 +5,14 @@
 // as the value, and ignores any further parts. It allows:
 //
 //   - node, pod: no "=" at all;
-//   - service=<name>, listener-volume=<name>: a non-empty name without "=";
-//   - any other key: skipped by secret-operator, so it only warns here (the
-//     vocabulary belongs to secret-operator and may grow).
+//   - service=<name>: a Service name, listener-volume=<name>: a volume name
+//     (names.go), so never empty and never with "=";
+//   - any other non-empty key: skipped by secret-operator, so it only warns
+//     here (the vocabulary belongs to secret-operator and may grow).
 //
 // Empty entries (an empty value, ",,", a leading or trailing ",") are
-// invalid.
+// invalid, and so is an entry with an empty key ("=x", "="), which
+// operator-go's validateScope rejects (upstream, pkg/security).
 package scope
 
 import (
@@ -97,9 +99,20 @@ func checkEntry(n, total int, p piece, path *field.Path, value string) (policies
 		case p.dropped:
 			return policies.Denial(ScopeValueHasDelimiter, path, value,
 				"entry %d of the scope is a %s scope whose name contains \"=\"; secret-operator would keep only the part before the second \"=\" and silently drop the rest", n, p.Key), true
+		case p.Key == scopeService && !validServiceName(p.Value):
+			return policies.Denial(ScopeServiceNameInvalid, path, value,
+				"entry %d of the scope is a service scope whose name is not a Service name; secret-operator would put into the certificate %s; %s",
+				n, describeServiceSAN(p.Value), msgServiceNameRule), true
+		case p.Key == scopeListenerVolume && !validVolumeName(p.Value):
+			return policies.Denial(ScopeListenerVolumeNameInvalid, path, value,
+				"entry %d of the scope is a listener-volume scope whose name is not a volume name; %s; %s",
+				n, msgListenerVolumeUnmatched, msgVolumeNameRule), true
 		}
 	default:
 		switch {
+		case p.Key == "" && p.assigned:
+			return policies.Denial(ScopeKeyMissing, path, value,
+				"entry %d of the scope has no key before \"=\"; write node, pod, service=<name> or listener-volume=<name> (operator-go rejects an entry without a key)", n), true
 		case p.empty && total == 1:
 			return policies.Denial(ScopeEntryEmpty, path, value,
 				"the scope is empty; set at least one entry (node, pod, service=<name>, listener-volume=<name>) or remove the annotation"), true

@@ -1,6 +1,7 @@
 package scope
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +43,23 @@ func TestParseScope(t *testing.T) {
 		{value: "pod,zone=eu", entries: []Entry{{"pod", ""}, {"zone", "eu"}}, want: []result{warn(ScopeUnknownKey, scopeField)}},
 		{value: "Node", entries: []Entry{{"Node", ""}}, want: []result{warn(ScopeUnknownKey, scopeField)}},
 		{value: " pod", entries: []Entry{{" pod", ""}}, want: []result{warn(ScopeUnknownKey, scopeField)}},
-		{value: "=x", entries: []Entry{{"", "x"}}, want: []result{warn(ScopeUnknownKey, scopeField)}},
+		{value: "=x", entries: []Entry{{"", "x"}}, want: []result{deny(ScopeKeyMissing, scopeField)}},
+		{value: "=", entries: []Entry{{"", ""}}, want: []result{deny(ScopeKeyMissing, scopeField)}},
+		{value: "pod,==x", entries: []Entry{{"pod", ""}, {"", ""}}, want: []result{deny(ScopeKeyMissing, scopeField)}},
+		{value: "service=*", entries: []Entry{{"service", "*"}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "service=*.web", entries: []Entry{{"service", "*.web"}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "service=web.other", entries: []Entry{{"service", "web.other"}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "service=Web", entries: []Entry{{"service", "Web"}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "service=1web", entries: []Entry{{"service", "1web"}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "service=web-", entries: []Entry{{"service", "web-"}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "service= web", entries: []Entry{{"service", " web"}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "service=" + strings.Repeat("a", 63), entries: []Entry{{"service", strings.Repeat("a", 63)}}},
+		{value: "service=" + strings.Repeat("a", 64), entries: []Entry{{"service", strings.Repeat("a", 64)}}, want: []result{deny(ScopeServiceNameInvalid, scopeField)}},
+		{value: "listener-volume=1lb", entries: []Entry{{"listener-volume", "1lb"}}},
+		{value: "listener-volume=*", entries: []Entry{{"listener-volume", "*"}}, want: []result{deny(ScopeListenerVolumeNameInvalid, scopeField)}},
+		{value: "listener-volume=lb.x", entries: []Entry{{"listener-volume", "lb.x"}}, want: []result{deny(ScopeListenerVolumeNameInvalid, scopeField)}},
+		{value: "listener-volume=LB", entries: []Entry{{"listener-volume", "LB"}}, want: []result{deny(ScopeListenerVolumeNameInvalid, scopeField)}},
+		{value: "zone=*", entries: []Entry{{"zone", "*"}}, want: []result{warn(ScopeUnknownKey, scopeField)}},
 		{value: "node=x,,service", entries: []Entry{{"node", "x"}, {"", ""}, {"service", ""}}, want: []result{
 			deny(ScopeUnexpectedValue, scopeField), deny(ScopeEntryEmpty, scopeField), deny(ScopeValueMissing, scopeField),
 		}},
@@ -96,8 +113,8 @@ func TestRenderScope(t *testing.T) {
 
 // TestRenderParseRoundTrip: valid names survive rendering and parsing.
 func TestRenderParseRoundTrip(t *testing.T) {
-	services := []string{"web", "web-headless", "hdfs.default.svc.cluster.local", "a"}
-	listeners := []string{"listener", "listener-broker"}
+	services := []string{"web", "web-headless", "hdfs-2", "a"}
+	listeners := []string{"listener", "listener-broker", "0lb"}
 	rendered := RenderScope(true, true, services, listeners)
 	entries, findings := ParseScope(rendered, scopePath())
 	if len(findings) != 0 {
@@ -153,6 +170,7 @@ func FuzzParseScope(f *testing.F) {
 	for _, seed := range []string{
 		"", "node", "pod,node", "pod,node,service=web", "listener-volume=lb", "pod,,node", ",", "service", "service=",
 		"service=a=b", "node=x", "zone=eu", "=", "==", "service=a,b", "\x00,\xff=",
+		"service=*", "service=*.web", "service=web.other", "listener-volume=0lb", "listener-volume=LB", "=x,pod",
 	} {
 		f.Add(seed)
 	}
@@ -198,6 +216,12 @@ func FuzzParseScope(f *testing.F) {
 			}
 			_ = RenderScope(node, pod, services, listeners)
 		}
+		// secret-operator and operator-go read the value as written, with
+		// only Service names in the certificate, exactly when it is allowed
+		// (differential_test.go); an empty scope is stricter by contract.
+		if harm := scopeHarm(value); value != "" && policies.Denied(findings) != (harm != "") {
+			t.Fatalf("scope %q: denied %v, upstream harm %q", value, policies.Denied(findings), harm)
+		}
 		// Treated as a name, value either round-trips or is denied in a CR.
 		checkNameProperty(t, value)
 	})
@@ -205,8 +229,10 @@ func FuzzParseScope(f *testing.F) {
 
 // checkNameProperty asserts, for one CredentialsScope name, the property SCOPE
 // exists for: if the rendered annotation would not read back as exactly one
-// entry carrying that name, the CR walk denies it; if it would, and the name
-// is non-empty, the walk reports nothing.
+// entry carrying that name, the CR walk denies it; if it would, the walk
+// reports nothing exactly when the name is a valid Service (or volume) name,
+// as the rule is written in Kubernetes' API conventions (nameOracle), and
+// denies it otherwise.
 func checkNameProperty(t *testing.T, name string) {
 	t.Helper()
 	for _, list := range scopeLists {
@@ -226,8 +252,31 @@ func checkNameProperty(t *testing.T, name string) {
 		if spliced && !policies.Denied(findings) {
 			t.Fatalf("%s name renders as %d entries (first %+v) but the CR walk does not deny", list.field, len(entries), entries[0])
 		}
-		if !spliced && name != "" && len(findings) != 0 {
-			t.Fatalf("%s name round-trips but the CR walk reports %+v", list.field, findings)
+		valid := nameOracle(list.key, name)
+		if !spliced && valid && len(findings) != 0 {
+			t.Fatalf("%s name round-trips and is valid but the CR walk reports %+v", list.field, findings)
+		}
+		if !valid && !policies.Denied(findings) {
+			t.Fatalf("%s name is not a valid name but the CR walk does not deny", list.field)
 		}
 	}
+}
+
+// Kubernetes' name rules, written out independently of the validation
+// package the policy uses: a DNS-1035 label (Service names) starts with a
+// letter, a DNS-1123 label (volume names) with a letter or digit; both are
+// at most 63 characters of [a-z0-9-] ending in a letter or digit.
+var (
+	dns1035 = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	dns1123 = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+func nameOracle(key, name string) bool {
+	if len(name) > 63 {
+		return false
+	}
+	if key == scopeService {
+		return dns1035.MatchString(name)
+	}
+	return dns1123.MatchString(name)
 }

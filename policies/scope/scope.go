@@ -32,11 +32,24 @@ const (
 	ScopeUnexpectedValue policies.Code = "ScopeUnexpectedValue"
 	// ScopeUnknownKey warns: an entry whose key secret-operator does not know.
 	ScopeUnknownKey policies.Code = "ScopeUnknownKey"
+	// ScopeKeyMissing: an entry with "=" but nothing before it ("=x", "=").
+	ScopeKeyMissing policies.Code = "ScopeKeyMissing"
+	// ScopeServiceNameInvalid: a service name (service=<name>, or a
+	// CredentialsScope services[i]) that is not a Service name (DNS-1035
+	// label), such as "*", which secret-operator turns into a wildcard SAN.
+	ScopeServiceNameInvalid policies.Code = "ScopeServiceNameInvalid"
+	// ScopeListenerVolumeNameInvalid: a listener volume name
+	// (listener-volume=<name>, or a CredentialsScope listenerVolumes[i]) that
+	// is not a volume name (DNS-1123 label).
+	ScopeListenerVolumeNameInvalid policies.Code = "ScopeListenerVolumeNameInvalid"
 
 	// ScopeNameEmpty: a CredentialsScope name is empty or not a string.
 	ScopeNameEmpty policies.Code = "ScopeNameEmpty"
 	// ScopeNameHasDelimiter: a CredentialsScope name contains "," or "=".
 	ScopeNameHasDelimiter policies.Code = "ScopeNameHasDelimiter"
+	// ScopeWalkLimit: the custom resource nests deeper than the API server
+	// accepts (crwalk.go), so the walk stopped there. It never ratchets.
+	ScopeWalkLimit policies.Code = "ScopeWalkLimit"
 
 	// SecretClassMissing: secrets.kubedoop.dev/* annotations without a class.
 	SecretClassMissing policies.Code = "SecretClassMissing"
@@ -47,6 +60,15 @@ const (
 	SecretDurationInvalid policies.Code = "SecretDurationInvalid"
 	// SecretJitterFactorInvalid: a jitter factor outside [0, 1).
 	SecretJitterFactorInvalid policies.Code = "SecretJitterFactorInvalid"
+	// SecretJitterFactorZero warns: secret-operator reads a jitter factor of
+	// 0 as its default, 0.2.
+	SecretJitterFactorZero policies.Code = "SecretJitterFactorZero"
+	// SecretCertLifetimeUnissuable: a certificate lifetime at or under the
+	// restart buffer, which secret-operator never issues (certlife.go).
+	SecretCertLifetimeUnissuable policies.Code = "SecretCertLifetimeUnissuable"
+	// SecretCertLifetimeMayFail warns: a lifetime that, shortened by the
+	// jitter, can end inside the restart buffer, so issuance fails at random.
+	SecretCertLifetimeMayFail policies.Code = "SecretCertLifetimeMayFail"
 	// SecretPasswordReadable warns: the PKCS#12 password sits in a PVC
 	// annotation (or is secret-operator's well-known default).
 	SecretPasswordReadable policies.Code = "SecretPasswordReadable"

@@ -137,17 +137,31 @@ func TestNoPayload(t *testing.T) {
 		annotationScope: strings.Join([]string{
 			"service=" + m("svc") + "=" + m("dropped"), "node=" + m("node"), "pod=" + m("pod"),
 			m("key") + "=" + m("value"), m("bare-key"), "", "listener-volume",
+			"=" + m("keyless"), "service=*." + m("svc"), "listener-volume=" + m("lv"),
 		}, ","),
 	}
+	// Durations cannot be markers and still parse, so the lifetime findings
+	// are planted with values no message has a reason to contain.
+	unissuable := map[string]any{annotationClass: "tls", annotationAutoTLSCertLifetime: "7h13m",
+		annotationAutoTLSCertRestartBuffer: "9h47m", annotationAutoTLSCertJitterFactor: "0.000"}
+	mayFail := map[string]any{annotationClass: "tls", annotationAutoTLSCertLifetime: "11h17m",
+		annotationAutoTLSCertRestartBuffer: "9h47m", annotationAutoTLSCertJitterFactor: "0.37"}
+	plantedValues := []string{"7h13m", "9h47m", "11h17m", "0.37", "0.000", "25980", "35220", "40620"}
 	pod := basePod()
-	dig(pod, "spec")["volumes"] = []any{secretVolume("tls", planted)}
+	dig(pod, "spec")["volumes"] = []any{secretVolume("tls", planted), secretVolume("short", unissuable), secretVolume("jittery", mayFail)}
 	classless := map[string]any{annotationScope: m("scope"), annotationFormat: "tls-p12"}
 	pvc := basePVC()
 	dig(pvc, "metadata")["annotations"] = classless
 
 	cr := baseHdfsCluster()
 	hdfsScope(cr)["services"] = []any{m("a") + ",node," + m("b"), m("c") + "=" + m("d"), ""}
-	hdfsScope(cr)["listenerVolumes"] = []any{m("e") + ",pod", m("f") + "=x"}
+	hdfsScope(cr)["listenerVolumes"] = []any{m("e") + ",pod", m("f") + "=x", m("g")}
+	hdfsScope(cr)["services"] = append(hdfsScope(cr)["services"].([]any), "*."+m("h"))
+	var deep any = map[string]any{"x": m("deep")}
+	for range maxWalkDepth {
+		deep = map[string]any{"x": deep}
+	}
+	dig(cr, "spec")["deep"] = deep
 
 	var findings []policies.Finding
 	findings = append(findings, Validate(gkPod, pod)...)
@@ -160,12 +174,19 @@ func TestNoPayload(t *testing.T) {
 		if strings.Contains(f.Message, marker) || strings.Contains(f.Field, marker) {
 			t.Errorf("%s at %s leaks a planted value: %s", f.Code, f.Field, f.Message)
 		}
+		for _, v := range plantedValues {
+			if strings.Contains(f.Message, v) {
+				t.Errorf("%s at %s leaks the planted value %q: %s", f.Code, f.Field, v, f.Message)
+			}
+		}
 	}
 	// Every code must have fired, or the test proves less than it claims.
 	for _, code := range []policies.Code{
 		ScopeEntryEmpty, ScopeValueMissing, ScopeValueHasDelimiter, ScopeUnexpectedValue, ScopeUnknownKey,
 		ScopeNameEmpty, ScopeNameHasDelimiter, SecretClassMissing, SecretFormatUnknown, SecretDurationInvalid,
 		SecretJitterFactorInvalid, SecretPasswordReadable, SecretAnnotationUnknown,
+		ScopeKeyMissing, ScopeServiceNameInvalid, ScopeListenerVolumeNameInvalid, ScopeWalkLimit,
+		SecretJitterFactorZero, SecretCertLifetimeUnissuable, SecretCertLifetimeMayFail,
 	} {
 		if !fired[code] {
 			t.Errorf("%s never fired on the planted values", code)

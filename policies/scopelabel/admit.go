@@ -3,7 +3,8 @@
 // Reads: metadata.labels of the object (and of the old object on UPDATE),
 // and through State the namespace's labels and the OperatorHarnesses.
 // Allows: what ForNamespaced, ForClusterScoped and CheckUpdate allow; denies
-// a request whose scope labels cannot be read (StateUnavailable).
+// a request whose scope labels cannot be read (StateUnavailable, which never
+// ratchets).
 
 package scopelabel
 
@@ -50,16 +51,11 @@ var pathLabels = field.NewPath("metadata", "labels")
 // Admit applies §5 to one request: on CREATE of a namespaced object it
 // copies the namespace's scope labels (ForNamespaced); on CREATE of a
 // cluster-scoped object by a harnessed service account it adds that
-// account's harnesses' keys (ForClusterScoped); on UPDATE by a harnessed
-// service account it denies removing or changing them (CheckUpdate).
+// account's harnesses' keys (ForClusterScoped); on UPDATE it applies Guard.
 func Admit(r Request, state State) (changed bool, findings []policies.Finding) {
 	switch {
 	case r.Update:
-		keys, err := claimedKeys(r.Username, state)
-		if err != nil {
-			return false, unavailable()
-		}
-		return false, CheckUpdate(r.Object, r.OldObject, keys)
+		return false, Guard(r, state)
 	case r.Namespace != "":
 		nsLabels, err := state.NamespaceLabels(r.Namespace)
 		if err != nil {
@@ -83,6 +79,39 @@ func Admit(r Request, state State) (changed bool, findings []policies.Finding) {
 	}
 }
 
+// Guard applies §5's UPDATE rule to one request (of the main resource or of
+// a status subresource, which sends the whole object): when a service
+// account that any OperatorHarness claims (in any mode) makes it, every
+// Enforce-mode harness's scope label on the old or the new object is checked
+// by CheckUpdate. The caller's own harnesses are not the limit: a harnessed
+// operator may not move objects out of, or into, another harness's scope
+// either.
+func Guard(r Request, state State) []policies.Finding {
+	harnessed, err := harnessedAccount(r.Username, state)
+	if err != nil {
+		return unavailable()
+	}
+	if !harnessed {
+		return nil
+	}
+	var candidates []map[string]any
+	for _, key := range labelKeys(r.Object, r.OldObject) {
+		harnesses, err := state.HarnessesWithScopeLabel(key)
+		if err != nil {
+			return unavailable()
+		}
+		candidates = append(candidates, harnesses...)
+	}
+	scopeLabels := EnforcedKeys(candidates)
+	var nsLabels map[string]string
+	if r.Namespace != "" && addsAny(r.Object, r.OldObject, scopeLabels) {
+		if nsLabels, err = state.NamespaceLabels(r.Namespace); err != nil {
+			return unavailable()
+		}
+	}
+	return CheckUpdate(r.Object, r.OldObject, scopeLabels, nsLabels, r.Namespace != "")
+}
+
 // claimedKeys are the keys of the harnesses claiming username, if it is a
 // service account.
 func claimedKeys(username string, state State) ([]string, error) {
@@ -95,6 +124,32 @@ func claimedKeys(username string, state State) ([]string, error) {
 		return nil, err
 	}
 	return ClaimedKeys(harnesses, username), nil
+}
+
+// harnessedAccount reports whether username is a service account that some
+// OperatorHarness claims.
+func harnessedAccount(username string, state State) (bool, error) {
+	namespace, _, ok := ServiceAccount(username)
+	if !ok {
+		return false, nil
+	}
+	harnesses, err := state.HarnessesIn(namespace)
+	if err != nil {
+		return false, err
+	}
+	return Harnessed(harnesses, username), nil
+}
+
+// addsAny reports whether obj carries one of scopeLabels that oldObj lacks.
+func addsAny(obj, oldObj map[string]any, scopeLabels []string) bool {
+	for _, key := range scopeLabels {
+		_, had := label(oldObj, key)
+		_, has := label(obj, key)
+		if has && !had {
+			return true
+		}
+	}
+	return false
 }
 
 func unavailable() []policies.Finding {

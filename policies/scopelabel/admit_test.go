@@ -46,10 +46,12 @@ func TestAdmit(t *testing.T) {
 			"apps":   {keyA: "tenant-1", "report.example/key": "x", "team": "a"},
 			"plain":  {"team": "b"},
 			"report": {"report.example/key": "x"},
+			"redis":  {keyB: "cache-1"},
 		},
 		harnesses: []map[string]any{
 			harnessObj("Enforce", keyA, "mariadb-system", "mariadb-operator"),
 			harnessObj("Report", "report.example/key", "report-system"),
+			harnessObj("Enforce", keyB, "redis-system", "redis-operator"),
 		},
 	}
 	withLabel := func(obj map[string]any, key, value string) map[string]any {
@@ -107,6 +109,69 @@ func TestAdmit(t *testing.T) {
 			req:  Request{Update: true, Username: "alice", Object: clusterRole(), OldObject: withLabel(clusterRole(), keyA, "true")},
 		},
 		{
+			name: "update stripping another harness's label by the harnessed account",
+			req: Request{Update: true, Namespace: "redis", Username: operatorUser,
+				Object: configMap(), OldObject: withLabel(configMap(), keyB, "cache-1")},
+			wantDeny: []golden.Result{golden.Deny(ScopeLabelChanged, "metadata.labels["+keyB+"]")},
+		},
+		{
+			name: "update stripping an Enforce harness's label by a Report-mode harness's account",
+			req: Request{Update: true, Namespace: "redis", Username: "system:serviceaccount:report-system:exporter",
+				Object: configMap(), OldObject: withLabel(configMap(), keyB, "cache-1")},
+			wantDeny: []golden.Result{golden.Deny(ScopeLabelChanged, "metadata.labels["+keyB+"]")},
+		},
+		{
+			name: "update stripping a Report-mode harness's label",
+			req: Request{Update: true, Namespace: "report", Username: operatorUser,
+				Object: configMap(), OldObject: withLabel(configMap(), "report.example/key", "x")},
+		},
+		{
+			name: "update stripping another harness's label by an unharnessed account",
+			req: Request{Update: true, Namespace: "redis", Username: "system:serviceaccount:apps:deployer",
+				Object: configMap(), OldObject: withLabel(configMap(), keyB, "cache-1")},
+		},
+		{
+			name: "update adding the label with another namespace's value",
+			req: Request{Update: true, Namespace: "apps", Username: operatorUser,
+				Object: withLabel(configMap(), keyA, "tenant-2"), OldObject: configMap()},
+			wantDeny: []golden.Result{golden.Deny(ScopeLabelAdded, "metadata.labels["+keyA+"]")},
+		},
+		{
+			name: "update adding another harness's label in a namespace without it",
+			req: Request{Update: true, Namespace: "apps", Username: operatorUser,
+				Object: withLabel(configMap(), keyB, "cache-1"), OldObject: configMap()},
+			wantDeny: []golden.Result{golden.Deny(ScopeLabelAdded, "metadata.labels["+keyB+"]")},
+		},
+		{
+			name: "update adding the label with the namespace's value",
+			req: Request{Update: true, Namespace: "apps", Username: operatorUser,
+				Object: withLabel(configMap(), keyA, "tenant-1"), OldObject: configMap()},
+		},
+		{
+			name: "update adding the label to a cluster-scoped object",
+			req: Request{Update: true, Username: operatorUser,
+				Object: withLabel(clusterRole(), keyA, ClusterScopedValue), OldObject: clusterRole()},
+			wantDeny: []golden.Result{golden.Deny(ScopeLabelAdded, "metadata.labels["+keyA+"]")},
+		},
+		{
+			name: "update adding the label with another value by a person",
+			req: Request{Update: true, Namespace: "apps", Username: "alice",
+				Object: withLabel(configMap(), keyA, "tenant-2"), OldObject: configMap()},
+		},
+		{
+			// A pods/status UPDATE carries the whole Pod; the guard reads
+			// its labels as on the main resource.
+			name: "status update of a pod stripping the label",
+			req: Request{Update: true, Namespace: "apps", Username: operatorUser,
+				Object: podWithStatus(nil), OldObject: podWithStatus(map[string]any{keyA: "tenant-1"})},
+			wantDeny: []golden.Result{golden.Deny(ScopeLabelChanged, "metadata.labels["+keyA+"]")},
+		},
+		{
+			name: "status update of a pod keeping the label",
+			req: Request{Update: true, Namespace: "apps", Username: operatorUser,
+				Object: podWithStatus(map[string]any{keyA: "tenant-1"}), OldObject: podWithStatus(map[string]any{keyA: "tenant-1"})},
+		},
+		{
 			name:     "namespaced update changing the label by the harnessed account",
 			req:      Request{Update: true, Namespace: "apps", Username: operatorUser, Object: withLabel(configMap(), keyA, "x"), OldObject: withLabel(configMap(), keyA, "tenant-1")},
 			wantDeny: []golden.Result{golden.Deny(ScopeLabelChanged, "metadata.labels["+keyA+"]")},
@@ -137,6 +202,7 @@ func TestAdmitStateUnavailable(t *testing.T) {
 		{Namespace: "apps", Object: configMap()},
 		{Username: operatorUser, Object: clusterRole()},
 		{Update: true, Username: operatorUser, Object: clusterRole(), OldObject: clusterRole()},
+		{Update: true, Namespace: "apps", Username: operatorUser, Object: withLabel(configMap(), keyA, "x"), OldObject: configMap()},
 	} {
 		changed, findings := Admit(req, broken)
 		want := []golden.Result{golden.Deny(StateUnavailable, "metadata.labels")}
@@ -147,5 +213,43 @@ func TestAdmitStateUnavailable(t *testing.T) {
 	// A person's cluster-scoped create needs no harness lookup at all.
 	if _, findings := Admit(Request{Username: "alice", Object: clusterRole()}, broken); len(findings) != 0 {
 		t.Errorf("a person's cluster-scoped create was denied: %v", findings)
+	}
+}
+
+// namespacesDown answers harness lookups but not namespace labels.
+type namespacesDown struct{ fakeState }
+
+func (namespacesDown) NamespaceLabels(string) (map[string]string, error) {
+	return nil, errors.New("not synced")
+}
+
+// TestGuardReadsNamespacesOnlyToJudgeAnAddition: removing or changing a scope
+// label is judged without the namespace (its labels cannot excuse it), so
+// a namespace view that is down does not turn those denials into
+// StateUnavailable; an addition needs it, and is denied when it cannot be read.
+func TestGuardReadsNamespacesOnlyToJudgeAnAddition(t *testing.T) {
+	state := namespacesDown{fakeState{harnesses: []map[string]any{harnessObj("Enforce", keyA, "mariadb-system", "mariadb-operator")}}}
+	strip := Request{Update: true, Namespace: "apps", Username: operatorUser, Object: configMap(), OldObject: withLabel(configMap(), keyA, "tenant-1")}
+	if got, want := golden.Results(Guard(strip, state)), []golden.Result{golden.Deny(ScopeLabelChanged, "metadata.labels["+keyA+"]")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("strip: %v, want %v", got, want)
+	}
+	add := Request{Update: true, Namespace: "apps", Username: operatorUser, Object: withLabel(configMap(), keyA, "tenant-1"), OldObject: configMap()}
+	if got, want := golden.Results(Guard(add, state)), []golden.Result{golden.Deny(StateUnavailable, "metadata.labels")}; !reflect.DeepEqual(got, want) {
+		t.Errorf("add: %v, want %v", got, want)
+	}
+	if f := Guard(add, state); len(f) != 1 || f[0].Ratchets() {
+		t.Errorf("StateUnavailable must never ratchet: %+v", f)
+	}
+}
+
+func podWithStatus(podLabels map[string]any) map[string]any {
+	meta := map[string]any{"name": "worker", "namespace": "apps"}
+	if podLabels != nil {
+		meta["labels"] = podLabels
+	}
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+		"spec":   map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}},
+		"status": map[string]any{"phase": "Running"},
 	}
 }

@@ -29,7 +29,7 @@ func BenchmarkCheckUpdate(b *testing.B) {
 	old := clone(obj)
 	b.ReportAllocs()
 	for b.Loop() {
-		if f := CheckUpdate(obj, old, scopeLabels); f != nil {
+		if f := CheckUpdate(obj, old, scopeLabels, nsLabels, true); f != nil {
 			b.Fatal(f)
 		}
 	}

@@ -17,6 +17,11 @@ import (
 //   - testdata/clusterscoped/{pass,fail}: cluster-scoped objects created by a
 //     harnessed service account; ForClusterScoped never denies, so all pass;
 //     testdata/clusterscoped/mutated/<name>.yaml is its output.
+//   - testdata/update/{pass,fail}: objects as a harnessed service account
+//     sends them on UPDATE (through the main resource or, for the Pod with a
+//     status, its status subresource), in a namespace labelled keyA=tenant-1,
+//     judged by CheckUpdate against the same object as stored, with the
+//     labels storedLabels.
 
 type mutate func(obj map[string]any) (bool, []policies.Finding)
 
@@ -52,6 +57,41 @@ func clusterScopedFixtures() []golden.Fixture {
 	}
 }
 
+// storedLabels are the labels of every update fixture's old object.
+func storedLabels() map[string]any { return map[string]any{"app": "db", keyA: "tenant-1"} }
+
+func scopedConfigMap() map[string]any {
+	obj := configMap()
+	obj["metadata"].(map[string]any)["labels"] = storedLabels()
+	return obj
+}
+
+func runningPod() map[string]any { return podWithStatus(storedLabels()) }
+
+func updateFixtures() []golden.Fixture {
+	pass, fail := golden.Pass, golden.Fail
+	return []golden.Fixture{
+		fx("configmap-data-changed", pass, scopedConfigMap, func(o map[string]any) { o["data"] = map[string]any{"k": "w"} }),
+		fx("configmap-other-label-changed", pass, scopedConfigMap, func(o map[string]any) { labels(o)["app"] = "web" }),
+		fx("configmap-scope-label-removed", fail, scopedConfigMap, func(o map[string]any) { delete(labels(o), keyA) }),
+		fx("configmap-labels-removed", fail, scopedConfigMap, func(o map[string]any) { delete(o["metadata"].(map[string]any), "labels") }),
+		fx("configmap-scope-label-changed", fail, scopedConfigMap, func(o map[string]any) { labels(o)[keyA] = "tenant-2" }),
+		fx("configmap-other-scope-label-added", fail, scopedConfigMap, func(o map[string]any) { labels(o)[keyB] = "cache-1" }),
+		fx("pod-status-changed", pass, runningPod, func(o map[string]any) { o["status"].(map[string]any)["phase"] = "Succeeded" }),
+		fx("pod-status-scope-label-removed", fail, runningPod, func(o map[string]any) { delete(labels(o), keyA) }),
+	}
+}
+
+// asUpdate judges obj as the new object of an UPDATE of the same object
+// stored with storedLabels.
+func asUpdate(obj map[string]any) []policies.Finding {
+	old := clone(obj)
+	if meta, ok := old["metadata"].(map[string]any); ok {
+		meta["labels"] = storedLabels()
+	}
+	return CheckUpdate(obj, old, scopeLabels, nsLabels, true)
+}
+
 func findingsOf(m mutate) golden.Evaluate {
 	return func(obj map[string]any) []policies.Finding {
 		_, f := m(clone(obj))
@@ -74,6 +114,10 @@ func TestGoldenClusterScoped(t *testing.T) {
 	dir := filepath.Join("testdata", "clusterscoped")
 	golden.Run(t, dir, clusterScopedFixtures(), findingsOf(clusterScoped))
 	mutatedFiles(t, dir, clusterScopedFixtures(), clusterScoped)
+}
+
+func TestGoldenUpdate(t *testing.T) {
+	golden.Run(t, filepath.Join("testdata", "update"), updateFixtures(), asUpdate)
 }
 
 // TestIdempotentOnFixtures: a second call reports no change, the same

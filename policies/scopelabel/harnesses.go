@@ -49,6 +49,23 @@ func ClaimedKeys(harnesses []map[string]any, username string) []string {
 	return EnforcedKeys(claiming)
 }
 
+// Harnessed reports whether some OperatorHarness, in any mode, claims the
+// service account whose user name is username; false for any other user.
+// Report mode does not exempt an operator from the UPDATE guard: the guard
+// protects the scope labels of the other, Enforce-mode harnesses.
+func Harnessed(harnesses []map[string]any, username string) bool {
+	namespace, account, ok := ServiceAccount(username)
+	if !ok {
+		return false
+	}
+	for _, h := range harnesses {
+		if harness.Claims(h, namespace, account) {
+			return true
+		}
+	}
+	return false
+}
+
 // ServiceAccount splits a service account's user name into its namespace and
 // name; false for any other user name.
 func ServiceAccount(username string) (namespace, name string, ok bool) {

@@ -37,6 +37,20 @@ func keys(scopeLabels []string) []string {
 	return out[:n]
 }
 
+// labelKeys returns the keys of the labels of every object (whatever their
+// values), deduplicated and sorted.
+func labelKeys(objs ...map[string]any) []string {
+	var out []string
+	for _, obj := range objs {
+		meta, _ := obj["metadata"].(map[string]any)
+		labels, _ := meta["labels"].(map[string]any)
+		for k := range labels {
+			out = append(out, k)
+		}
+	}
+	return keys(out)
+}
+
 // label returns the string value of label key on obj.
 func label(obj map[string]any, key string) (string, bool) {
 	return fields.String(obj, "metadata", "labels", key)

@@ -94,25 +94,43 @@ func TestForClusterScoped(t *testing.T) {
 
 func TestCheckUpdate(t *testing.T) {
 	path := `metadata.labels[` + keyA + `]`
+	pathB := `metadata.labels[` + keyB + `]`
 	old := withLabel(configMap(), keyA, "tenant-1")
 	for _, tc := range []struct {
-		name     string
-		obj, old map[string]any
-		want     []golden.Result
+		name       string
+		obj, old   map[string]any
+		nsLabels   map[string]string
+		namespaced bool
+		want       []golden.Result
 	}{
-		{"kept", withLabel(configMap(), keyA, "tenant-1"), old, nil},
-		{"removed", configMap(), old, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
-		{"labels removed", map[string]any{"metadata": map[string]any{}}, old, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
-		{"changed", withLabel(configMap(), keyA, "tenant-2"), old, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
-		{"changed to non-string", withLabel(configMap(), keyA, true), old, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
-		{"added", withLabel(configMap(), keyA, "tenant-1"), configMap(), nil},
-		{"never had it", configMap(), configMap(), nil},
-		{"other labels changed", withLabel(withLabel(configMap(), keyA, "tenant-1"), "app", "other"), old, nil},
-		{"no old object", configMap(), nil, nil},
-		{"nil object", nil, old, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
+		{"kept", withLabel(configMap(), keyA, "tenant-1"), old, nsLabels, true, nil},
+		{"removed", configMap(), old, nsLabels, true, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
+		{"labels removed", map[string]any{"metadata": map[string]any{}}, old, nsLabels, true, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
+		{"changed", withLabel(configMap(), keyA, "tenant-2"), old, nsLabels, true, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
+		{"changed to the namespace's value", withLabel(configMap(), keyA, "tenant-1"), withLabel(configMap(), keyA, "tenant-0"), nsLabels, true,
+			[]golden.Result{golden.Deny(ScopeLabelChanged, path)}},
+		{"changed to non-string", withLabel(configMap(), keyA, true), old, nsLabels, true, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
+		{"added with the namespace's value", withLabel(configMap(), keyA, "tenant-1"), configMap(), nsLabels, true, nil},
+		{"added with another namespace's value", withLabel(configMap(), keyA, "tenant-2"), configMap(), nsLabels, true,
+			[]golden.Result{golden.Deny(ScopeLabelAdded, path)}},
+		{"added in a namespace without it", withLabel(configMap(), keyB, "x"), configMap(), nsLabels, true,
+			[]golden.Result{golden.Deny(ScopeLabelAdded, pathB)}},
+		{"added in a namespace without labels", withLabel(configMap(), keyA, "tenant-1"), configMap(), nil, true,
+			[]golden.Result{golden.Deny(ScopeLabelAdded, path)}},
+		{"added with an empty value the namespace has", withLabel(configMap(), keyA, ""), configMap(), map[string]string{keyA: ""}, true, nil},
+		{"added to a cluster-scoped object", withLabel(clusterRole(), keyA, ClusterScopedValue), clusterRole(), nil, false,
+			[]golden.Result{golden.Deny(ScopeLabelAdded, path)}},
+		{"added as a non-string", withLabel(configMap(), keyA, 1), configMap(), nsLabels, true, nil},
+		{"never had it", configMap(), configMap(), nsLabels, true, nil},
+		{"other labels changed", withLabel(withLabel(configMap(), keyA, "tenant-1"), "app", "other"), old, nsLabels, true, nil},
+		{"kept while the namespace's value moved on", withLabel(configMap(), keyA, "tenant-0"), withLabel(configMap(), keyA, "tenant-0"), nsLabels, true, nil},
+		{"removed one, added another", withLabel(configMap(), keyB, "x"), old, map[string]string{keyB: "x"}, true,
+			[]golden.Result{golden.Deny(ScopeLabelChanged, path)}},
+		{"no old object", configMap(), nil, nsLabels, true, nil},
+		{"nil object", nil, old, nsLabels, true, []golden.Result{golden.Deny(ScopeLabelChanged, path)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := golden.Results(CheckUpdate(tc.obj, tc.old, scopeLabels))
+			got := golden.Results(CheckUpdate(tc.obj, tc.old, scopeLabels, tc.nsLabels, tc.namespaced))
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("CheckUpdate = %v, want %v", got, tc.want)
 			}
@@ -125,8 +143,11 @@ func TestMessagesCarryNoValues(t *testing.T) {
 	const marker = "s3cr3t-marker"
 	obj := withLabel(configMap(), keyA, marker)
 	_, findings := ForNamespaced(obj, map[string]string{keyA: marker + "-ns"}, scopeLabels)
-	findings = append(findings, CheckUpdate(withLabel(configMap(), keyA, marker+"-new"), obj, scopeLabels)...)
-	if len(findings) != 2 {
+	findings = append(findings, CheckUpdate(withLabel(configMap(), keyA, marker+"-new"), obj, scopeLabels, nil, true)...)
+	findings = append(findings, CheckUpdate(withLabel(configMap(), keyA, marker+"-added"), configMap(), scopeLabels,
+		map[string]string{keyA: marker + "-ns"}, true)...)
+	findings = append(findings, CheckUpdate(withLabel(clusterRole(), keyA, marker+"-cluster"), clusterRole(), scopeLabels, nil, false)...)
+	if len(findings) != 4 {
 		t.Fatalf("findings = %v", findings)
 	}
 	for _, f := range findings {

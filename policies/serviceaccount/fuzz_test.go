@@ -23,6 +23,8 @@ func FuzzValidate(f *testing.F) {
 	}
 	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"r":{"podOverrides":{"spec":{"serviceAccountName":"x"}}}}}`))
 	f.Add([]byte(`{"metadata":{"ownerReferences":[{"controller":true,"apiVersion":"a.kubedoop.dev/v1","kind":"K","name":"n"}]},"spec":{"serviceAccountName":"x","template":{"spec":{"serviceAccount":1}}}}`))
+	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"r":{"podOverrides":{"SPEC":{"ſerviceAccountName":"x"},"ſpec":{"SERVICEACCOUNT":"y"}}}}}`))
+	f.Add([]byte(`{"metadata":{"name":"p"},"spec":` + strings.Repeat(`{"a":[`, 50) + `{"podOverrides":{"spec":{"serviceAccountName":"x"}}}` + strings.Repeat(`]}`, 50) + `}`))
 	f.Add([]byte(`[1, 2]`))
 	f.Add([]byte(`podOverrides: podOverrides`))
 
@@ -32,7 +34,7 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		cr := Validate(hdfsGK, obj, policies.DefaultProducts)
-		checkFindings(t, cr, CodeOverridden, CodeOverrideRedundant)
+		checkFindings(t, cr, CodeOverridden, CodeOverrideRedundant, CodeWalkTooDeep)
 		if overriddenAtUpstreamPath(obj) && !policies.Denied(cr) {
 			t.Fatalf("a podOverrides ServiceAccount other than the derived name was not denied: %v", summarize(cr))
 		}

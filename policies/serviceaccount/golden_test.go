@@ -65,6 +65,46 @@ func fixtures() []golden.Fixture {
 			meta["generateName"] = "prod-"
 			setPodOverrideSA(obj, "serviceAccountName", "admin", "spec", "nameNode")
 		}),
+		// Keys as the operator's encoding/json reads them.
+		fx("hdfscluster-podoverrides-serviceaccountname-capitalised", golden.Fail, hdfsCluster,
+			overrideSA("ServiceAccountName", "admin", "spec", "nameNode")),
+		fx("hdfscluster-podoverrides-spec-uppercase", golden.Fail, hdfsCluster, func(obj map[string]any) {
+			getMap(obj, "spec", "dataNode", "roleGroups", "default", "podOverrides", "SPEC")["serviceAccountName"] = "admin"
+		}),
+		fx("hdfscluster-podoverrides-serviceaccountname-long-s", golden.Fail, hdfsCluster,
+			overrideSA("ſerviceAccountName", "admin", "spec", "journalNode")),
+		fx("hdfscluster-podoverrides-long-s-spec-deprecated-uppercase", golden.Fail, hdfsCluster, func(obj map[string]any) {
+			getMap(obj, "spec", "nameNode", "roleGroups", "default", "podOverrides", "ſpec")["SERVICEACCOUNT"] = "admin"
+		}),
+		fx("hdfscluster-podoverrides-spellings-derived-redundant", golden.Pass, hdfsCluster, func(obj map[string]any) {
+			spec := getMap(obj, "spec", "nameNode", "podOverrides", "Spec")
+			spec["serviceAccountName"] = derivedProd
+			spec["ſerviceAccountName"] = derivedProd
+		}),
+		fx("hdfscluster-podoverrides-unrelated-keys", golden.Pass, hdfsCluster, func(obj map[string]any) {
+			override := getMap(obj, "spec", "nameNode", "podOverrides")
+			override["spec"] = map[string]any{
+				"serviceAccountNames":  "admin",
+				"service_account_name": "admin",
+				"ｓerviceAccountName":   "admin", // fullwidth s: not in the folding orbit of s
+				"serviceAccountNamе":   "admin", // Cyrillic e
+				"nodeSelector":         map[string]any{"serviceAccountName": "admin"},
+			}
+			override["specs"] = map[string]any{"serviceAccountName": "admin"}
+			override["template"] = map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}}
+		}),
+		fx("hdfscluster-capitalised-podoverrides-key-not-read", golden.Pass, hdfsCluster, func(obj map[string]any) {
+			getMap(obj, "spec", "nameNode", "PodOverrides", "spec")["serviceAccountName"] = "admin"
+		}),
+
+		// Nesting: deeper than the walk of the first release went (64).
+		fx("hdfscluster-podoverrides-nested-100-deep", golden.Fail, hdfsCluster, func(obj map[string]any) {
+			cur := getMap(obj, "spec", "nameNode", "config")
+			for range 100 {
+				cur = getMap(cur, "nested")
+			}
+			cur["podOverrides"] = map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}}
+		}),
 		fx("hdfscluster-long-name-podoverrides-hashed-redundant", golden.Pass, hdfsCluster, func(obj map[string]any) {
 			getMap(obj, "metadata")["name"] = longClusterName
 			setPodOverrideSA(obj, "serviceAccountName", DerivedServiceAccountName("HdfsCluster", longClusterName), "spec", "nameNode")

@@ -1,6 +1,7 @@
 package serviceaccount
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,6 +33,12 @@ func TestNoPayloadInFindings(t *testing.T) {
 			setPodOverrideSA(cr, field, v, "spec", "dataNode", "roleGroups", "default")
 			inputs = append(inputs, input{hdfsGK, cr})
 
+			// Spellings that the operator's encoding/json reads as the field.
+			upper := string(field[0]-'a'+'A') + field[1:]
+			inputs = append(inputs,
+				input{hdfsGK, overrideAt("SPEC", map[string]any{upper: v})},
+				input{hdfsGK, overrideAt("ſpec", map[string]any{"ſ" + field[1:]: v})})
+
 			unnamed := hdfsCluster()
 			delete(getMap(unnamed, "metadata"), "name")
 			setPodOverrideSA(unnamed, field, v, "spec", "nameNode")
@@ -56,6 +63,21 @@ func TestNoPayloadInFindings(t *testing.T) {
 			}
 		}
 	}
+
+	// Past the depth bound: a ServiceAccount nobody looked at and a marker
+	// at every level on the way down.
+	deep, _, _ := nested(hdfsCluster(), maxWalkDepth+1)
+	cur := deep
+	for i := 0; ; i++ {
+		cur["value"] = marker
+		next, ok := cur[fmt.Sprintf("n%d", i)].(map[string]any)
+		if !ok {
+			break
+		}
+		cur = next
+	}
+	getMap(cur, "podOverrides", "spec")["serviceAccountName"] = marker
+	inputs = append(inputs, input{hdfsGK, deep})
 
 	for i, in := range inputs {
 		findings := Validate(in.gk, in.obj, policies.DefaultProducts)

@@ -31,6 +31,10 @@ const (
 	// custom resource runs as another ServiceAccount than the owner's derived
 	// name.
 	CodeMismatch policies.Code = "ServiceAccountMismatch"
+	// CodeWalkTooDeep (deny, never ratchets): a product custom resource
+	// nests maps or lists deeper than the search for podOverrides goes, so
+	// a podOverrides below that point would go unseen.
+	CodeWalkTooDeep policies.Code = "ServiceAccountWalkTooDeep"
 )
 
 // The two pod spec fields that choose the ServiceAccount, in the order they
@@ -45,7 +49,9 @@ const (
 	msgOverriddenNoName = "podOverrides may not change the workload ServiceAccount; " +
 		"this %s has no metadata.name yet, so the ServiceAccount its pods will run as cannot be derived (remove the field)"
 	msgOverrideRedundant = "the operator already runs this cluster's pods as its derived ServiceAccount; the field is redundant"
-	msgMismatch          = "pods controlled by %s %q run as its derived ServiceAccount %q; " +
+	msgWalkTooDeep       = "maps and lists nest deeper than %d levels here, past what gatehouse searches for podOverrides; " +
+		"a podOverrides below could change the workload ServiceAccount unseen (flatten the object)"
+	msgMismatch = "pods controlled by %s %q run as its derived ServiceAccount %q; " +
 		"set the field to that name or remove it"
 	msgMismatchNoOwner = "pods controlled by a product custom resource run as the ServiceAccount derived from its kind and name, " +
 		"but the controller ownerReference lacks a kind or name; remove the field"

@@ -1,12 +1,15 @@
 package serviceaccount
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
@@ -29,6 +32,18 @@ func (w want) String() string {
 func deny(code policies.Code, field string) want { return want{policies.Deny, code, field} }
 func warn(code policies.Code, field string) want { return want{policies.Warn, code, field} }
 
+// abbreviate shortens the long field paths of the depth tests for failure
+// messages: the middle of a path over 200 bytes is elided.
+func abbreviate(ws []want) []want {
+	out := slices.Clone(ws)
+	for i := range out {
+		if f := out[i].field; len(f) > 200 {
+			out[i].field = fmt.Sprintf("%s...(%d bytes)...%s", f[:80], len(f)-160, f[len(f)-80:])
+		}
+	}
+	return out
+}
+
 func summarize(findings []policies.Finding) []want {
 	var out []want
 	for _, f := range findings {
@@ -39,8 +54,9 @@ func summarize(findings []policies.Finding) []want {
 
 // nested returns obj with a chain of depth maps under keys n0, n1, ...,
 // the innermost holding a podOverrides that sets serviceAccountName; the
-// innermost map sits at depth depth below obj.
-func nested(obj map[string]any, depth int) (map[string]any, string) {
+// innermost map sits at depth depth below obj. It also returns the path of
+// the innermost map and of the ServiceAccount field.
+func nested(obj map[string]any, depth int) (_ map[string]any, innermost, sa string) {
 	cur := obj
 	var keys []string
 	for i := range depth {
@@ -51,7 +67,16 @@ func nested(obj map[string]any, depth int) (map[string]any, string) {
 		cur = next
 	}
 	cur["podOverrides"] = map[string]any{"spec": map[string]any{"serviceAccountName": "other"}}
-	return obj, strings.Join(append(keys, "podOverrides.spec.serviceAccountName"), ".")
+	innermost = strings.Join(keys, ".")
+	return obj, innermost, innermost + ".podOverrides.spec.serviceAccountName"
+}
+
+// overrideAt returns an HdfsCluster whose name node podOverrides holds, under
+// the key specKey, the map spec.
+func overrideAt(specKey string, spec map[string]any) map[string]any {
+	o := hdfsCluster()
+	getMap(o, "spec", "nameNode", "podOverrides")[specKey] = spec
+	return o
 }
 
 func TestValidate(t *testing.T) {
@@ -62,8 +87,12 @@ func TestValidate(t *testing.T) {
 		stsDeprecSA = "spec.template.spec.serviceAccount"
 	)
 	longCluster := "prod-" + strings.Repeat("a", 245)
-	deepFound, deepFoundPath := nested(hdfsCluster(), maxWalkDepth)
-	deepHidden, _ := nested(hdfsCluster(), maxWalkDepth+1)
+	// The deepest podOverrides whose spec the walk still enters: spec at
+	// maxWalkDepth. One level deeper, spec itself is past the bound.
+	deepFound, _, deepFoundPath := nested(hdfsCluster(), maxWalkDepth-2)
+	deepSpecPast, deepSpecPastInnermost, deepSpecPastPath := nested(hdfsCluster(), maxWalkDepth-1)
+	deepHidden, deepHiddenPath, _ := nested(hdfsCluster(), maxWalkDepth+1)
+	const nameNodeOverride = "spec.nameNode.podOverrides."
 
 	tests := []struct {
 		name     string
@@ -156,7 +185,63 @@ func TestValidate(t *testing.T) {
 		}(), want: []want{deny(CodeOverridden, "podOverrides.spec.serviceAccountName")}},
 		{name: "CR podOverrides at the depth bound", gk: hdfsGK, obj: deepFound,
 			want: []want{deny(CodeOverridden, deepFoundPath)}},
-		{name: "CR podOverrides past the depth bound", gk: hdfsGK, obj: deepHidden},
+		{name: "CR podOverrides whose spec is past the depth bound: the field is read, the spec denied as unsearched", gk: hdfsGK,
+			obj: deepSpecPast, want: []want{
+				deny(CodeWalkTooDeep, deepSpecPastInnermost+".podOverrides.spec"),
+				deny(CodeOverridden, deepSpecPastPath),
+			}},
+		{name: "CR podOverrides past the depth bound is denied, not skipped", gk: hdfsGK, obj: deepHidden,
+			want: []want{deny(CodeWalkTooDeep, deepHiddenPath)}},
+		{name: "CR nested past the depth bound in a list", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			var v any = map[string]any{}
+			for range maxWalkDepth {
+				v = []any{v}
+			}
+			getMap(o, "spec")["deep"] = v
+			return o
+		}(), want: []want{deny(CodeWalkTooDeep, "spec.deep"+strings.Repeat("[0]", maxWalkDepth-1))}},
+
+		// Rule 1, keys spelled as encoding/json reads them.
+		{name: "CR podOverrides ServiceAccountName", gk: hdfsGK,
+			obj:  overrideAt("spec", map[string]any{"ServiceAccountName": "admin"}),
+			want: []want{deny(CodeOverridden, nameNodeOverride+"spec.ServiceAccountName")}},
+		{name: "CR podOverrides SPEC", gk: hdfsGK,
+			obj:  overrideAt("SPEC", map[string]any{"serviceAccountName": "admin"}),
+			want: []want{deny(CodeOverridden, nameNodeOverride+"SPEC.serviceAccountName")}},
+		{name: "CR podOverrides long s in serviceAccountName (U+017F)", gk: hdfsGK,
+			obj:  overrideAt("spec", map[string]any{"ſerviceAccountName": "admin"}),
+			want: []want{deny(CodeOverridden, nameNodeOverride+"spec.ſerviceAccountName")}},
+		{name: "CR podOverrides long s in spec and the deprecated field upper-cased", gk: hdfsGK,
+			obj:  overrideAt("ſpec", map[string]any{"SERVICEACCOUNT": "admin"}),
+			want: []want{deny(CodeOverridden, nameNodeOverride+"ſpec.SERVICEACCOUNT")}},
+		{name: "CR podOverrides every spelling is judged: derived, other, null", gk: hdfsGK, obj: func() map[string]any {
+			o := overrideAt("spec", map[string]any{"serviceAccountName": derivedProd, "ServiceAccountName": "admin", "SERVICEACCOUNTNAME": nil})
+			getMap(o, "spec", "nameNode", "podOverrides")["Spec"] = map[string]any{"serviceaccountname": "root"}
+			return o
+		}(), want: []want{
+			deny(CodeOverridden, nameNodeOverride+"Spec.serviceaccountname"),
+			deny(CodeOverridden, nameNodeOverride+"spec.ServiceAccountName"),
+			warn(CodeOverrideRedundant, nameNodeOverride+"spec.serviceAccountName"),
+		}},
+		{name: "CR podOverrides keys that encoding/json does not read as the fields", gk: hdfsGK, obj: func() map[string]any {
+			o := overrideAt("spec", map[string]any{
+				"serviceAccountNames":  "admin",
+				"service_account_name": "admin",
+				"serviceAccountName ":  "admin",
+				"ｓerviceAccountName":   "admin", // fullwidth s folds to fullwidth S only
+				"serviceAccountNamе":   "admin", // Cyrillic e
+				"serviceAccoun":        "admin",
+			})
+			getMap(o, "spec", "nameNode", "podOverrides")["specs"] = map[string]any{"serviceAccountName": "admin"}
+			getMap(o, "spec", "nameNode", "podOverrides")["template"] = map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}}
+			return o
+		}()},
+		{name: "CR PodOverrides is not podOverrides: the operator's typed decoding is case-sensitive", gk: hdfsGK, obj: func() map[string]any {
+			o := hdfsCluster()
+			getMap(o, "spec", "nameNode")["PodOverrides"] = map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}}
+			return o
+		}()},
 		{name: "CR without a name denies even the would-be derived name", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			meta := getMap(o, "metadata")
@@ -382,7 +467,7 @@ func TestValidate(t *testing.T) {
 			}
 			got := summarize(Validate(tc.gk, tc.obj, products))
 			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("findings\n got %v\nwant %v", got, tc.want)
+				t.Errorf("findings\n got %v\nwant %v", abbreviate(got), abbreviate(tc.want))
 			}
 		})
 	}
@@ -465,17 +550,56 @@ func TestEvidenceOfNonStrings(t *testing.T) {
 }
 
 // TestValidateSelfReferencingMap checks that the depth bound ends the walk of
-// a map that contains itself: each of the maxWalkDepth+1 levels the walk
-// examines reports the podOverrides once.
+// a map that contains itself, which only Go code can build, and denies it
+// once, at the first level past the bound, with a finding that never
+// ratchets.
 func TestValidateSelfReferencingMap(t *testing.T) {
 	obj := hdfsCluster()
-	setPodOverrideSA(obj, "serviceAccountName", "admin")
-	obj["self"] = obj
+	obj["a"] = obj // sorts first, so the walk goes down it first
 	findings := Validate(hdfsGK, obj, policies.DefaultProducts)
-	if len(findings) != maxWalkDepth+1 {
-		t.Fatalf("got %d findings, want %d", len(findings), maxWalkDepth+1)
+	want := []want{deny(CodeWalkTooDeep, strings.TrimSuffix(strings.Repeat("a.", maxWalkDepth+1), "."))}
+	if got := summarize(findings); !reflect.DeepEqual(got, want) {
+		t.Fatalf("findings\n got %v\nwant %v", abbreviate(got), abbreviate(want))
 	}
-	if want := strings.Repeat("self.", maxWalkDepth) + "podOverrides.spec.serviceAccountName"; findings[len(findings)-1].Field != want {
-		t.Errorf("deepest finding at %s, want %s", findings[len(findings)-1].Field, want)
+	if findings[0].Ratchets() {
+		t.Error("a walk limit ratchets; it must deny an UPDATE as it denies a CREATE")
+	}
+}
+
+// TestWalkCoversEveryDecodableObject checks the claim behind maxWalkDepth
+// against the decoders themselves: the deepest product custom resource that
+// the API server's decoder (sigs.k8s.io/json) and the webhook's
+// (encoding/json) accept, with a podOverrides ServiceAccount at the very
+// bottom, is walked to the bottom and denied for the ServiceAccount, not for
+// its depth; and one level more is refused by both decoders, so no decoded
+// object reaches the bound.
+func TestWalkCoversEveryDecodableObject(t *testing.T) {
+	// The object is depth 0 and spec depth 1; chain maps under "n" follow,
+	// then podOverrides, and its spec lands at depth 2+chain+1.
+	doc := func(chain int) []byte {
+		return []byte(`{"metadata":{"name":"prod"},"spec":` + strings.Repeat(`{"n":`, chain) +
+			`{"podOverrides":{"spec":{"serviceAccountName":"admin"}}}` + strings.Repeat(`}`, chain) + `}`)
+	}
+	const deepest = 9999 // the 10000th level of nesting, counting the object
+	chain := deepest - 3
+	decoders := map[string]func([]byte, any) error{
+		"encoding/json":    json.Unmarshal,
+		"sigs.k8s.io/json": func(b []byte, v any) error { return kjson.UnmarshalCaseSensitivePreserveInts(b, v) },
+	}
+	for name, decode := range decoders {
+		var obj map[string]any
+		if err := decode(doc(chain), &obj); err != nil {
+			t.Fatalf("%s refuses the deepest object: %v", name, err)
+		}
+		want := []want{deny(CodeOverridden, "spec"+strings.Repeat(".n", chain)+".podOverrides.spec.serviceAccountName")}
+		if got := summarize(Validate(hdfsGK, obj, policies.DefaultProducts)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: findings\n got %v\nwant %v", name, abbreviate(got), abbreviate(want))
+		}
+		if err := decode(doc(chain+1), &obj); err == nil {
+			t.Errorf("%s accepts nesting one level deeper; maxWalkDepth must follow it", name)
+		}
+	}
+	if deepest > maxWalkDepth {
+		t.Errorf("maxWalkDepth %d is shallower than a decodable object (%d)", maxWalkDepth, deepest)
 	}
 }

@@ -20,7 +20,8 @@ const (
 // +kubebuilder:validation:Enum=OperatorHarness
 type HarnessKind string
 
-// HarnessKindOperatorHarness is vshn.net/v1 OperatorHarness.
+// HarnessKindOperatorHarness names an OperatorHarness (helmetica.io/v1 or
+// vshn.net/v1; the reference carries no group).
 const HarnessKindOperatorHarness HarnessKind = "OperatorHarness"
 
 // DependencyGroup claims a set of CRDs for one operator. No CRD may be
@@ -30,14 +31,15 @@ const HarnessKindOperatorHarness HarnessKind = "OperatorHarness"
 // +kubebuilder:resource:scope=Cluster
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
-// +kubebuilder:printcolumn:name="Harness",type=string,JSONPath=`.spec.harnessRef.name`,priority=1
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Harness",type=string,JSONPath=`.spec.harnessRef.name`
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp",description=""
+// +kubebuilder:printcolumn:name="Status",type="string",JSONPath=".status.conditions[?(@.type==\"Accepted\")].message",description=""
 type DependencyGroup struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// +required
-	Spec DependencyGroupSpec `json:"spec"`
+	// +optional
+	Spec DependencyGroupSpec `json:"spec,omitempty"`
 	// +optional
 	Status DependencyGroupStatus `json:"status,omitempty"`
 }
@@ -60,15 +62,15 @@ type DependencyGroupSpec struct {
 
 // CRDRef names one CustomResourceDefinition.
 type CRDRef struct {
-	// Name of the CRD, <plural>.<group>: a lowercase DNS subdomain with at
-	// least one dot.
+	// Name of the CRD, <plural>.<group>. The schema asks only for a
+	// non-empty string, as helmetica's does; gatehouse's webhook checks the
+	// form.
 	// +required
-	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`
+	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
 }
 
-// HarnessRef names an OperatorHarness (vshn.net/v1, cluster-scoped).
+// HarnessRef names an OperatorHarness (cluster-scoped).
 type HarnessRef struct {
 	// Kind is OperatorHarness.
 	// +required
@@ -76,7 +78,6 @@ type HarnessRef struct {
 	// Name of the OperatorHarness.
 	// +required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
@@ -85,13 +86,9 @@ type DependencyGroupStatus struct {
 	// State is Accepted or Rejected.
 	// +optional
 	State DependencyGroupState `json:"state,omitempty"`
-	// ObservedGeneration is the generation State describes.
+	// Conditions; the Accepted condition's observedGeneration is the
+	// generation State describes, and a Rejected group's names the clash.
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// Conditions; a Rejected group has one naming the clash.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 

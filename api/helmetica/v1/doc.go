@@ -1,18 +1,15 @@
-// Package v1 contains Helmetica's dependency API (helmetica.io/v1) from
-// ADR0008 "Operator Harness / Dependencies" (seed 001): DependencyGroup, which
-// claims CRDs for one operator, and CustomResourceDefinitionSource, which
-// says which dependency group a chart provides, manages or requires. gatehouse
-// ships the CRDs (deploy/crds) and validates the objects at admission
-// (CONTRACTS §6 DG, §7 CRDS).
+// Package v1 contains helmetica's API (helmetica.io/v1) in the shape of its
+// public implementation, chrysopoeia: DependencyGroup (cluster-scoped), which
+// claims CRDs for one operator; CustomResourceDefinitionSource (namespaced),
+// which says which dependency groups a chart provides, manages or requires;
+// and OperatorHarness (cluster-scoped, scopeToLabel and operator only).
 //
-// Both kinds are cluster-scoped. The seed states it for DependencyGroup; for
-// CustomResourceDefinitionSource it does not say, but what a source declares
-// (who provides or manages a group, cluster-wide unique) is cluster-wide.
-//
-// The schema rejects what the API server can decide on one object (a CRD
-// name that is not <plural>.<group>, a name listed twice in one group, a
-// "manages" that does not parse); the clashes between objects are the
-// webhooks' part.
+// These CRDs belong to helmetica: deploy/default installs none of them. The
+// optional component deploy/helmetica-crds, generated from these types by
+// `make crds`, is for clusters without helmetica and for the e2e suite; its
+// group, scopes and field types equal helmetica's (checked by
+// e2e/helmetica_crds_test.go). gatehouse validates the objects at admission
+// (docs/harness-dependencies.md).
 //
 // +kubebuilder:object:generate=true
 // +groupName=helmetica.io

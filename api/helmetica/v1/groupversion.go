@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// GroupName is the API group of DependencyGroup and
-// CustomResourceDefinitionSource, as in the seed. The
+// GroupName is the API group of DependencyGroup,
+// CustomResourceDefinitionSource and helmetica's OperatorHarness. The
 // +groupName marker in doc.go must agree with it.
 const GroupName = "helmetica.io"
 
@@ -31,6 +31,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&DependencyGroup{}, &DependencyGroupList{},
 		&CustomResourceDefinitionSource{}, &CustomResourceDefinitionSourceList{},
+		&OperatorHarness{}, &OperatorHarnessList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -13,50 +13,88 @@ import (
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 )
 
-// The seed's examples (ADR0008), re-indented. The seed writes the sources'
-// names as a top-level "name:"; here they are metadata.name, as the API
-// server requires.
+// helmetica's own samples (chrysopoeia's config/samples and mariadb sample
+// manifests), in the namespace default they would be applied to. The seed's
+// older sketch of a source (provides and manages as strings) does not
+// decode into these types; the webhook still reads it
+// (policies/dependencygroup).
 const (
-	seedSources = `
+	upstreamSources = `
 apiVersion: helmetica.io/v1
 kind: CustomResourceDefinitionSource
 metadata:
-  name: mariadb-crds
+  name: v6.podinfo
+  namespace: default
 spec:
-  provides: mariadb
+  reference:
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: OCIRepository
+    name: podinfo-v6
+  crdNames:
+    kind: PodInfo
+    plural: podinfos
+  versionDiscovery:
+    reference:
+      apiVersion: image.toolkit.fluxcd.io/v1
+      kind: ImageRepository
+      name: podinfo
 ---
 apiVersion: helmetica.io/v1
 kind: CustomResourceDefinitionSource
 metadata:
-  name: mariadb-operator
+  name: v26.mariadb-crds
+  namespace: default
 spec:
-  manages: mariadb
+  crdNames:
+    kind: MariaDBOperatorCRD
+    plural: mariadboperatorcrds
+  provides:
+  - dependencyGroup:
+      name: mariadb
+  reference:
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: OCIRepository
+    name: mariadb-crds-v26
 ---
 apiVersion: helmetica.io/v1
 kind: CustomResourceDefinitionSource
 metadata:
-  name: mariadb-operator-test
+  name: v26.mariadb-operator
+  namespace: default
 spec:
-  manages: mariadb as mariadb-test
+  manages:
+  - dependencyGroup:
+      name: mariadb
+      as: mariadb-a
+  reference:
+    kind: OCIRepository
+    name: mariadb-operator-v26
 ---
 apiVersion: helmetica.io/v1
 kind: CustomResourceDefinitionSource
 metadata:
-  name: strimzi-operator
+  name: v26.mariadb-cluster
+  namespace: default
 spec:
-  provides: strimzi
-  manages: strimzi
----
-apiVersion: helmetica.io/v1
-kind: CustomResourceDefinitionSource
-metadata:
-  name: mariadb-cluster
-spec:
+  reference:
+    kind: OCIRepository
+    name: mariadb-cluster-v26
   requires:
   - dependencyGroup:
       name: mariadb
-  - dependencyGroup:
-      name: strimzi
+`
+	upstreamHarness = `
+apiVersion: helmetica.io/v1
+kind: OperatorHarness
+metadata:
+  name: mariadb-operator
+spec:
+  scopeToLabel: requires.helmetica.io/operator-mariadb
+  operator:
+    namespace: mariadb-operator
+    serviceAccounts:
+    - operator-mariadb-operator
+    injectProxyConfiguration: true
 `
 	seedGroup = `
 apiVersion: helmetica.io/v1
@@ -76,8 +114,8 @@ status:
 `
 )
 
-func TestSeedExamplesRoundTrip(t *testing.T) {
-	for i, doc := range strings.Split(seedSources, "\n---\n") {
+func TestSamplesRoundTrip(t *testing.T) {
+	for i, doc := range strings.Split(upstreamSources, "\n---\n") {
 		raw := strictDecode(t, doc)
 		var src helmeticav1.CustomResourceDefinitionSource
 		decodeStrict(t, raw, &src)
@@ -85,6 +123,14 @@ func TestSeedExamplesRoundTrip(t *testing.T) {
 		if src.Name == "" {
 			t.Errorf("source %d: no name", i)
 		}
+	}
+
+	var harness helmeticav1.OperatorHarness
+	rawHarness := strictDecode(t, upstreamHarness)
+	decodeStrict(t, rawHarness, &harness)
+	assertRoundTrip(t, rawHarness, &harness)
+	if harness.Spec.ScopeToLabel != "requires.helmetica.io/operator-mariadb" || !harness.Spec.Operator.InjectProxyConfiguration {
+		t.Errorf("harness sample decoded into the wrong fields: %+v", harness.Spec)
 	}
 
 	raw := strictDecode(t, seedGroup)
@@ -102,6 +148,7 @@ func TestStrictDecodingRejectsOtherShapes(t *testing.T) {
 	for name, doc := range map[string]string{
 		"crds as strings":            `{"spec":{"crds":["backups.k8s.mariadb.com"]}}`,
 		"requires without the group": `{"spec":{"requires":[{"name":"mariadb"}]}}`,
+		"the seed's provides string": `{"spec":{"provides":"mariadb"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			var group helmeticav1.DependencyGroup
@@ -129,7 +176,7 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 	}
 
 	var src helmeticav1.CustomResourceDefinitionSource
-	decodeStrict(t, strictDecode(t, strings.Split(seedSources, "\n---\n")[4]), &src)
+	decodeStrict(t, strictDecode(t, strings.Split(upstreamSources, "\n---\n")[3]), &src)
 	srcCopy := src.DeepCopyObject().(*helmeticav1.CustomResourceDefinitionSource)
 	srcCopy.Spec.Requires[0].DependencyGroup.Name = "other"
 	if src.Spec.Requires[0].DependencyGroup.Name != "mariadb" {
@@ -142,7 +189,7 @@ func TestAddToScheme(t *testing.T) {
 	if err := helmeticav1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"DependencyGroup", "DependencyGroupList", "CustomResourceDefinitionSource", "CustomResourceDefinitionSourceList"} {
+	for _, kind := range []string{"DependencyGroup", "DependencyGroupList", "CustomResourceDefinitionSource", "CustomResourceDefinitionSourceList", "OperatorHarness", "OperatorHarnessList"} {
 		gvk := helmeticav1.SchemeGroupVersion.WithKind(kind)
 		if gvk.Group != "helmetica.io" || !scheme.Recognizes(gvk) {
 			t.Errorf("scheme does not recognize %v", gvk)
@@ -216,6 +263,13 @@ func prune(v any) any {
 			out[i] = prune(e)
 		}
 		return out
+	case string:
+		// Empty strings of non-pointer structs the types add (crdNames,
+		// versionDiscovery; helmetica's own types do the same).
+		if v == "" {
+			return nil
+		}
+		return v
 	default:
 		return v
 	}

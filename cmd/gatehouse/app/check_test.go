@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -80,8 +81,12 @@ func TestCheckExamples(t *testing.T) {
 		"Deployment machina-controller service-account allowed",
 		"Deployment metalman-edge-west secret-scope allowed",
 		"Deployment metalman-edge-west service-account allowed",
-		"DaemonSet storage secret-scope allowed",
-		"DaemonSet storage service-account allowed",
+		"Deployment metalman-edge-east secret-scope allowed",
+		"Deployment metalman-edge-east service-account allowed",
+		"DaemonSet storage-edge-west secret-scope allowed",
+		"DaemonSet storage-edge-west service-account allowed",
+		"DaemonSet storage-edge-east secret-scope allowed",
+		"DaemonSet storage-edge-east service-account allowed",
 		"DependencyGroup mariadb dependency-group allowed",
 		"DependencyGroup strimzi dependency-group allowed",
 		"DependencyGroup mariadb-fork dependency-group denied DependencyGroupCRDClaimed@spec.crds[0].name",
@@ -373,4 +378,129 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestCheckStateHarnessBindings: check resolves the roles a harness binds
+// from --state as the server does from its caches: a binding to the
+// cluster-admin given there is denied at the binding, an aggregated
+// ClusterRole is read with the roles it aggregates, and a role that --state
+// does not hold is not found.
+func TestCheckStateHarnessBindings(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yaml")
+	objects := filepath.Join(dir, "objects.yaml")
+	if err := os.WriteFile(state, []byte(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: cluster-admin}
+rules: [{apiGroups: ["*"], resources: ["*"], verbs: ["*"]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: tenant-admin}
+aggregationRule:
+  clusterRoleSelectors: [{matchLabels: {example.com/aggregate-to-tenant-admin: "true"}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: tenant-exec, labels: {example.com/aggregate-to-tenant-admin: "true"}}
+rules: [{apiGroups: [""], resources: [pods/exec], verbs: [create]}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness := func(name, binding string) string {
+		return fmt.Sprintf(`apiVersion: vshn.net/v1
+kind: OperatorHarness
+metadata: {name: %[1]s}
+spec:
+  scopeToLabel: requires.example/%[1]s
+  operator: {namespace: %[1]s, serviceAccounts: [operator]}
+  clusterRoleBindings: [{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %[2]s}]
+---
+`, name, binding)
+	}
+	if err := os.WriteFile(objects, []byte(harness("admin", "cluster-admin")+harness("aggregated", "tenant-admin")+harness("missing", "view")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state)
+	if code != exitDenied {
+		t.Fatalf("exit %d, want %d: %s", code, exitDenied, stderr)
+	}
+	var out checkOutput
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Results {
+		if r.Webhook != "harness" {
+			continue
+		}
+		var codes []string
+		for _, f := range r.Findings {
+			codes = append(codes, f.Code+"@"+f.Field)
+		}
+		got[r.Object.Name] = strings.Join(codes, " ")
+	}
+	want := map[string]string{
+		"admin":      "HarnessGrantDangerous@spec.clusterRoleBindings[0]",
+		"aggregated": "HarnessGrantDangerous@spec.clusterRoleBindings[0]",
+		"missing":    "HarnessRoleNotFound@spec.clusterRoleBindings[0]",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("harness findings %v, want %v", got, want)
+	}
+}
+
+// TestCheckStateSources: helmetica's namespaced sources given as --state
+// are known by namespace/name, so checking one of them again (a re-apply)
+// finds no clash with itself and no warning, while the same name in another
+// namespace clashes, and a source being deleted claims nothing.
+func TestCheckStateSources(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yaml")
+	source := func(namespace, name, extra string) string {
+		return `apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata: {name: ` + name + `, namespace: ` + namespace + extra + `}
+spec:
+  reference: {kind: OCIRepository, name: mariadb-crds-v26}
+  provides: [{dependencyGroup: {name: mariadb}}]
+`
+	}
+	group := `apiVersion: helmetica.io/v1
+kind: DependencyGroup
+metadata: {name: mariadb}
+spec: {crds: [{name: mariadbs.k8s.mariadb.com}]}
+`
+	if err := os.WriteFile(state, []byte(source("default", "v26.mariadb-crds", "")+"---\n"+group+"---\n"+
+		source("old", "v25.mariadb-crds", ", deletionTimestamp: '2026-01-01T00:00:00Z'")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(doc string) checkOutput {
+		t.Helper()
+		objects := filepath.Join(dir, "objects.yaml")
+		if err := os.WriteFile(objects, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state)
+		var out checkOutput
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatalf("%v: %s", err, stderr)
+		}
+		return out
+	}
+	for _, r := range check(source("default", "v26.mariadb-crds", "")).Results {
+		if r.Webhook == "crd-source" && (!r.Allowed || len(r.Findings) > 0 || len(r.Warnings) > 0) {
+			t.Errorf("the source itself: allowed=%v findings=%v warnings=%q", r.Allowed, r.Findings, r.Warnings)
+		}
+	}
+	denied := false
+	for _, r := range check(source("team-b", "v26.mariadb-crds", "")).Results {
+		if r.Webhook == "crd-source" {
+			denied = !r.Allowed && len(r.Findings) == 1 && r.Findings[0].Code == "CRDSourceProvidesClaimed" &&
+				r.Findings[0].Field == "spec.provides[0].dependencyGroup.name"
+		}
+	}
+	if !denied {
+		t.Error("the same name in another namespace was not denied as a second provider")
+	}
 }

@@ -58,7 +58,11 @@ type serveFlags struct {
 
 // stateWebhooks read the cluster-state caches (objects by index, namespace
 // labels); any of them enabled starts the caches.
-var stateWebhooks = []string{"dependency-group", "crd-source", "harness", "harness-proxy", "harness-labels"}
+var stateWebhooks = []string{"dependency-group", "crd-source", "harness", "harness-proxy", "harness-labels", "harness-labels-guard"}
+
+// ServedWithoutCluster reports whether `serve` without cluster access (serve
+// --dev) serves the webhook named name: every webhook but stateWebhooks.
+func ServedWithoutCluster(name string) bool { return !slices.Contains(stateWebhooks, name) }
 
 func newServe() *cobra.Command {
 	var f serveFlags
@@ -252,6 +256,15 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 		}
 		opts.Workloads = s.workloads
 	}
+	if rc == nil && kubeconfig == noCluster {
+		// serve --dev on a laptop: the state-reading webhooks have nothing
+		// to read and could only deny, so they are off rather than served
+		// as traps behind a Ready probe.
+		s.cfg = withoutStateWebhooks(cfg)
+		cfg = s.cfg
+		log.Info("serving without cluster access: the webhooks that read cluster state are off (give --kubeconfig to serve them)",
+			"webhooks", stateWebhooks)
+	}
 	if rc != nil && slices.ContainsFunc(stateWebhooks, cfg.Enabled) {
 		if s.state, err = webhooks.NewCachedState(rc); err != nil {
 			return nil, err
@@ -304,14 +317,14 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 const noCluster = "\x00none"
 
 // restConfig finds the cluster the state-reading webhooks read: --kubeconfig,
-// else in-cluster or $KUBECONFIG. Without any (serve --dev on a laptop)
-// there is none: component-overrides then skips resolution with a warning,
-// and dependency-group, crd-source and harness deny, since they never judge
-// without their view. A kubeconfig that was asked for but is broken is an
-// error.
+// else in-cluster or $KUBECONFIG. Without any there is none:
+// component-overrides then skips resolution with a warning, and the
+// stateWebhooks deny, since they never judge without their view, so
+// /readyz/cluster-state fails and names them (serve --dev does not serve
+// them at all). A kubeconfig that was asked for but is broken is an error.
 //
 // The workload cache does not gate readiness (OVR resolution is best effort
-// by contract); the DG/CRDS/HARNESS caches do.
+// by contract); the cluster-state caches do.
 func (s *Server) restConfig(kubeconfig string) (*rest.Config, error) {
 	var rc *rest.Config
 	var err error
@@ -396,11 +409,44 @@ func (s *Server) probeMux() *http.ServeMux {
 			return nil
 		},
 	}
-	if s.state != nil {
-		checks["cluster-state"] = s.state.Ready
+	if enabled := s.enabledStateWebhooks(); len(enabled) > 0 {
+		checks["cluster-state"] = func(r *http.Request) error {
+			if s.state == nil {
+				return fmt.Errorf("gatehouse has no cluster access, so %v, which judge against cluster state, can only deny", enabled)
+			}
+			return s.state.Ready(r)
+		}
 	}
 	ready := &healthz.Handler{Checks: checks}
 	mux.Handle("/readyz", http.StripPrefix("/readyz", ready))
 	mux.Handle("/readyz/", http.StripPrefix("/readyz", ready))
 	return mux
+}
+
+// enabledStateWebhooks are the enabled webhooks that judge against cluster
+// state: /readyz passes only while they can read it.
+func (s *Server) enabledStateWebhooks() []string {
+	var out []string
+	for _, name := range stateWebhooks {
+		if s.cfg.Enabled(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// withoutStateWebhooks returns cfg with every state-reading webhook off.
+func withoutStateWebhooks(cfg configv1alpha1.ServerConfig) configv1alpha1.ServerConfig {
+	hooks := make(map[string]configv1alpha1.Webhook, len(cfg.Webhooks)+len(stateWebhooks))
+	for name, w := range cfg.Webhooks {
+		hooks[name] = w
+	}
+	off := false
+	for _, name := range stateWebhooks {
+		w := hooks[name]
+		w.Enabled = &off
+		hooks[name] = w
+	}
+	cfg.Webhooks = hooks
+	return cfg
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,9 +20,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/certs"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
 type lockedBuffer struct {
@@ -184,7 +188,9 @@ func TestServeDev(t *testing.T) {
 // new one is served without a restart.
 func TestServeReloadsCertificate(t *testing.T) {
 	dir := t.TempDir()
-	s := startServe(t, "--cert-dir", dir)
+	// No cluster here, so the webhooks that read cluster state are switched
+	// off: with them on, readiness would (rightly) wait for a cluster.
+	s := startServe(t, "--cert-dir", dir, "--disable-webhook", strings.Join(stateWebhooks, ","))
 	eventually(t, "probe listener", func() error {
 		err := s.readyz()
 		if err == nil {
@@ -245,5 +251,66 @@ func TestServeRejectsBadUsage(t *testing.T) {
 		if code != exitUsage || stderr == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
+	}
+}
+
+// TestReadinessSaysWhichWebhooksCannotDecide: a gatehouse that finds no
+// cluster to read (not --dev) keeps its state-reading webhooks, which can
+// then only deny, so it must not report Ready; the reason names them.
+func TestReadinessSaysWhichWebhooksCannotDecide(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing"))
+	cfg := configv1alpha1.Default()
+	cfg.Serving.ProbeAddress = "127.0.0.1:0"
+	s, err := NewServer(cfg, logr.Discard(), 0, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.probeListener.Close()
+	rec := httptest.NewRecorder()
+	s.probeMux().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz/cluster-state", nil))
+	if rec.Code == http.StatusOK {
+		t.Fatalf("/readyz/cluster-state answered 200 without cluster access")
+	}
+	for _, name := range stateWebhooks {
+		if !strings.Contains(rec.Body.String(), name) {
+			t.Errorf("/readyz/cluster-state does not name %s: %q", name, rec.Body.String())
+		}
+	}
+
+	// With every state-reading webhook switched off there is nothing to wait for.
+	s2, err := NewServer(withoutStateWebhooks(cfg), logr.Discard(), 0, time.Second, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.probeListener.Close()
+	rec = httptest.NewRecorder()
+	s2.probeMux().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz/cluster-state", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Fatalf("/readyz/cluster-state with no state-reading webhook: %d, want 404 (no such check)", rec.Code)
+	}
+}
+
+// TestServeDevServesNoStateWebhooks: serve --dev reads no cluster, so the
+// webhooks that judge against cluster state are not served (a review sent
+// to one gets 404, which a Fail policy turns into a denial) and readiness
+// does not wait for caches that will never exist.
+func TestServeDevServesNoStateWebhooks(t *testing.T) {
+	dir := t.TempDir()
+	s := startServe(t, "--dev", "--dev-dir", dir)
+	eventually(t, "ready", s.readyz)
+	client := clientFor(t, filepath.Join(dir, certs.CAFile))
+	for _, name := range stateWebhooks {
+		def, _ := webhooks.Lookup(name)
+		resp, err := client.Post("https://127.0.0.1:"+s.port+def.Path, "application/json", strings.NewReader(deniedPodReview))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404 (not served without cluster access)", def.Path, resp.StatusCode)
+		}
+	}
+	if !strings.Contains(s.stderr.String(), "webhooks that read cluster state are off") {
+		t.Errorf("serve --dev did not say the state-reading webhooks are off: %s", s.stderr.String())
 	}
 }

@@ -13,12 +13,15 @@ import (
 // given with --state, plus every object admitted so far. Webhooks that read
 // cluster state get it from here offline, as the server gets it from its
 // informer caches: the same index functions, each lookup a map access, and
-// only what the lookups read kept (namespace labels; name, creationTimestamp
-// and spec of the cluster-scoped kinds; apps/v1 workloads whole, for OVR).
+// only what the lookups read kept (namespace labels; webhooks.TrimForLookups
+// of the indexed kinds; apps/v1 workloads whole, for OVR). An indexed object
+// is known by its webhooks.ObjectKey ("<namespace>/<name>" when namespaced):
+// adding it again (an object given with --state and then checked, or
+// admitted twice) replaces it, as an informer's update does.
 type clusterState struct {
 	namespaceLabels map[string]map[string]string
 	workloads       []map[string]any
-	// byName and byIndex hold the indexed kinds.
+	// byName (by ObjectKey) and byIndex hold the indexed kinds.
 	byName  map[schema.GroupVersionKind]map[string]map[string]any
 	byIndex map[indexKey][]map[string]any
 }
@@ -62,15 +65,35 @@ func (s *clusterState) add(obj map[string]any) {
 		s.workloads = append(s.workloads, obj)
 	case len(webhooks.IndexNames(gvk)) > 0:
 		kept := webhooks.TrimForLookups(obj)
+		key := webhooks.ObjectKey(kept)
 		if s.byName[gvk] == nil {
 			s.byName[gvk] = map[string]map[string]any{}
 		}
-		s.byName[gvk][ref.Name] = kept
+		if old, ok := s.byName[gvk][key]; ok {
+			s.unindex(gvk, old)
+		}
+		s.byName[gvk][key] = kept
 		for _, index := range webhooks.IndexNames(gvk) {
 			for _, v := range webhooks.IndexValues(gvk, index, kept) {
 				k := indexKey{gvk, index, v}
 				s.byIndex[k] = append(s.byIndex[k], kept)
 			}
+		}
+	}
+}
+
+// unindex removes obj from every index entry of gvk it is found under.
+func (s *clusterState) unindex(gvk schema.GroupVersionKind, obj map[string]any) {
+	for _, index := range webhooks.IndexNames(gvk) {
+		for _, v := range webhooks.IndexValues(gvk, index, obj) {
+			k := indexKey{gvk, index, v}
+			kept := s.byIndex[k][:0:0]
+			for _, o := range s.byIndex[k] {
+				if webhooks.ObjectKey(o) != webhooks.ObjectKey(obj) {
+					kept = append(kept, o)
+				}
+			}
+			s.byIndex[k] = kept
 		}
 	}
 }
@@ -114,18 +137,18 @@ func (s *clusterState) Objects(gvk schema.GroupVersionKind, index, value string)
 	return s.byIndex[indexKey{gvk, index, value}], nil
 }
 
-// Lookup implements webhooks.StateReader: the names of Objects, sorted.
+// Lookup implements webhooks.StateReader: the ObjectKeys of Objects, sorted.
 func (s *clusterState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
 	objs := s.byIndex[indexKey{gvk, index, value}]
 	names := make([]string, 0, len(objs))
 	for _, obj := range objs {
-		names = append(names, objectRef(obj).Name)
+		names = append(names, webhooks.ObjectKey(obj))
 	}
 	sort.Strings(names)
 	return names, nil
 }
 
-// Exists implements webhooks.StateReader.
+// Exists implements webhooks.StateReader for a cluster-scoped kind.
 func (s *clusterState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
 	_, ok := s.byName[gvk][name]
 	return ok, nil

@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/e2e/perf"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
@@ -125,7 +127,12 @@ func run(f flags) (err error) {
 	if err != nil {
 		return err
 	}
-	corpus, err := perf.Build(fixtures, webhooks.Registry, webhooks.OptionsFromConfig(configv1alpha1.Default()))
+	registry := webhooks.Registry
+	if !f.e2e {
+		// serve --dev reads no cluster, so it serves no cluster-state webhook.
+		registry = slices.DeleteFunc(slices.Clone(registry), func(d webhooks.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
+	}
+	corpus, err := perf.Build(fixtures, registry, webhooks.OptionsFromConfig(configv1alpha1.Default()))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,176 @@
+// This file refuses, at admission, what the overrides engine (upstream)
+// refuses when it applies one entry, so that a ConfigMap the operator would
+// reject is never admitted. It reads the entry's patch and rejects:
+//
+//   - spec.replicas on metalman, whose replicas the Site owns
+//     (spec.components.metalman.replicas): OverrideFieldOwnedBySite;
+//   - an env var of a container or init container with both value and
+//     valueFrom: OverrideEnvValueAndValueFrom;
+//   - on a Deployment a strategy type other than RollingUpdate or Recreate,
+//     or Recreate with rollingUpdate; on a DaemonSet an updateStrategy type
+//     other than RollingUpdate or OnDelete, or OnDelete with rollingUpdate:
+//     OverrideStrategyInvalid;
+//   - malformed affinity the engine cannot combine with the operator's: a
+//     nodeSelectorTerms that is not a list or is empty, a term that is not a
+//     mapping or has no requirement, matchExpressions or matchFields that
+//     are not lists of mappings, and preferred or pod (anti-)affinity
+//     sections that are not lists of mappings: OverrideAffinityInvalid.
+//
+// Nulls and directives in these places are reported by the walk instead.
+// What the engine refuses across the entries that reach one workload is in
+// compose.go.
+
+package overrides
+
+import (
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Messages of the apply-time refusals of one entry.
+const (
+	msgFieldOwnedBySite = "spec.replicas of component metalman is owned by the Site's spec.components.metalman.replicas, " +
+		"which the operator applies over any override; set that field instead"
+	msgEnvValueAndValueFrom = "an env var takes value or valueFrom, not both; the API server rejects the workload"
+	msgStrategyType         = "%s must be %s"
+	msgStrategyRolling      = "%s %s cannot have rollingUpdate; omit rollingUpdate"
+	msgAffinityNotList      = "%s must be a list of mappings"
+	msgAffinityNotMapping   = "each entry of %s must be a mapping"
+	msgTermsEmpty           = "nodeSelectorTerms is empty, which matches nothing and which the API server rejects; " +
+		"omit required node affinity instead"
+	msgTermEmpty = "this node selector term has no matchExpressions or matchFields; an empty term matches no node, " +
+		"and combined with the operator's terms it would widen scheduling"
+)
+
+// affinitySections are the affinity lists the engine concatenates with the
+// operator's (upstream), below spec.template.spec.affinity.
+var affinitySections = [][]string{
+	{"nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"},
+	{"podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"},
+	{"podAffinity", "preferredDuringSchedulingIgnoredDuringExecution"},
+	{"podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"},
+	{"podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution"},
+}
+
+// requiredTerms is where required node affinity terms live below affinity.
+var requiredTerms = []string{"nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"}
+
+// strategyRules are the strategy field of each kind and its types.
+var strategyRules = []struct {
+	kind      workloadKind
+	field     string
+	types     []string
+	exclusive string // the type that takes no rollingUpdate
+}{
+	{kind: deployment, field: "strategy", types: []string{"RollingUpdate", "Recreate"}, exclusive: "Recreate"},
+	{kind: daemonSet, field: "updateStrategy", types: []string{"RollingUpdate", "OnDelete"}, exclusive: "OnDelete"},
+}
+
+// applyChecks runs the checks of this file on entry e.
+func (w *walker) applyChecks(e *entry) {
+	if e.patch == nil {
+		return
+	}
+	patchPath := e.path.Child(fieldPatch)
+	if replicas := lookup(e.patch, "spec", "replicas"); replicas != nil && e.component == "metalman" && e.kind == deployment {
+		w.deny(CodeFieldOwnedBySite, patchPath.Child("spec", "replicas"), w.evidence(replicas), msgFieldOwnedBySite)
+	}
+	for _, c := range patchedContainers(e.patch) {
+		env := lookup(c.node, "env")
+		if env == nil || env.Kind != yaml.SequenceNode {
+			continue
+		}
+		for i, item := range env.Content {
+			if lookup(item, "value") != nil && lookup(item, "valueFrom") != nil {
+				w.deny(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), w.evidence(item), msgEnvValueAndValueFrom)
+			}
+		}
+	}
+	for _, r := range strategyRules {
+		if e.kind != r.kind {
+			continue
+		}
+		strategy := lookup(e.patch, "spec", r.field)
+		path := patchPath.Child("spec", r.field)
+		typ := lookup(strategy, "type")
+		if typ == nil || isNull(typ) {
+			continue
+		}
+		if !isString(typ) || (typ.Value != r.types[0] && typ.Value != r.types[1]) {
+			w.deny(CodeStrategyInvalid, path.Child("type"), w.evidence(typ), msgStrategyType,
+				"spec."+r.field+".type", r.types[0]+" or "+r.types[1])
+			continue
+		}
+		if typ.Value == r.exclusive && lookup(strategy, "rollingUpdate") != nil {
+			w.deny(CodeStrategyInvalid, path.Child("rollingUpdate"), w.evidence(strategy), msgStrategyRolling,
+				"a strategy of type", r.exclusive)
+		}
+	}
+	w.checkAffinity(e)
+}
+
+// checkAffinity checks the shape of the entry's affinity and records its
+// required node affinity terms.
+func (w *walker) checkAffinity(e *entry) {
+	affinity := lookup(e.patch, "spec", "template", "spec", "affinity")
+	if affinity == nil || affinity.Kind != yaml.MappingNode {
+		return
+	}
+	base := e.path.Child(fieldPatch, "spec", "template", "spec", "affinity")
+	if terms := lookup(affinity, requiredTerms...); terms != nil && !isNull(terms) {
+		path := base.Child(requiredTerms[0], requiredTerms[1:]...)
+		switch {
+		case terms.Kind != yaml.SequenceNode:
+			w.deny(CodeAffinityInvalid, path, w.evidence(terms), msgAffinityNotList, "nodeSelectorTerms")
+		case len(terms.Content) == 0:
+			w.deny(CodeAffinityInvalid, path, "", msgTermsEmpty)
+		default:
+			e.terms, e.termsPath = len(terms.Content), path
+			for i, term := range terms.Content {
+				w.checkTerm(deref(term), path.Index(i))
+			}
+		}
+	}
+	for _, section := range affinitySections {
+		w.checkMappings(lookup(affinity, section...), base.Child(section[0], section[1:]...), section[len(section)-1])
+	}
+}
+
+// checkTerm checks one node selector term at path.
+func (w *walker) checkTerm(term *yaml.Node, path *field.Path) {
+	switch {
+	case term == nil || isNull(term):
+		return
+	case term.Kind != yaml.MappingNode:
+		w.deny(CodeAffinityInvalid, path, w.evidence(term), msgAffinityNotMapping, "nodeSelectorTerms")
+		return
+	}
+	requirements := 0
+	for _, list := range []string{"matchExpressions", "matchFields"} {
+		n := lookup(term, list)
+		if n != nil && n.Kind == yaml.SequenceNode {
+			requirements += len(n.Content)
+		}
+		w.checkMappings(n, path.Child(list), list)
+	}
+	if requirements == 0 {
+		w.deny(CodeAffinityInvalid, path, w.evidence(term), msgTermEmpty)
+	}
+}
+
+// checkMappings checks that n (at path, named name), when present, is a
+// list of mappings.
+func (w *walker) checkMappings(n *yaml.Node, path *field.Path, name string) {
+	switch {
+	case n == nil || isNull(n):
+		return
+	case n.Kind != yaml.SequenceNode:
+		w.deny(CodeAffinityInvalid, path, w.evidence(n), msgAffinityNotList, name)
+		return
+	}
+	for i, item := range n.Content {
+		if item = deref(item); !isNull(item) && item.Kind != yaml.MappingNode {
+			w.deny(CodeAffinityInvalid, path.Index(i), w.evidence(item), msgAffinityNotMapping, name)
+		}
+	}
+}

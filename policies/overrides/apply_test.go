@@ -1,0 +1,149 @@
+package overrides
+
+import "testing"
+
+// TestApplyRefusals: what the engine refuses when it applies one entry is
+// refused at admission, each with its own code, at the field.
+func TestApplyRefusals(t *testing.T) {
+	terms := "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+	required := func(terms string) string {
+		return "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: " + terms + "}}}"
+	}
+	runCases(t, []validateCase{
+		{name: "metalman replicas", data: patchOf("metalman", kindDeployment, "{spec: {replicas: 3}}"),
+			want: []result{deny(CodeFieldOwnedBySite, p0+".spec.replicas")}},
+		{name: "machina replicas", data: machinaPatch("{spec: {replicas: 3}}")},
+		{name: "net Deployment replicas", data: patchOf("net", kindDeployment, "{spec: {replicas: 3}}")},
+
+		{name: "env value and valueFrom", data: runFields("env: [{name: A, value: x, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}, {name: B, value: y}]"),
+			want: []result{deny(CodeEnvValueAndValueFrom, c0+".env[0]")}},
+		{name: "init env value and valueFrom", data: initFields("env: [{name: A, value: x, valueFrom: {secretKeyRef: {name: s, key: k}}}]"),
+			want: []result{deny(CodeEnvValueAndValueFrom, ps0+".initContainers[0].env[0]")}},
+		{name: "env valueFrom only", data: runFields("env: [{name: A, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]")},
+
+		{name: "Recreate", data: machinaPatch("{spec: {strategy: {type: Recreate}}}")},
+		{name: "Recreate with rollingUpdate", data: machinaPatch("{spec: {strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}}}"),
+			want: []result{deny(CodeStrategyInvalid, p0+".spec.strategy.rollingUpdate")}},
+		{name: "RollingUpdate with rollingUpdate", data: machinaPatch("{spec: {strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1}}}}")},
+		{name: "unknown Deployment strategy", data: machinaPatch("{spec: {strategy: {type: OnDelete}}}"),
+			want: []result{deny(CodeStrategyInvalid, p0+".spec.strategy.type")}},
+		{name: "OnDelete with rollingUpdate", data: storagePatch("{spec: {updateStrategy: {type: OnDelete, rollingUpdate: {maxUnavailable: 1}}}}"),
+			want: []result{deny(CodeStrategyInvalid, p0+".spec.updateStrategy.rollingUpdate")}},
+		{name: "unknown DaemonSet strategy", data: storagePatch("{spec: {updateStrategy: {type: Recreate}}}"),
+			want: []result{deny(CodeStrategyInvalid, p0+".spec.updateStrategy.type")}},
+		{name: "OnDelete", data: storagePatch("{spec: {updateStrategy: {type: OnDelete}}}")},
+
+		{name: "empty nodeSelectorTerms", data: podSpecPatch(required("[]")),
+			want: []result{deny(CodeAffinityInvalid, p0+"."+terms)}},
+		{name: "nodeSelectorTerms a mapping", data: podSpecPatch(required("{matchExpressions: []}")),
+			want: []result{deny(CodeAffinityInvalid, p0+"."+terms)}},
+		{name: "empty term", data: podSpecPatch(required("[{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}, {}]")),
+			want: []result{deny(CodeAffinityInvalid, p0+"."+terms+"[1]")}},
+		{name: "term not a mapping", data: podSpecPatch(required("[disk]")),
+			want: []result{deny(CodeAffinityInvalid, p0+"."+terms+"[0]")}},
+		{name: "matchExpressions a mapping", data: podSpecPatch(required("[{matchExpressions: {key: disk}, matchFields: [{key: metadata.name, operator: In, values: [a]}]}]")),
+			want: []result{deny(CodeAffinityInvalid, p0+"."+terms+"[0].matchExpressions")}},
+		{name: "preference a mapping", data: podSpecPatch("affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: {weight: 1}}}"),
+			want: []result{deny(CodeAffinityInvalid, ps0+".affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")}},
+		{name: "pod anti-affinity item a list", data: podSpecPatch("affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [[a]]}}"),
+			want: []result{deny(CodeAffinityInvalid, ps0+".affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]")}},
+		{name: "valid required terms", data: podSpecPatch(required("[{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}, " +
+			"{matchFields: [{key: metadata.name, operator: In, values: [a]}]}]"))},
+	})
+}
+
+// TestComposeRefusals: what the engine refuses when it composes the entries
+// that reach one workload is refused at admission, at every entry involved.
+func TestComposeRefusals(t *testing.T) {
+	e2 := doc0 + ".overrides[2]"
+	entries := func(entries ...string) map[string]string {
+		return one(apiLine + "overrides:\n" + "- " + joinEntries(entries))
+	}
+	storage := func(sites, patch string) string {
+		s := ""
+		if sites != "" {
+			s = ", sites: " + sites
+		}
+		return "{component: storage, kind: DaemonSet" + s + ", patch: " + patch + "}"
+	}
+	memory := func(m string) string {
+		return "{spec: {template: {spec: {containers: [{name: run, resources: {limits: {memory: " + m + "}}}]}}}}"
+	}
+	terms := func(n int) string {
+		var b []byte
+		for i := 0; i < n; i++ {
+			b = append(b, "{matchExpressions: [{key: k, operator: Exists}]}, "...)
+		}
+		return "{spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [" +
+			string(b) + "]}}}}}}}"
+	}
+	termsPath := ".patch.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+	limit := ".patch.spec.template.spec.containers[0].resources.limits[memory]"
+	runCases(t, []validateCase{
+		{name: "two entries, one value", data: entries(storage("", memory("1Gi")), storage("", memory("1Gi")))},
+		{name: "two entries, two values", data: entries(storage("", memory("1Gi")), storage("", memory("2Gi"))),
+			want: []result{deny(CodeConflict, e0+limit), deny(CodeConflict, e1+limit)}},
+		{name: "two values in different Sites", data: entries(storage("[edge-west]", memory("1Gi")), storage("[edge-east]", memory("2Gi")))},
+		{name: "two values, one Site shared", data: entries(storage("[edge-west, edge-east]", memory("1Gi")), storage("[edge-east]", memory("2Gi"))),
+			want: []result{deny(CodeConflict, e0+limit), deny(CodeConflict, e1+limit)}},
+		{name: "two values, every Site and one", data: entries(storage("", memory("1Gi")), storage("[edge-north]", memory("2Gi"))),
+			want: []result{deny(CodeConflict, e0+limit), warn(CodeResolutionSkipped, e1), deny(CodeConflict, e1+limit)}},
+		{name: "two keys of one entry", data: runFields("env: [{name: A, value: x}, {name: A, value: y}]"),
+			want: []result{deny(CodeConflict, c0+".env[0].value"), deny(CodeConflict, c0+".env[1].value")}},
+		{name: "two entries, one node selector key", data: entries(
+			storage("", "{spec: {template: {spec: {nodeSelector: {disk: ssd}}}}}"),
+			storage("", "{spec: {template: {spec: {nodeSelector: {disk: hdd}}}}}")),
+			want: []result{deny(CodeConflict, e0+".patch.spec.template.spec.nodeSelector[disk]"),
+				deny(CodeConflict, e1+".patch.spec.template.spec.nodeSelector[disk]")}},
+		{name: "tolerations combine", data: entries(
+			storage("", "{spec: {template: {spec: {tolerations: [{key: a, operator: Exists}]}}}}"),
+			storage("", "{spec: {template: {spec: {tolerations: [{key: b, operator: Exists}]}}}}"))},
+		{name: "args are replaced whole", data: entries(
+			storage("", "{spec: {template: {spec: {containers: [{name: run, args: [-a]}]}}}}"),
+			storage("", "{spec: {template: {spec: {containers: [{name: run, args: [-a, -b]}]}}}}")),
+			want: []result{
+				warn(CodeArgsReplaced, e0+".patch.spec.template.spec.containers[0].args"),
+				deny(CodeConflict, e0+".patch.spec.template.spec.containers[0].args"),
+				warn(CodeArgsReplaced, e1+".patch.spec.template.spec.containers[0].args"),
+				deny(CodeConflict, e1+".patch.spec.template.spec.containers[0].args"),
+			}},
+		{name: "extraArgs twice", data: entries("{component: net, kind: DaemonSet, extraArgs: {node: [-v]}}",
+			"{component: net, kind: DaemonSet, extraArgs: {node: [-q]}}"),
+			want: []result{deny(CodeConflict, e0+".extraArgs[node]"), deny(CodeConflict, e1+".extraArgs[node]")}},
+		{name: "extraArgs in two kinds", data: entries("{component: net, kind: DaemonSet, extraArgs: {node: [-v]}}",
+			"{component: net, kind: Deployment, extraArgs: {controller: [-q]}}")},
+		{name: "one sidecar added twice, differently", data: entries(
+			"{component: net, kind: DaemonSet, addContainers: [shipper], patch: {spec: {template: {spec: {containers: [{name: shipper, image: a}]}}}}}",
+			"{component: net, kind: DaemonSet, addContainers: [shipper], patch: {spec: {template: {spec: {containers: [{name: shipper, args: [-v]}]}}}}}"),
+			want: []result{
+				deny(CodeConflict, e0+".patch.spec.template.spec.containers[0]"),
+				deny(CodeConflict, e1+".patch.spec.template.spec.containers[0]"),
+			}},
+		{name: "Recreate and rollingUpdate across entries", data: entries(
+			"{component: machina, kind: Deployment, patch: {spec: {strategy: {type: Recreate}}}}",
+			"{component: machina, kind: Deployment, patch: {spec: {strategy: {rollingUpdate: {maxSurge: 1}}}}}"),
+			want: []result{deny(CodeStrategyInvalid, e0+".patch.spec.strategy.type"), deny(CodeStrategyInvalid, e1+".patch.spec.strategy.rollingUpdate")}},
+		{name: "required terms within the product", data: entries(storage("[edge-west]", terms(8)), storage("[edge-west]", terms(8)))},
+		{name: "required terms past the product", data: entries(storage("[edge-west]", terms(8)), storage("[edge-west]", terms(9)),
+			storage("[edge-east]", terms(9))),
+			want: []result{deny(CodeAffinityInvalid, e0+termsPath), deny(CodeAffinityInvalid, e1+termsPath)}},
+		{name: "required terms past the product with the operator's", data: entries(storage("[edge-east]", terms(65))),
+			want: []result{deny(CodeAffinityInvalid, e0+termsPath)}},
+		{name: "required terms of a singleton without operator terms", data: one(apiLine + "overrides:\n- " +
+			"{component: net, kind: DaemonSet, patch: " + terms(100) + "}\n")},
+		{name: "three entries, the conflict at both", data: entries(storage("", memory("1Gi")), storage("", "{metadata: {labels: {a: b}}}"),
+			storage("", memory("3Gi"))),
+			want: []result{deny(CodeConflict, e0+limit), deny(CodeConflict, e2+limit)}},
+	})
+}
+
+func joinEntries(entries []string) string {
+	out := ""
+	for i, e := range entries {
+		if i > 0 {
+			out += "- "
+		}
+		out += e + "\n"
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package webhooks
+
+import (
+	"context"
+
+	"github.com/gatehouse-dev/gatehouse/policies/scopelabel"
+)
+
+// harness-labels-guard: the UPDATE rule of LABEL. A harnessed service
+// account may not remove or change any Enforce-mode harness's scope label,
+// nor add one with a value other than the namespace's, through the main
+// resource or a status subresource (whose request carries the whole object).
+func newHarnessLabelsGuard(opts Options) Evaluator {
+	view := harnessView{state: opts.ClusterState, namespaces: opts.Namespaces}
+	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		// The adapter's ratcheting pass judges the old object alone; the
+		// guard judges transitions only, so it has nothing to say there
+		// and none of its findings ratchet.
+		if r.OldObject == nil {
+			return Result{}, nil
+		}
+		req := scopelabel.Request{
+			Update:    true,
+			Namespace: labelNamespace(r),
+			Object:    r.Object,
+			OldObject: r.OldObject,
+		}
+		if r.Request != nil {
+			req.Username = r.Request.UserInfo.Username
+		}
+		return Result{Findings: scopelabel.Guard(req, view)}, nil
+	})
+}

@@ -1,0 +1,143 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/overrides"
+)
+
+// listedWorkloads is a WorkloadReader answering fixed objects in a fixed
+// order, as a cache might list them.
+type listedWorkloads []map[string]any
+
+func (l listedWorkloads) ListWorkloads(context.Context, string, string, map[string]string) ([]map[string]any, error) {
+	return l, nil
+}
+
+// metalmanOf is the metalman Deployment of one Site.
+func metalmanOf(site string) map[string]any {
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "metalman-" + site, "namespace": "unbounded-system",
+			"labels": map[string]any{"app.kubernetes.io/component": "metalman", siteLabel: site}},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "metalman", "site": site}},
+			"template": map[string]any{"spec": map[string]any{
+				"nodeSelector": map[string]any{siteLabel: site},
+				"affinity": map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+					"nodeSelectorTerms": []any{map[string]any{}, map[string]any{}},
+				}}},
+				"volumes": []any{map[string]any{"name": "tftp"}},
+				"containers": []any{map[string]any{"name": "metalman", "volumeMounts": []any{
+					map[string]any{"name": "tftp", "mountPath": "/srv/tftp"},
+				}}},
+			}},
+		},
+	}
+}
+
+// TestLiveWorkloadsPerSite: resolution sees each Site's workload on its own,
+// so a per-Site entry that changes its own Site's selector label is denied
+// whatever order the reader lists the workloads in. The merge this replaced
+// kept the last listed Site's selector value, so the verdict followed list
+// order.
+func TestLiveWorkloadsPerSite(t *testing.T) {
+	opts := Options{Overrides: configv1alpha1.Overrides{Namespace: "unbounded-system", ComponentLabel: "app.kubernetes.io/component"}}
+	data := map[string]string{"o.yaml": "apiVersion: " + overrides.APIVersion + `
+overrides:
+- component: metalman
+  kind: Deployment
+  sites: [edge-west]
+  patch: {spec: {template: {metadata: {labels: {site: edge-east}}, spec: {nodeSelector: {unbounded-cloud.io/site: edge-east}}}}}
+`}
+	orders := [][]map[string]any{
+		{metalmanOf("edge-west"), metalmanOf("edge-east")},
+		{metalmanOf("edge-east"), metalmanOf("edge-west")},
+	}
+	var first []policies.Finding
+	for i, order := range orders {
+		opts.Workloads = listedWorkloads(order)
+		findings := overrides.Validate(data, &liveWorkloads{ctx: context.Background(), opts: opts})
+		var codes []policies.Code
+		for _, f := range findings {
+			codes = append(codes, f.Code)
+		}
+		want := []policies.Code{overrides.CodeSelectorLabel, overrides.CodeNodeSelectorOwned}
+		if !slices.Equal(codes, want) {
+			t.Errorf("order %d: codes %v, want %v", i, codes, want)
+		}
+		if i == 0 {
+			first = findings
+		} else if !reflect.DeepEqual(findings, first) {
+			t.Errorf("the verdict depends on list order:\n%v\n%v", first, findings)
+		}
+	}
+}
+
+// TestWorkloadOf reads what resolution needs of one workload.
+func TestWorkloadOf(t *testing.T) {
+	got := workloadOf(metalmanOf("edge-west"), "Deployment")
+	want := overrides.Workload{
+		Site: "edge-west", Kind: "Deployment",
+		SelectorLabels:    map[string]string{"app": "metalman", "site": "edge-west"},
+		Volumes:           []string{"tftp"},
+		Containers:        []string{"metalman"},
+		Mounts:            map[string]map[string]string{"metalman": {"/srv/tftp": "tftp"}},
+		NodeSelector:      map[string]string{siteLabel: "edge-west"},
+		RequiredNodeTerms: 2,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestOverrideLimitsNeverRatchet: through the served webhook, an UPDATE that
+// keeps a content finding of the old object ratchets to a warning, while one
+// that keeps a document past a limit, or unparseable, is denied as a CREATE
+// is: those findings are about the review, not a value.
+func TestOverrideLimitsNeverRatchet(t *testing.T) {
+	ts := startServer(t)
+	cmKind, cmResource := [3]string{"", "v1", "ConfigMap"}, [3]string{"", "v1", "configmaps"}
+	configMap := func(doc string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "unbounded-component-overrides", "namespace": "unbounded-system"},
+			"data":     map[string]any{"o.yaml": "apiVersion: " + overrides.APIVersion + "\n" + doc, "team": "platform"}}
+	}
+	deep := "overrides:\n- {component: storage, kind: DaemonSet, patch: {spec: {updateStrategy: " +
+		strings.Repeat("{a: ", 120) + "1" + strings.Repeat("}", 120) + "}}}\n"
+	for _, tc := range []struct {
+		name     string
+		doc      string
+		code     policies.Code
+		ratchets bool
+	}{
+		{"content finding", "overrides:\n- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {hostNetwork: true}}}}}\n",
+			overrides.CodePathProtected, true},
+		{"too deep", deep, overrides.CodeDocumentTooDeep, false},
+		{"past the parser's depth", "overrides: " + strings.Repeat("[", 11000) + strings.Repeat("]", 11000) + "\n",
+			overrides.CodeDocumentTooDeep, false},
+		{"not YAML", "overrides: [\n", overrides.CodeDocumentInvalid, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old, obj := configMap(tc.doc), configMap(tc.doc)
+			obj["metadata"].(map[string]any)["labels"] = map[string]any{"edited": "yes"}
+			_, r := ts.post(t, "/validate/component-overrides", "application/json",
+				reviewBodyIn(t, "u", admissionv1.Update, cmKind, cmResource, "unbounded-system", "unbounded-component-overrides", obj, old))
+			if r.Allowed != tc.ratchets {
+				t.Fatalf("allowed %v, want %v: %+v", r.Allowed, tc.ratchets, r.Result)
+			}
+			if !tc.ratchets && (r.Result == nil || !strings.Contains(fmt.Sprint(r.Result), string(tc.code))) {
+				t.Errorf("the denial does not carry %s: %+v", tc.code, r.Result)
+			}
+		})
+	}
+}
