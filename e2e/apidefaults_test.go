@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/internal/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 )
 
 // unselectedNamespace is a namespace that no gatehouse webhook selects
@@ -62,7 +62,7 @@ func builtinCorpus(t *testing.T) map[string]*unstructured.Unstructured {
 }
 
 // TestCheckDefaultsEqualTheAPIServers is the differential proof of
-// internal/apidefaults: every built-in object of the corpus is created with
+// webhooks/apidefaults: every built-in object of the corpus is created with
 // dryRun=All in a namespace no gatehouse webhook selects, and the object the
 // API server returns must equal what `gatehouse check` hands its webhooks
 // (apidefaults.PreAdmission), apart from what the server sets after

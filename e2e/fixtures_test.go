@@ -31,7 +31,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/internal/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -179,7 +179,7 @@ func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool, stat
 	}
 	result := offline{denials: map[string][]string{}}
 	// The patches apply to the object as the API server hands it to
-	// admission, which check admits (internal/apidefaults).
+	// admission, which check admits (webhooks/apidefaults).
 	admissible, err := apidefaults.PreAdmission(obj.DeepCopy().Object)
 	if err != nil {
 		t.Fatalf("check refuses the object before admission: %v", err)

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/gatehouse-dev/gatehouse/internal/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 

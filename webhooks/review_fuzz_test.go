@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/internal/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 )
 
 // FuzzUndecodableNeverAllowed feeds reviews of built-in kinds to every
