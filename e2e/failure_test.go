@@ -30,7 +30,7 @@ import (
 )
 
 // excludedNamespaces are the namespaces no gatehouse webhook may see
-// (CONTRACTS.md §10), so gatehouse, the control plane and node heartbeats
+// (docs/contracts.md §10), so gatehouse, the control plane and node heartbeats
 // start whatever gatehouse's state.
 var excludedNamespaces = []string{localcluster.Namespace, "kube-system", "kube-node-lease"}
 

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// Group is one combined endpoint (CONTRACTS.md §10): every enabled webhook of
+// Group is one combined endpoint (docs/contracts.md §10): every enabled webhook of
 // one type and failure policy, run in registry order in one call. Each call
 // the API server makes costs a TLS round trip and a full encode and decode
 // of the object, and mutating entries run one after another; a Pod create

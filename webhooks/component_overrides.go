@@ -12,7 +12,7 @@ import (
 // costs a resolution warning, never the review.
 const liveLookupTimeout = 1 * time.Second
 
-// component-overrides: OVR (CONTRACTS.md §9) on the one override ConfigMap,
+// component-overrides: OVR (docs/contracts.md §9) on the one override ConfigMap,
 // resolved against the operator's live workloads where they can be read.
 func newComponentOverrides(opts Options) Evaluator {
 	return EvaluatorFunc(func(ctx context.Context, r *Review) (Result, error) {

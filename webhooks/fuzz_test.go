@@ -21,7 +21,7 @@ import (
 // FuzzValidate does). Properties: every answer is a well-formed
 // AdmissionReview; no answer is a recovered panic (500); an allowed answer
 // echoes the request's UID; and every mutating webhook, sent the object its
-// own patch produced, patches nothing more (CONTRACTS.md §0.5).
+// own patch produced, patches nothing more (docs/contracts.md §0.5).
 func FuzzHandler(f *testing.F) {
 	seedFromFixtures(f)
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"kind":"Pod","version":"v1"},"resource":{"resource":"pods","version":"v1"},"operation":"CREATE","object":{"spec":{"volumes":[{"ephemeral":{"volumeClaimTemplate":{"metadata":{"annotations":{"secrets.kubedoop.dev/scope":",="}}}}}]}}}}`))

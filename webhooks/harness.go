@@ -7,7 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 )
 
-// harness: HARNESS (CONTRACTS.md §8), the review of an OperatorHarness
+// harness: HARNESS (docs/contracts.md §8), the review of an OperatorHarness
 // (vshn.net/v1, or helmetica.io/v1 with scopeToLabel and operator only)
 // against the other harnesses of both groups, plus PROXY's warning when the pods it sends
 // through the harness proxy would not be guarded while gatehouse is

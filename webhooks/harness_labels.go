@@ -8,7 +8,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/scopelabel"
 )
 
-// harness-labels: LABEL (CONTRACTS.md §5), the scope labels of Enforce-mode
+// harness-labels: LABEL (docs/contracts.md §5), the scope labels of Enforce-mode
 // harnesses copied onto new objects. Their protection on UPDATE is
 // harness-labels-guard's, which fails closed.
 func newHarnessLabels(opts Options) Evaluator {

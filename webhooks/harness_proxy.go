@@ -7,7 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 )
 
-// harness-proxy: PROXY (CONTRACTS.md §4), the harness proxy injected into the
+// harness-proxy: PROXY (docs/contracts.md §4), the harness proxy injected into the
 // pods of harnessed operators on Pod CREATE.
 func newHarnessProxy(opts Options) Evaluator {
 	// A broken proxy configuration fails every review rather than

@@ -16,7 +16,7 @@ import (
 // TestNoPayloadLeaves plants marker values in every place an object can carry
 // a secret or a user-chosen value, sends valid and invalid objects through
 // every webhook over HTTPS, and proves that no response, warning, log line or
-// metric label contains a marker (CONTRACTS.md §0.3).
+// metric label contains a marker (docs/contracts.md §0.3).
 func TestNoPayloadLeaves(t *testing.T) {
 	ts := startServer(t)
 	const marker = "PLANTED-MARKER"

@@ -7,7 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 )
 
-// pod-security: PSC's final-state guard (CONTRACTS.md §2) on the Pods that
+// pod-security: PSC's final-state guard (docs/contracts.md §2) on the Pods that
 // pod-security-defaults mutates, and early on the pod templates of workloads
 // so that a workload whose pods would be refused fails at apply time.
 func newPodSecurity(opts Options) Evaluator {

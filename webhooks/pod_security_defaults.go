@@ -7,7 +7,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 )
 
-// pod-security-defaults: PSC's mutation (CONTRACTS.md §2) on Pod CREATE and
+// pod-security-defaults: PSC's mutation (docs/contracts.md §2) on Pod CREATE and
 // on pods/ephemeralcontainers UPDATE, in namespaces that opt in. It fails
 // open; pod-security is the enforcement.
 func newPodSecurityDefaults(opts Options) Evaluator {

@@ -6,7 +6,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
 )
 
-// secret-scope: SCOPE (CONTRACTS.md §1) on PVCs, Pods, every workload kind
+// secret-scope: SCOPE (docs/contracts.md §1) on PVCs, Pods, every workload kind
 // and product custom resources.
 func newSecretScope(Options) Evaluator {
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {

@@ -6,7 +6,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
-// service-account: SA (CONTRACTS.md §3) on product custom resources, Pods and
+// service-account: SA (docs/contracts.md §3) on product custom resources, Pods and
 // every workload kind.
 func newServiceAccount(opts Options) Evaluator {
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {

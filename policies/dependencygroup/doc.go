@@ -1,4 +1,4 @@
-// Package dependencygroup implements DG (CONTRACTS.md §6), one CRD in one
+// Package dependencygroup implements DG (docs/contracts.md §6), one CRD in one
 // DependencyGroup, and CRDS (§7), the CustomResourceDefinitionSource: the
 // validators ValidateGroup and ValidateSource, which see other objects
 // through State, and the pure Clashes and Decide that the status reconciler

@@ -11,7 +11,7 @@ import (
 // that is not a valid name (invalid CRD names, group names, manages strings,
 // harnessRef kinds) and in fields they do not read, in objects that draw
 // every kind of denial, and proves that no finding's message or field path
-// carries it (CONTRACTS.md §0.3). Valid names may appear in messages, so
+// carries it (docs/contracts.md §0.3). Valid names may appear in messages, so
 // they carry no marker.
 func TestNoPayloadInFindings(t *testing.T) {
 	const marker = "MARKERdg91c2"

@@ -1,4 +1,4 @@
-// Package harness implements HARNESS (CONTRACTS.md §8): the review of an
+// Package harness implements HARNESS (docs/contracts.md §8): the review of an
 // OperatorHarness (vshn.net/v1, cluster-scoped) on CREATE and UPDATE. Its
 // claims (scope label, operator identity) are checked against other
 // harnesses through State; its grants, and the roles its bindings

@@ -12,7 +12,7 @@ import (
 // RBAC rule lists, acknowledgement names, lists and reasons, roleRefs of
 // bindings, whose names are never echoed) and in fields
 // it does not read, in harnesses that draw every kind of finding, and proves
-// that no finding's message or field path carries it (CONTRACTS.md §0.3).
+// that no finding's message or field path carries it (docs/contracts.md §0.3).
 // Valid acknowledgement names (DNS-1123 labels) appear in messages; the
 // marker is not one, so an entry named by it is invalid and not echoed.
 func TestNoPayloadInFindings(t *testing.T) {

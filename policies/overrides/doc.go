@@ -1,4 +1,4 @@
-// Package overrides implements contract OVR (CONTRACTS.md §9): the
+// Package overrides implements contract OVR (docs/contracts.md §9): the
 // allowlist of the component workload overrides in the
 // unbounded-component-overrides ConfigMap. Every data key holds one overrides
 // document; each of its entries names a component and kind and carries a

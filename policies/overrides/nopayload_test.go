@@ -10,7 +10,7 @@ import (
 // TestNoPayloadInFindings plants a marker in the values of invalid documents
 // (env values, arguments, images, commands, and every other value a finding
 // is about) and in the text of malformed YAML, and proves that no finding's
-// message or field path carries it (CONTRACTS.md §0.3). Keys and container
+// message or field path carries it (docs/contracts.md §0.3). Keys and container
 // names may appear in paths and messages, so they carry no marker.
 func TestNoPayloadInFindings(t *testing.T) {
 	const marker = "MARKERovr4c2"

@@ -1,5 +1,5 @@
 // This file warns about patch settings that are permitted but have a cost
-// (CONTRACTS.md §9). It reads the args, command and image of each container
+// (docs/contracts.md §9). It reads the args, command and image of each container
 // and init container the patch modifies (not of those it adds, which have
 // nothing to replace and no operator image to follow):
 //

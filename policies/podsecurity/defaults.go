@@ -18,7 +18,7 @@ import (
 )
 
 // Defaults are the values the mutating webhook fills in (server
-// configuration; BuiltinDefaults is the table of CONTRACTS.md §2).
+// configuration; BuiltinDefaults is the table of docs/contracts.md §2).
 type Defaults struct {
 	RunAsUser                int64    `json:"runAsUser"`
 	RunAsGroup               int64    `json:"runAsGroup"`
@@ -50,7 +50,7 @@ const (
 // maxID is the largest uid or gid the API server accepts.
 const maxID = math.MaxInt32
 
-// BuiltinDefaults returns the table of CONTRACTS.md §2: runAsUser 1001,
+// BuiltinDefaults returns the table of docs/contracts.md §2: runAsUser 1001,
 // runAsGroup 0, fsGroup 1001, fsGroupChangePolicy OnRootMismatch,
 // runAsNonRoot true, seccomp RuntimeDefault, allowPrivilegeEscalation false,
 // capabilities.drop [ALL]. Each call returns a fresh value.

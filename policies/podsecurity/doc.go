@@ -1,4 +1,4 @@
-// Package podsecurity implements contract PSC (CONTRACTS.md §2): the pod
+// Package podsecurity implements contract PSC (docs/contracts.md §2): the pod
 // security context defaults that the mutating webhook fills in on Pod CREATE
 // (DefaultPod) and on pods/ephemeralcontainers UPDATE
 // (DefaultNewEphemeralContainers), and the fail-closed guard on the final

@@ -10,7 +10,7 @@ import (
 // TestNoPayloadInFindings plants marker values in images, env values,
 // command lines and security context fields of the wrong type, in pods that
 // draw every kind of finding, and proves that no finding's message or field
-// path carries one (CONTRACTS.md §0.3). Container names may appear in
+// path carries one (docs/contracts.md §0.3). Container names may appear in
 // messages, so they carry no marker.
 func TestNoPayloadInFindings(t *testing.T) {
 	const marker = "MARKERpsc4e1d"

@@ -1,4 +1,4 @@
-// Package proxy implements contract PROXY (CONTRACTS.md §4): routing a
+// Package proxy implements contract PROXY (docs/contracts.md §4): routing a
 // harnessed operator's pods through the harness proxy. Inject rewrites a Pod,
 // in place on the decoded JSON map so that unknown fields survive, and
 // Harnessed decides, from the OperatorHarness objects (as decoded JSON),

@@ -1,4 +1,4 @@
-// Package scope implements SCOPE (CONTRACTS.md §1): the secret-operator
+// Package scope implements SCOPE (docs/contracts.md §1): the secret-operator
 // volume annotations (secrets.kubedoop.dev/*) on PersistentVolumeClaims and
 // on the PVC templates of Pods and workloads, and the CredentialsScope names
 // that kubedoop product custom resources render into those annotations.

@@ -1,4 +1,4 @@
-// Package scopelabel implements contract LABEL (CONTRACTS.md §5): the scope
+// Package scopelabel implements contract LABEL (docs/contracts.md §5): the scope
 // label of Enforce-mode OperatorHarnesses, copied from a namespace onto the
 // objects created in it (ForNamespaced), added to cluster-scoped objects a
 // harnessed service account creates (ForClusterScoped), and guarded on

@@ -27,7 +27,7 @@ const (
 // e.g. "hdfscluster-prod".
 //
 // It reproduces kubedoop operator-go's reconciler.ServiceAccountResourceName
-// byte for byte (CONTRACTS.md §3), because the operator creates exactly that
+// byte for byte (docs/contracts.md §3), because the operator creates exactly that
 // ServiceAccount and a policy that derived any other name would deny the
 // operator's own workloads. A name longer than 253 bytes keeps its first 244
 // bytes, with trailing '-' trimmed, followed by '-' and the first 8 hex

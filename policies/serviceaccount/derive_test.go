@@ -8,7 +8,7 @@ import (
 )
 
 // upstreamHashed is the derived name of an over-long name written out step by
-// step from CONTRACTS.md §3, independently of derive.go: the first 4 bytes of
+// step from docs/contracts.md §3, independently of derive.go: the first 4 bytes of
 // the SHA-256 of the full name, hex-encoded, are its first 8 hex characters.
 func upstreamHashed(fullName string) string {
 	sum := sha256.Sum256([]byte(fullName))

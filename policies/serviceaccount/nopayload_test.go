@@ -12,7 +12,7 @@ import (
 
 // TestNoPayloadInFindings plants marker values in every ServiceAccount field
 // the policy reads and proves that no finding's message or field path carries
-// one (CONTRACTS.md §0.3). Names may appear in messages; the values set may not.
+// one (docs/contracts.md §0.3). Names may appear in messages; the values set may not.
 func TestNoPayloadInFindings(t *testing.T) {
 	const marker = "MARKERsa7f3b"
 	values := []any{

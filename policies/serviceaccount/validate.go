@@ -4,7 +4,7 @@
 // Allows: every object that is neither a product custom resource nor a kind
 // that runs pods; those get no findings.
 
-// Package serviceaccount implements contract SA (CONTRACTS.md §3): a product
+// Package serviceaccount implements contract SA (docs/contracts.md §3): a product
 // cluster's pods run as the ServiceAccount the operator derives from the
 // cluster's kind and name, and nothing may override it — neither a product
 // custom resource's podOverrides (productcr.go) nor a workload or Pod that a

@@ -1,6 +1,6 @@
 // Package workload locates pod specs and their containers inside Pods and
 // every workload kind that carries a pod template, so that each contract reads
-// them the same way (CONTRACTS.md §0.6).
+// them the same way (docs/contracts.md §0.6).
 package workload
 
 import (

@@ -1,7 +1,7 @@
 // Package v1 contains the OperatorHarness API (vshn.net/v1), the permission
 // harness of ADR0008 "Operator Harness / Dependencies" (seed 001). gatehouse
 // does not reconcile harnesses; it ships the CRD (deploy/crds) and reviews the
-// objects at admission (CONTRACTS §4 PROXY, §5 LABEL, §8 HARNESS).
+// objects at admission (docs/contracts.md §4 PROXY, §5 LABEL, §8 HARNESS).
 //
 // # Shapes taken from the seed
 //
@@ -18,7 +18,7 @@
 //
 // # Acknowledging dangerous cluster-wide grants
 //
-// CONTRACTS §8 denies, in Enforce mode, cluster-wide grants in
+// docs/contracts.md §8 denies, in Enforce mode, cluster-wide grants in
 // spec.clusterRoles that can compromise the cluster (the verbs escalate,
 // bind and impersonate, a "*" verb or resource, and get/list/watch on secrets
 // without resourceNames) unless the harness carries an explicit, named
