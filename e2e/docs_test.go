@@ -88,3 +88,48 @@ func TestOperationsDocMatchesTheRegistry(t *testing.T) {
 		t.Errorf("docs/operations.md has a row for %s, which is not in the registry", name)
 	}
 }
+
+// TestNothingCitesADocumentOutsideTheRepository: a user's clone holds the
+// repository alone, so no comment, doc or script may point at the design
+// documents the project was built from; they cite docs/contracts.md.
+func TestNothingCitesADocumentOutsideTheRepository(t *testing.T) {
+	outside := []string{"CONTRACTS.md", "CONTRACTS §", "../shared", "shared/spec", "shared/seeds", "STYLE.md"}
+	seen := 0
+	err := filepath.WalkDir(repo, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", ".cache", "bin", "testdata", "node_modules":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".yaml", ".yml", ".sh", ".env":
+		default:
+			if d.Name() != "Makefile" {
+				return nil
+			}
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		seen++
+		for _, s := range outside {
+			// This file names what it looks for.
+			if strings.Contains(string(raw), s) && !strings.HasSuffix(path, "docs_test.go") {
+				t.Errorf("%s cites %q, a document a clone does not have; cite docs/contracts.md", path, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 100 {
+		t.Fatalf("read only %d files; the walk no longer sees the repository", seen)
+	}
+}
