@@ -52,7 +52,7 @@ type CachedState struct {
 
 // kindCache is the state of one cached kind's informer.
 type kindCache struct {
-	crd      string // <plural>.<group>
+	crd      string // <plural>.<group>; "" for a built-in kind
 	starting atomic.Bool
 	indexed  atomic.Bool
 	synced   atomic.Bool
@@ -101,7 +101,11 @@ func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 	}
 	kinds := map[schema.GroupVersionKind]*kindCache{}
 	for gvk, plural := range stateKinds {
-		kinds[gvk] = &kindCache{crd: plural + "." + gvk.Group}
+		k := &kindCache{}
+		if plural != "" {
+			k.crd = plural + "." + gvk.Group
+		}
+		kinds[gvk] = k
 	}
 	return &CachedState{
 		kinds:     kinds,
@@ -287,8 +291,11 @@ func (s *CachedState) startKind(gvk schema.GroupVersionKind) {
 }
 
 // crdInstalled says whether the cache has the CRD named name: nil when it
-// has, errKindAbsent when it has not.
+// has (or name is "", a built-in kind's), errKindAbsent when it has not.
 func (s *CachedState) crdInstalled(name string) error {
+	if name == "" {
+		return nil
+	}
 	err := s.cache.Get(context.Background(), types.NamespacedName{Name: name}, metadataOf(crdGVK))
 	if apierrors.IsNotFound(err) {
 		return errKindAbsent

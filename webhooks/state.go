@@ -32,12 +32,15 @@ var HarnessGVKs = []schema.GroupVersionKind{HarnessGVK, HelmeticaHarnessGVK}
 
 // stateKinds are the kinds the view caches, each with the plural of its
 // resource: a kind whose CRD is not installed has no objects (deploy/default
-// installs none of helmetica's CRDs).
+// installs none of helmetica's CRDs). Built-in kinds, served by every API
+// server, have no CRD and no plural here.
 var stateKinds = map[schema.GroupVersionKind]string{
 	DependencyGroupGVK:  "dependencygroups",
 	CRDSourceGVK:        "customresourcedefinitionsources",
 	HarnessGVK:          "operatorharnesses",
 	HelmeticaHarnessGVK: "operatorharnesses",
+	ClusterRoleGVK:      "",
+	RoleGVK:             "",
 }
 
 // ObjectKey is how the view names an object: "<namespace>/<name>" for a

@@ -111,8 +111,19 @@ func TestBuildReportsUncoveredWebhooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.Uncovered, []string{"no-fixtures"}) {
-		t.Errorf("uncovered = %v, want [no-fixtures]", c.Uncovered)
+	// The corpus is CREATEs only, so a webhook that takes only UPDATEs
+	// (harness-labels-guard) is uncovered too.
+	var want []string
+	for _, def := range registry {
+		if def.Name == "no-fixtures" || !slices.Contains(def.Intercept.Operations, admissionregistrationv1.Create) {
+			want = append(want, def.Name)
+		}
+	}
+	if len(want) < 2 {
+		t.Fatalf("want %v: the registry has no UPDATE-only webhook any more; simplify this test", want)
+	}
+	if !slices.Equal(c.Uncovered, want) {
+		t.Errorf("uncovered = %v, want %v", c.Uncovered, want)
 	}
 }
 
