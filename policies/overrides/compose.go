@@ -431,35 +431,6 @@ func join(prefix, key string) string {
 // already bounded what it renders.
 func canonical(n *yaml.Node) string {
 	var b strings.Builder
-	var render func(n *yaml.Node, depth int)
-	render = func(n *yaml.Node, depth int) {
-		n = deref(n)
-		if n == nil || depth > maxDepth {
-			return
-		}
-		switch n.Kind {
-		case yaml.ScalarNode:
-			b.WriteString(n.ShortTag())
-			b.WriteByte(':')
-			b.WriteString(strconv.Quote(n.Value))
-		case yaml.MappingNode:
-			b.WriteByte('{')
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				render(n.Content[i], depth+1)
-				b.WriteByte('=')
-				render(n.Content[i+1], depth+1)
-				b.WriteByte(',')
-			}
-			b.WriteByte('}')
-		case yaml.SequenceNode:
-			b.WriteByte('[')
-			for _, item := range n.Content {
-				render(item, depth+1)
-				b.WriteByte(',')
-			}
-			b.WriteByte(']')
-		}
-	}
-	render(n, 0)
+	writeCanonical(&b, n, "", func(n *yaml.Node, depth int) bool { return n != nil && depth <= maxDepth })
 	return b.String()
 }

@@ -374,17 +374,28 @@ func (w *walker) evidence(n *yaml.Node) string {
 		return ""
 	}
 	var b strings.Builder
-	var render func(n *yaml.Node, depth int)
-	render = func(n *yaml.Node, depth int) {
-		n = deref(n)
+	writeCanonical(&b, n, "...", func(n *yaml.Node, depth int) bool {
 		if n != nil && w.depth+depth > maxDepth && !w.stopped {
 			// Evidence that stopped short of the value would let an UPDATE
 			// that changes only what lies past the limit ratchet: the
 			// document is too deep, and that finding never ratchets.
 			w.stop(CodeDocumentTooDeep, msgTooDeep)
 		}
-		if n == nil || w.stopped || !w.charge() {
-			b.WriteString("...")
+		return n != nil && !w.stopped && w.charge()
+	})
+	return b.String()
+}
+
+// writeCanonical writes n to b: every scalar with its resolved tag, mappings
+// and lists in document order, aliases expanded. Before each node (at its
+// depth below n) enter decides whether to write it; a node it refuses is
+// written as refused.
+func writeCanonical(b *strings.Builder, n *yaml.Node, refused string, enter func(n *yaml.Node, depth int) bool) {
+	var render func(n *yaml.Node, depth int)
+	render = func(n *yaml.Node, depth int) {
+		n = deref(n)
+		if !enter(n, depth) {
+			b.WriteString(refused)
 			return
 		}
 		switch n.Kind {
@@ -411,5 +422,4 @@ func (w *walker) evidence(n *yaml.Node) string {
 		}
 	}
 	render(n, 0)
-	return b.String()
 }
