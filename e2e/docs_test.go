@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -131,5 +132,40 @@ func TestNothingCitesADocumentOutsideTheRepository(t *testing.T) {
 	}
 	if seen < 100 {
 		t.Fatalf("read only %d files; the walk no longer sees the repository", seen)
+	}
+}
+
+// TestReadmeQuotesThePerformanceReport: every figure the README's
+// performance paragraph quotes (ratios like 1.28x, sizes like 102.5 MiB) is
+// one docs/performance.md reports, so the two cannot drift apart when `make
+// bench` rewrites the report.
+func TestReadmeQuotesThePerformanceReport(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile(filepath.Join(repo, "docs", "performance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "\nPerformance, ")
+	if !ok {
+		t.Fatal(`README.md has no paragraph starting "Performance, "`)
+	}
+	paragraph, _, _ := strings.Cut(rest, "\n\n")
+	figures := regexp.MustCompile(`\b\d+(\.\d+)?(x| MiB| µs)`).FindAllString(paragraph, -1)
+	if len(figures) < 5 {
+		t.Fatalf("the README's performance paragraph quotes %d figures (%q); the pattern no longer finds them", len(figures), figures)
+	}
+	for _, f := range figures {
+		// A ratio is reported as 1.28x among the targets and as 1.28 in the
+		// ratios table; a size or a time with its unit.
+		pattern := regexp.QuoteMeta(f)
+		if number, isRatio := strings.CutSuffix(f, "x"); isRatio {
+			pattern = regexp.QuoteMeta(number) + `(x|\s)`
+		}
+		if !regexp.MustCompile(`(^|[^\d.])` + pattern).MatchString(string(report)) {
+			t.Errorf("README.md quotes %s, which docs/performance.md does not report", f)
+		}
 	}
 }
