@@ -68,6 +68,28 @@ func eventually(t *testing.T, what string, create func() error, done func() bool
 	}
 }
 
+// createInjected (re)creates pod until the API server stores it with the
+// harness proxy injected (a harness reaches gatehouse's cache a moment after
+// it is created) and returns the stored pod.
+func createInjected(t *testing.T, e *env, pod *corev1.Pod, what string) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	stored := &corev1.Pod{}
+	eventually(t, what, func() error {
+		_ = e.client.Delete(ctx, pod.DeepCopy())
+		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			return apierrors.IsNotFound(e.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})), nil
+		})
+		if err := e.client.Create(ctx, pod.DeepCopy()); err != nil {
+			return err
+		}
+		return e.client.Get(ctx, client.ObjectKeyFromObject(pod), stored)
+	}, func() bool {
+		return stored.Spec.AutomountServiceAccountToken != nil && !*stored.Spec.AutomountServiceAccountToken
+	})
+	return stored
+}
+
 func operatorPod(ns, name, account string) *corev1.Pod {
 	image := "registry.example/operator:1.0"
 	return &corev1.Pod{
@@ -168,20 +190,7 @@ spec:
 		{"e2e-proxy-listed", "operator", "operator"},
 		{"e2e-proxy-open", "any-account", "anything"},
 	} {
-		pod := operatorPod(tc.ns, tc.name, tc.account)
-		stored := &corev1.Pod{}
-		eventually(t, "proxy injection in "+tc.ns, func() error {
-			_ = e.client.Delete(ctx, pod.DeepCopy())
-			_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-				return apierrors.IsNotFound(e.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})), nil
-			})
-			if err := e.client.Create(ctx, pod.DeepCopy()); err != nil {
-				return err
-			}
-			return e.client.Get(ctx, client.ObjectKeyFromObject(pod), stored)
-		}, func() bool {
-			return stored.Spec.AutomountServiceAccountToken != nil && !*stored.Spec.AutomountServiceAccountToken
-		})
+		stored := createInjected(t, e, operatorPod(tc.ns, tc.name, tc.account), "proxy injection in "+tc.ns)
 		checkInjected(t, stored, want)
 	}
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -146,7 +145,6 @@ func TestHelmeticaSamples(t *testing.T) {
 // helmetica harness reusing a vshn.net harness's scope label is denied.
 func TestHelmeticaHarnessProxyInjection(t *testing.T) {
 	e := requireCluster(t)
-	ctx := context.Background()
 	cfg := configv1alpha1.Default()
 	failClosed := map[string]string{cfg.Harness.FailClosedNamespaceLabel: "true"}
 	namespaceWith(t, e, "e2e-helmetica-operator", failClosed, "operator-mariadb-operator")
@@ -161,20 +159,7 @@ spec:
     serviceAccounts: [operator-mariadb-operator]
     injectProxyConfiguration: true
 `)
-	pod := operatorPod("e2e-helmetica-operator", "operator", "operator-mariadb-operator")
-	stored := &corev1.Pod{}
-	eventually(t, "proxy injection by a helmetica harness", func() error {
-		_ = e.client.Delete(ctx, pod.DeepCopy())
-		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-			return apierrors.IsNotFound(e.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})), nil
-		})
-		if err := e.client.Create(ctx, pod.DeepCopy()); err != nil {
-			return err
-		}
-		return e.client.Get(ctx, client.ObjectKeyFromObject(pod), stored)
-	}, func() bool {
-		return stored.Spec.AutomountServiceAccountToken != nil && !*stored.Spec.AutomountServiceAccountToken
-	})
+	stored := createInjected(t, e, operatorPod("e2e-helmetica-operator", "operator", "operator-mariadb-operator"), "proxy injection by a helmetica harness")
 	checkInjected(t, stored, cfg.ProxyConfig())
 
 	createHarness(t, e, `
@@ -323,19 +308,6 @@ spec:
 		return err
 	}, func() bool { return true })
 	t.Cleanup(func() { _ = e.client.Delete(context.Background(), obj) })
-	pod := operatorPod("e2e-helmetica-later", "after", "operator")
-	stored := &corev1.Pod{}
-	eventually(t, "proxy injection by a harness whose CRD appeared late", func() error {
-		_ = e.client.Delete(ctx, pod.DeepCopy())
-		_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-			return apierrors.IsNotFound(e.client.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})), nil
-		})
-		if err := e.client.Create(ctx, pod.DeepCopy()); err != nil {
-			return err
-		}
-		return e.client.Get(ctx, client.ObjectKeyFromObject(pod), stored)
-	}, func() bool {
-		return stored.Spec.AutomountServiceAccountToken != nil && !*stored.Spec.AutomountServiceAccountToken
-	})
+	stored := createInjected(t, e, operatorPod("e2e-helmetica-later", "after", "operator"), "proxy injection by a harness whose CRD appeared late")
 	checkInjected(t, stored, cfg.ProxyConfig())
 }
