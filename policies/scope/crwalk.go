@@ -85,7 +85,7 @@ func walkCustomResource(obj map[string]any) []policies.Finding {
 			slices.Sort(keys)
 			// Pushed in reverse, so that they are visited in order.
 			for i := len(keys) - 1; i >= 0; i-- {
-				if child := v[keys[i]]; isContainer(child) {
+				if child := v[keys[i]]; fields.IsContainer(child) {
 					stack = append(stack, pending{next.path.Child(keys[i]), child, next.depth + 1})
 				}
 			}
@@ -95,21 +95,13 @@ func walkCustomResource(obj map[string]any) []policies.Finding {
 				continue
 			}
 			for i := len(v) - 1; i >= 0; i-- {
-				if isContainer(v[i]) {
+				if fields.IsContainer(v[i]) {
 					stack = append(stack, pending{next.path.Index(i), v[i], next.depth + 1})
 				}
 			}
 		}
 	}
 	return findings
-}
-
-func isContainer(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any:
-		return true
-	}
-	return false
 }
 
 // walkLimit is the finding for an object or list the walk did not enter. It

@@ -134,7 +134,7 @@ func (w *overrideWalker) walk(obj map[string]any) {
 			}
 		} else {
 			child = top.list[i]
-			if !isContainer(child) {
+			if !fields.IsContainer(child) {
 				continue
 			}
 			w.path = append(w.path, pathStep{index: i})
@@ -154,7 +154,7 @@ func (w *overrideWalker) push(v any) {
 	case map[string]any:
 		start := len(w.keys)
 		for k, child := range v {
-			if isContainer(child) {
+			if fields.IsContainer(child) {
 				w.keys = append(w.keys, k)
 			}
 		}
@@ -222,13 +222,4 @@ func (w *overrideWalker) fieldPath() *field.Path {
 		}
 	}
 	return p
-}
-
-// isContainer reports whether v can hold a podOverrides: a map or a list.
-func isContainer(v any) bool {
-	switch v.(type) {
-	case map[string]any, []any:
-		return true
-	}
-	return false
 }

@@ -74,3 +74,13 @@ func Bool(m map[string]any, keys ...string) (bool, bool) {
 	b, ok := v.(bool)
 	return b, ok
 }
+
+// IsContainer reports whether v, a decoded JSON value, is an object or a
+// list: what the generic custom-resource walks descend into.
+func IsContainer(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
