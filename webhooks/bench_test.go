@@ -45,14 +45,29 @@ func BenchmarkAdapter(b *testing.B) {
 	}()
 	body := reviewBody(b, "bench", admissionv1.Create, podKind, podResource, pod, nil)
 	b.Logf("review size: %d bytes", len(body))
-	for _, w := range Build(OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true }) {
-		b.Run(w.Name, func(b *testing.B) {
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts.Namespaces = everyNamespaceLabelled{opts.SecurityDefaultsLabel.Key: opts.SecurityDefaultsLabel.Value, opts.HarnessedNamespaceLabel: ""}
+	opts.ClusterState = memState{}
+	hooks := Build(opts, func(string) bool { return true })
+	endpoints := map[string]http.Handler{}
+	var paths []string
+	for _, w := range hooks {
+		endpoints[w.Name], paths = w.Admission, append(paths, w.Name)
+	}
+	// The combined endpoints, in a namespace that opts in to every member:
+	// one review runs every webhook of the group that intercepts a Pod.
+	for _, c := range BuildCombined(hooks, opts) {
+		endpoints["combined-"+c.Name], paths = c.Admission, append(paths, "combined-"+c.Name)
+	}
+	for _, name := range paths {
+		h := endpoints[name]
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				rec := httptest.NewRecorder()
-				req := httptest.NewRequest(http.MethodPost, w.Path, bytes.NewReader(body))
+				req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
-				w.Admission.ServeHTTP(rec, req)
+				h.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {
 					b.Fatal(rec.Code)
 				}

@@ -3,6 +3,8 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -116,9 +118,69 @@ func TestCanonicalPatch(t *testing.T) {
 	if got := paths(sorted); got != "add /spec/containers/0/securityContext, replace /spec/containers/1, add /spec/securityContext/runAsNonRoot" {
 		t.Errorf("commuting operations not sorted: %s", got)
 	}
-	shifting := []jsonpatch.JsonPatchOperation{op("remove", "/spec/volumes/2"), op("remove", "/spec/volumes/1"), op("add", "/spec/automountServiceAccountToken")}
-	if got := paths(canonicalPatch(append([]jsonpatch.JsonPatchOperation(nil), shifting...))); got != paths(shifting) {
-		t.Errorf("operations that shift array indices were reordered: %s", got)
+	// The generator writes tail removes in descending and tail adds in
+	// ascending index order; any input order comes out as that.
+	for _, in := range [][]jsonpatch.JsonPatchOperation{
+		{op("remove", "/spec/volumes/10"), op("remove", "/spec/volumes/2"), op("add", "/spec/automountServiceAccountToken"), op("replace", "/spec/volumes/1/name")},
+		{op("replace", "/spec/volumes/1/name"), op("add", "/spec/automountServiceAccountToken"), op("remove", "/spec/volumes/2"), op("remove", "/spec/volumes/10")},
+	} {
+		want := "add /spec/automountServiceAccountToken, remove /spec/volumes/10, remove /spec/volumes/2, replace /spec/volumes/1/name"
+		if got := paths(canonicalPatch(in)); got != want {
+			t.Errorf("tail removes out of order:\n got %s\nwant %s", got, want)
+		}
+	}
+	for _, in := range [][]jsonpatch.JsonPatchOperation{
+		{op("add", "/spec/volumes/10"), op("add", "/spec/volumes/9"), op("add", "/spec/containers/0/env")},
+		{op("add", "/spec/containers/0/env"), op("add", "/spec/volumes/9"), op("add", "/spec/volumes/10")},
+	} {
+		want := "add /spec/containers/0/env, add /spec/volumes/9, add /spec/volumes/10"
+		if got := paths(canonicalPatch(in)); got != want {
+			t.Errorf("tail adds out of order:\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// TestCanonicalPatchApplies: over random documents whose arrays grow,
+// shrink and change, the ordered patch still turns the old document into
+// the new one, as the API server applies it.
+func TestCanonicalPatchApplies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch k := rng.IntN(4); {
+		case depth > 3 || k == 0:
+			return float64(rng.IntN(3))
+		case k == 1:
+			out := make([]any, rng.IntN(12))
+			for i := range out {
+				out[i] = value(depth + 1)
+			}
+			return out
+		default:
+			out := map[string]any{}
+			for range rng.IntN(4) {
+				out[string(rune('a'+rng.IntN(5)))] = value(depth + 1)
+			}
+			return out
+		}
+	}
+	for i := range 3000 {
+		a, _ := json.Marshal(map[string]any{"x": value(0), "y": value(0)})
+		b, _ := json.Marshal(map[string]any{"x": value(0), "y": value(0)})
+		ops, err := jsonpatch.CreatePatch(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ApplyPatch(a, canonicalPatch(ops))
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		var gotDoc, wantDoc any
+		_ = json.Unmarshal(got, &gotDoc)
+		_ = json.Unmarshal(b, &wantDoc)
+		if !reflect.DeepEqual(gotDoc, wantDoc) {
+			t.Fatalf("case %d: the ordered patch gives\n%s\nnot\n%s", i, got, b)
+		}
 	}
 }
 
