@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
@@ -277,60 +276,4 @@ func ApplyPatch(raw []byte, ops []gomodulesjsonpatch.JsonPatchOperation) ([]byte
 		return nil, err
 	}
 	return patch.Apply(raw)
-}
-
-// memberExpression is the CEL expression that is true for the requests m's
-// own entry would be sent (its rules and matchConditions; namespaces are
-// decided by the server from its namespace cache).
-func (m member) memberExpression(opts Options) string {
-	in := m.def.Intercept
-	var alts []string
-	for _, r := range in.Resources {
-		alts = append(alts, fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q && %s && %s)",
-			r.GVR.Group, r.GVR.Resource, subresourceIs(r.Subresource), operationsIn(r.operations(in))))
-	}
-	if in.AllResources {
-		subresources := subresourceIs("")
-		if in.StatusSubresources {
-			subresources = "(" + subresources + " || " + subresourceIs("status") + ")"
-		}
-		alts = append(alts, fmt.Sprintf("(%s && %s)", subresources, operationsIn(in.Operations)))
-	}
-	if in.Products {
-		var suffixes []string
-		for _, s := range opts.Products.GroupSuffixes {
-			suffixes = append(suffixes, fmt.Sprintf("request.resource.group.endsWith(%q)", s))
-		}
-		if len(suffixes) > 0 {
-			alts = append(alts, fmt.Sprintf("(%s && %s && (%s))", subresourceIs(""), operationsIn(in.Operations), strings.Join(suffixes, " || ")))
-		}
-	}
-	expr := "false"
-	if len(alts) > 0 {
-		expr = "(" + strings.Join(alts, " || ") + ")"
-	}
-	for _, c := range in.matchConditions(opts) {
-		if c.Name == "gatehouse-resources" {
-			continue // the product groups and resources are in alts
-		}
-		expr += " && (" + c.Expression + ")"
-	}
-	return expr
-}
-
-// subresourceIs tests request.subResource, which the API server leaves out
-// of the request (rather than empty) for the main resource.
-func subresourceIs(sub string) string {
-	if sub == "" {
-		return "!has(request.subResource)"
-	}
-	return fmt.Sprintf("(has(request.subResource) && request.subResource == %q)", sub)
-}
-
-func operationsIn(ops []admissionregistrationv1.OperationType) string {
-	quoted := make([]string, len(ops))
-	for i, op := range ops {
-		quoted[i] = fmt.Sprintf("%q", string(op))
-	}
-	return "request.operation in [" + strings.Join(quoted, ", ") + "]"
 }

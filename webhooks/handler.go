@@ -59,7 +59,7 @@ func requestLogger(base logr.Logger, req *admission.Request) logr.Logger {
 }
 
 // handler is the adapter shared by every webhook: decode -> evaluate ->
-// ratchet -> respond within the review's deadline (timeout.go), with one log
+// ratchet -> respond within the review's deadline (deadline.go), with one log
 // line and one metric per decision.
 type handler struct {
 	def  Definition

@@ -10,7 +10,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
@@ -154,48 +153,10 @@ func labelsForMatch(raw []byte) (any, bool) {
 	return map[string]any{}, true
 }
 
-// labelsChangedExpression is true for an UPDATE whose labels change; the
-// API server sends the whole object on UPDATE of a status subresource too.
-const labelsChangedExpression = "request.operation != 'UPDATE' || " +
-	"((has(object.metadata) && has(object.metadata.labels)) ? object.metadata.labels : {}) != " +
-	"((has(oldObject.metadata) && has(oldObject.metadata.labels)) ? oldObject.metadata.labels : {})"
-
 // ObjectMatches reports whether the object namespace/name reaches the
 // webhook: always, unless the webhook watches one object only.
 func (in Intercept) ObjectMatches(namespace, name string, opts Options) bool {
 	return !in.OneObject || (namespace == opts.Overrides.Namespace && name == opts.Overrides.ConfigMapName)
-}
-
-// matchConditions renders what rules cannot say: product groups by suffix,
-// updates by service accounts, updates that change labels, and the one
-// object a webhook may watch.
-func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.MatchCondition {
-	var out []admissionregistrationv1.MatchCondition
-	if in.Products {
-		out = append(out, admissionregistrationv1.MatchCondition{
-			Name:       "gatehouse-resources",
-			Expression: in.matchConditionExpression(opts.Products),
-		})
-	}
-	if in.UpdatesByServiceAccountsOnly {
-		out = append(out, admissionregistrationv1.MatchCondition{
-			Name:       "gatehouse-updates-by-service-accounts",
-			Expression: fmt.Sprintf("request.operation != 'UPDATE' || request.userInfo.username.startsWith(%q)", serviceAccountUsers),
-		})
-	}
-	if in.LabelChangesOnly {
-		out = append(out, admissionregistrationv1.MatchCondition{
-			Name:       "gatehouse-label-changes",
-			Expression: labelsChangedExpression,
-		})
-	}
-	if in.OneObject {
-		out = append(out, admissionregistrationv1.MatchCondition{
-			Name:       "gatehouse-object",
-			Expression: fmt.Sprintf("request.namespace == %q && request.name == %q", opts.Overrides.Namespace, opts.Overrides.ConfigMapName),
-		})
-	}
-	return out
 }
 
 // builtin returns the intercepted built-in resource for gr and subresource.
@@ -221,28 +182,4 @@ func (in Intercept) checkKind(gvr schema.GroupVersionResource, subresource strin
 		return fmt.Errorf("kind %s does not belong to resource %s", gvk.GroupKind(), gvr.GroupResource())
 	}
 	return nil
-}
-
-// matchConditionExpression is the CEL expression that narrows the wildcard
-// product rule to product groups and the listed built-in resources.
-func (in Intercept) matchConditionExpression(products policies.ProductSelector) string {
-	var terms []string
-	for _, s := range products.GroupSuffixes {
-		terms = append(terms, fmt.Sprintf("request.resource.group.endsWith(%q)", s))
-	}
-	byGroup := map[string][]string{}
-	var groups []string
-	for _, r := range in.Resources {
-		g := r.GVR.Group
-		if _, seen := byGroup[g]; !seen {
-			groups = append(groups, g)
-		}
-		if !slices.Contains(byGroup[g], fmt.Sprintf("%q", r.GVR.Resource)) {
-			byGroup[g] = append(byGroup[g], fmt.Sprintf("%q", r.GVR.Resource))
-		}
-	}
-	for _, g := range groups {
-		terms = append(terms, fmt.Sprintf("(request.resource.group == %q && request.resource.resource in [%s])", g, strings.Join(byGroup[g], ", ")))
-	}
-	return strings.Join(terms, " || ")
 }
