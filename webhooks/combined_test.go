@@ -264,11 +264,17 @@ func TestHTTPCombinedEqualsSeparate(t *testing.T) {
 	if codes := v.AuditAnnotations["secret-scope.codes"]; !strings.Contains(codes, "ScopeEntryEmpty") {
 		t.Errorf("audit annotations %v, want secret-scope.codes with the denial's codes", v.AuditAnnotations)
 	}
-	good := secretPod(scopeAnnotations("pod,node"))
+	// An allowed review still shows that its members ran: secret-scope's
+	// warning reaches the client and its code the audit annotation.
+	warned := secretPod(scopeAnnotations("pod,node,planet"))
 	_, ok := ts.post(t, "/validate/combined-fail", "application/json",
-		reviewBodyIn(t, "c5", admissionv1.Create, podKind, podResource, "team-a", "web", good, nil))
+		reviewBodyIn(t, "c5", admissionv1.Create, podKind, podResource, "team-a", "web", warned, nil))
 	if !ok.Allowed {
 		t.Errorf("combined validating: denied %s", fmtCauses(ok))
+	}
+	if codes := ok.AuditAnnotations["secret-scope.codes"]; codes != "ScopeUnknownKey" ||
+		!slices.ContainsFunc(ok.Warnings, func(w string) bool { return strings.HasPrefix(w, "gatehouse secret-scope: ScopeUnknownKey") }) {
+		t.Errorf("combined validating allow: warnings %v, audit annotations %v; want secret-scope's ScopeUnknownKey in both", ok.Warnings, ok.AuditAnnotations)
 	}
 }
 

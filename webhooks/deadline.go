@@ -9,8 +9,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-
-	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 // Review deadlines.
@@ -90,54 +88,14 @@ func deadlineOf(ctx context.Context) reviewDeadline {
 	return reviewDeadline{timeout: DefaultReviewTimeout, deadline: time.Now().Add(reviewBudget(DefaultReviewTimeout))}
 }
 
-// decision is what decide returned, or the panic it raised.
-type decision struct {
-	findings []policies.Finding
-	resp     admission.Response
-	panicked any
-}
-
-// decideInTime runs decide against the review deadline. decide runs on its
-// own goroutine, which the caller abandons when the deadline passes first: it
-// ends when the hung lookup returns, and its late result is dropped. A panic
-// in decide is raised again here, so controller-runtime recovers it into a
-// 500 as it does for any handler panic.
-func (h *handler) decideInTime(ctx context.Context, req *admission.Request) (findings []policies.Finding, resp admission.Response, timedOut bool) {
-	d := deadlineOf(ctx)
-	// Only the deadline ends a review: the request's context is also
-	// cancelled when the server begins its graceful shutdown, and the reviews
-	// in flight then must still get their real answers.
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.deadline)
-	defer cancel()
-	done := make(chan decision, 1) // buffered: a late result never blocks the goroutine
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- decision{panicked: p}
-			}
-		}()
-		f, r := h.decide(ctx, req)
-		done <- decision{findings: f, resp: r}
-	}()
-	select {
-	case got := <-done:
-		if got.panicked != nil {
-			panic(got.panicked)
-		}
-		return got.findings, got.resp, false
-	case <-ctx.Done():
-		return nil, h.timedOut(d.timeout), true
-	}
-}
-
 // timedOut is the answer when the budget ran out, as the failure policy
 // says (see the comment at the top of this file).
-func (h *handler) timedOut(timeout time.Duration) admission.Response {
+func timedOut(webhook string, policy admissionregistrationv1.FailurePolicyType, timeout time.Duration) admission.Response {
 	budget := reviewBudget(timeout).String()
-	if h.def.FailurePolicy == admissionregistrationv1.Ignore {
+	if policy == admissionregistrationv1.Ignore {
 		resp := admission.Allowed("")
 		resp.Warnings = []string{fmt.Sprintf("gatehouse %s: %s: the review did not finish within %s of the API server's %s timeout; "+
-			"admitted unchanged, as the webhook's failure policy Ignore says", h.def.Name, ReasonReviewTimeout, budget, timeout)}
+			"admitted unchanged, as the webhook's failure policy Ignore says", webhook, ReasonReviewTimeout, budget, timeout)}
 		return resp
 	}
 	resp := admission.Response{}
@@ -148,7 +106,7 @@ func (h *handler) timedOut(timeout time.Duration) admission.Response {
 		Reason: metav1.StatusReasonTimeout,
 		Message: fmt.Sprintf("%s: webhook %s did not decide within %s of the API server's %s timeout (a lookup or the evaluation hung); "+
 			"denied, as the webhook's failure policy Fail says; retry, and if it persists check gatehouse's readiness and logs (gatehouse %s)",
-			ReasonReviewTimeout, h.def.Name, budget, timeout, h.def.Name),
+			ReasonReviewTimeout, webhook, budget, timeout, webhook),
 	}
 	return resp
 }

@@ -225,7 +225,7 @@ func TestHungEvaluationFollowsTheFailurePolicy(t *testing.T) {
 			def := base
 			def.FailurePolicy = tc.policy
 			w := Build(Options{}, func(n string) bool { return n == def.Name })[0]
-			w.Admission.Handler = &handler{def: def, eval: hang}
+			w.Admission.Handler = ownEndpoint(def, hang)
 			r := serveOnce(t, w, tc.query, body)
 			if r.Allowed != tc.wantAllowed {
 				t.Fatalf("allowed = %v, want %v: %+v", r.Allowed, tc.wantAllowed, r.Result)
@@ -250,9 +250,9 @@ func TestHungEvaluationFollowsTheFailurePolicy(t *testing.T) {
 func TestPanicInEvaluationStillRecovered(t *testing.T) {
 	def, _ := Lookup("secret-scope")
 	w := Build(Options{}, func(n string) bool { return n == def.Name })[0]
-	w.Admission.Handler = &handler{def: def, eval: EvaluatorFunc(func(context.Context, *Review) (Result, error) {
+	w.Admission.Handler = ownEndpoint(def, EvaluatorFunc(func(context.Context, *Review) (Result, error) {
 		panic("evaluator bug")
-	})}
+	}))
 	r := serveOnce(t, w, "?timeout=5s", reviewBody(t, "uid-panic", admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod")), nil))
 	if r.Allowed || r.Result == nil || r.Result.Code != http.StatusInternalServerError || r.UID != "uid-panic" {
 		t.Fatalf("want a denying 500 echoing the UID, got allowed=%v %+v", r.Allowed, r.Result)
@@ -266,16 +266,17 @@ func TestCancelledRequestContextStillDecides(t *testing.T) {
 	w := Build(Options{}, func(n string) bool { return n == "secret-scope" })[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	resp, findings := Decide(ctx, w, admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod,,node"))))
+	resp, findings := decide(ctx, w, admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod,,node"))))
 	if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity || len(findings) == 0 {
 		t.Fatalf("want the real 422 denial, got allowed=%v %+v", resp.Allowed, resp.Result)
 	}
 }
 
 // TestCombinedHungNamespaceReadAnswersInTime: a combined group whose
-// namespace read hangs answers before the API server's timeout: the
-// failing-closed group denies, the failing-open group runs the members that
-// need no namespace and says which it skipped.
+// namespace read hangs answers before the API server's timeout, as its
+// failure policy says, naming the member it was waiting for: the
+// failing-closed group denies, the failing-open group admits unchanged (one
+// deadline per review: the members after the hung read never run).
 func TestCombinedHungNamespaceReadAnswersInTime(t *testing.T) {
 	hung := newHangingReaders(t)
 	opts := OptionsFromConfig(configv1alpha1.Default())
@@ -296,7 +297,8 @@ func TestCombinedHungNamespaceReadAnswersInTime(t *testing.T) {
 		}
 		return review.Response
 	}
-	if r := serve(groups["mutating-fail"]); r.Allowed || r.Result == nil || !strings.Contains(r.Result.Message, ReasonReviewTimeout) {
+	if r := serve(groups["mutating-fail"]); r.Allowed || r.Result == nil || r.Result.Code != http.StatusGatewayTimeout ||
+		!strings.Contains(r.Result.Message, ReasonReviewTimeout) || !strings.Contains(r.Result.Message, "webhook harness-proxy did not decide") {
 		t.Errorf("mutating-fail with a hung namespace read: allowed=%v %+v, want a timeout denial", r.Allowed, r.Result)
 	}
 	select {
@@ -305,7 +307,10 @@ func TestCombinedHungNamespaceReadAnswersInTime(t *testing.T) {
 		t.Fatal("the hanging namespace reader was never called; the case proves nothing")
 	}
 	r := serve(groups["mutating-ignore"])
-	if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "pod-security-defaults: skipped") }) {
-		t.Errorf("mutating-ignore with a hung namespace read: warnings %v, want pod-security-defaults skipped", r.Warnings)
+	if !r.Allowed || len(r.Patch) != 0 || !slices.ContainsFunc(r.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "gatehouse pod-security-defaults: "+ReasonReviewTimeout) && strings.Contains(w, "admitted unchanged")
+	}) {
+		t.Errorf("mutating-ignore with a hung namespace read: allowed=%v patch=%s warnings %v, want admitted unchanged with pod-security-defaults' timeout",
+			r.Allowed, r.Patch, r.Warnings)
 	}
 }

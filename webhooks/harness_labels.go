@@ -19,9 +19,7 @@ func newHarnessLabels(opts Options) Evaluator {
 			Namespace: labelNamespace(r),
 			Object:    r.Object,
 			OldObject: r.OldObject,
-		}
-		if r.Request != nil {
-			req.Username = r.Request.UserInfo.Username
+			Username:  r.Username,
 		}
 		changed, findings := scopelabel.Admit(req, view)
 		return Result{Findings: findings, Mutated: changed}, nil

@@ -24,9 +24,7 @@ func newHarnessLabelsGuard(opts Options) Evaluator {
 			Namespace: labelNamespace(r),
 			Object:    r.Object,
 			OldObject: r.OldObject,
-		}
-		if r.Request != nil {
-			req.Username = r.Request.UserInfo.Username
+			Username:  r.Username,
 		}
 		return Result{Findings: scopelabel.Guard(req, view)}, nil
 	})

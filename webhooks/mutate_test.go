@@ -94,7 +94,7 @@ func TestBrokenDefaultsNeverJudge(t *testing.T) {
 	}
 	for _, w := range hooks {
 		req := admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))
-		resp, _ := Decide(context.Background(), w, req)
+		resp, _ := decide(context.Background(), w, req)
 		if resp.Allowed || resp.Result == nil || resp.Result.Code != 500 {
 			t.Errorf("%s answered %+v with a broken table", w.Name, resp.Result)
 		}
@@ -171,7 +171,7 @@ func TestCanonicalPatchApplies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ApplyPatch(a, canonicalPatch(ops))
+		got, err := applyOps(a, canonicalPatch(ops))
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -190,7 +190,7 @@ func TestMutationIsDeterministic(t *testing.T) {
 	hooks := Build(OptionsFromConfig(configv1alpha1.Default()), func(name string) bool { return name == "pod-security-defaults" })
 	var first []byte
 	for i := 0; i < 30; i++ {
-		resp, _ := Decide(context.Background(), hooks[0], admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil)))
+		resp, _ := decide(context.Background(), hooks[0], admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil)))
 		got, err := json.Marshal(resp.Patches)
 		if err != nil || len(resp.Patches) == 0 {
 			t.Fatalf("no patch: %v", err)

@@ -46,63 +46,73 @@ type Review struct {
 	Subresource string
 	Namespace   string
 	Name        string
-	// Object is the object being admitted, decoded from JSON.
+	// Username is who makes the request (request.userInfo.username).
+	Username string
+	// Object is the object being admitted, decoded from JSON. Mutating
+	// evaluators change it in place; the members after them see the change.
 	Object map[string]any
 	// OldObject is the stored object on UPDATE, nil otherwise.
 	OldObject map[string]any
-	// Request is the raw request, for evaluators that need userInfo.
-	Request *admission.Request
 }
 
-// decodeReview turns a request into a Review, or says why it cannot: a
-// resource this webhook does not intercept, a kind that disagrees with the
-// resource, or an object that is missing or not a JSON object. The errors
-// never quote the object.
-func decodeReview(def Definition, opts Options, req *admission.Request) (*Review, error) {
-	op := admissionregistrationv1.OperationType(req.Operation)
-	gvr := schema.GroupVersionResource(req.Resource)
+// sharedReview is the review of one request, decoded when the first member
+// runs and shared by every member after it.
+type sharedReview struct {
+	req    *admission.Request
+	done   bool
+	review *Review
+	err    error
+}
+
+// decoded returns the review, or says why the request cannot be decoded:
+// an object that is missing, not a JSON object, not of the request's kind,
+// or that does not decode into its Go type. def is the member asking, whom
+// the error names. The errors never quote the object.
+func (s *sharedReview) decoded(def Definition) (*Review, error) {
+	if !s.done {
+		s.review, s.err = decode(s.req)
+		s.done = true
+	}
+	if u, ok := s.err.(*undecodable); ok {
+		return nil, fmt.Errorf("%s: request.%s is %s; the API server never sends an object that does not decode into its type (gatehouse %s)",
+			ReasonUndecodableObject, u.what, u.err, def.Name)
+	}
+	return s.review, s.err
+}
+
+func decode(req *admission.Request) (*Review, error) {
 	gvk := schema.GroupVersionKind(req.Kind)
-	if !def.Intercept.Matches(op, gvr, req.SubResource, opts) {
-		res := gvr.GroupResource().String()
-		if req.SubResource != "" {
-			res += "/" + req.SubResource
-		}
-		return nil, fmt.Errorf("webhook %s does not handle %s of %s; check the rules of its webhook configuration", def.Name, op, res)
-	}
-	if !def.Intercept.UserMatches(op, req.UserInfo.Username) {
-		return nil, fmt.Errorf("webhook %s takes UPDATEs from service accounts only; check the matchConditions of its webhook configuration", def.Name)
-	}
-	if !def.Intercept.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw) {
-		return nil, fmt.Errorf("webhook %s takes only UPDATEs that change labels; check the matchConditions of its webhook configuration", def.Name)
-	}
-	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
-		return nil, err
-	}
-	if !def.Intercept.ObjectMatches(req.Namespace, req.Name, opts) {
-		return nil, fmt.Errorf("webhook %s validates only %s/%s; check the matchConditions of its webhook configuration",
-			def.Name, opts.Overrides.Namespace, opts.Overrides.ConfigMapName)
-	}
-	obj, err := decodeObject(def, "object", req.Object.Raw, gvk)
+	op := admissionregistrationv1.OperationType(req.Operation)
+	obj, err := decodeObject("object", req.Object.Raw, gvk)
 	if err != nil {
 		return nil, err
 	}
 	r := &Review{
 		Operation:   op,
 		Kind:        gvk,
-		Resource:    gvr,
+		Resource:    schema.GroupVersionResource(req.Resource),
 		Subresource: req.SubResource,
 		Namespace:   req.Namespace,
 		Name:        req.Name,
+		Username:    req.UserInfo.Username,
 		Object:      obj,
-		Request:     req,
 	}
 	if op == admissionregistrationv1.Update {
-		if r.OldObject, err = decodeObject(def, "oldObject", req.OldObject.Raw, gvk); err != nil {
+		if r.OldObject, err = decodeObject("oldObject", req.OldObject.Raw, gvk); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
+
+// undecodable is an object of a built-in kind that does not decode into its
+// Go type; the member that meets it names itself in the error.
+type undecodable struct {
+	what string
+	err  error
+}
+
+func (u *undecodable) Error() string { return fmt.Sprintf("request.%s is %s", u.what, u.err) }
 
 // decodeObject decodes one object of the review. An object of a built-in
 // kind must also decode into its Go type (k8s.io/api), as the API server's
@@ -113,7 +123,7 @@ func decodeReview(def Definition, opts Options, req *admission.Request) (*Review
 // which denies on every webhook whatever its failure policy. Fields the Go
 // type does not know are accepted: an API server newer than gatehouse's
 // k8s.io/api sends them.
-func decodeObject(def Definition, what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
+func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("request.%s is missing", what)
 	}
@@ -127,8 +137,7 @@ func decodeObject(def Definition, what string, raw []byte, gvk schema.GroupVersi
 		return nil, fmt.Errorf("request.%s is not a %s, as request.kind says", what, gvk.Kind)
 	}
 	if _, err := apidefaults.Decode(gvk, raw); err != nil {
-		return nil, fmt.Errorf("%s: request.%s is %s; the API server never sends an object that does not decode into its type (gatehouse %s)",
-			ReasonUndecodableObject, what, err, def.Name)
+		return nil, &undecodable{what: what, err: err}
 	}
 	return obj, nil
 }

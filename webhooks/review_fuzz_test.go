@@ -67,7 +67,7 @@ func FuzzUndecodableNeverAllowed(f *testing.F) {
 		// plain allow, decoded by nobody.
 		req := admission.Request{AdmissionRequest: *in.Request}
 		for _, c := range combined {
-			h := c.Admission.Handler.(*combinedHandler)
+			h := c.Admission.Handler.(*endpoint).chain
 			if !slices.ContainsFunc(h.members, func(m member) bool { return m.selectsRequest(&req, opts) }) {
 				continue
 			}

@@ -120,7 +120,6 @@ func reviewBodyWithSubresource(t *testing.T, uid string, op admissionv1.Operatio
 }
 
 func TestDecodeReviewTypedObjects(t *testing.T) {
-	opts := OptionsFromConfig(configv1alpha1.Default())
 	scope, _ := Lookup("secret-scope")
 	good := secretPod(scopeAnnotations("pod"))
 	withFutureField := secretPod(scopeAnnotations("pod"))
@@ -154,7 +153,7 @@ func TestDecodeReviewTypedObjects(t *testing.T) {
 			if tc.old != nil {
 				req.OldObject.Raw = mustJSON(t, tc.old)
 			}
-			_, err := decodeReview(scope, opts, &req)
+			_, err := (&sharedReview{req: &req}).decoded(scope)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("rejected: %v", err)

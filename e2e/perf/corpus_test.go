@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -139,22 +138,25 @@ func TestDressKeepsEveryVerdict(t *testing.T) {
 		t.Fatalf("%d plain reviews, %d dressed", len(plain.Reviews), len(dressed.Reviews))
 	}
 	opts.ClusterState = emptyState{}
-	hooks := map[string]*webhooks.Webhook{}
+	// Each webhook decides alone, as its own endpoint would.
+	chains := map[string]*webhooks.Offline{}
 	for _, w := range webhooks.Build(opts, func(string) bool { return true }) {
-		hooks[w.Name] = w
+		chains[w.Name] = webhooks.NewOffline([]*webhooks.Webhook{w}, opts)
 	}
 	decide := func(r Review) (bool, []string) {
 		var review admissionv1.AdmissionReview
 		if err := json.Unmarshal(r.Body, &review); err != nil {
 			t.Fatal(err)
 		}
-		resp, findings := webhooks.Decide(context.Background(), hooks[r.Webhook], admission.Request{AdmissionRequest: *review.Request})
-		policies.Sort(findings)
+		decisions, _ := chains[r.Webhook].Review(context.Background(), admission.Request{AdmissionRequest: *review.Request})
+		if len(decisions) != 1 {
+			t.Fatalf("%s: %s made %d decisions, want its own", r.Fixture, r.Webhook, len(decisions))
+		}
 		var codes []string
-		for _, f := range findings {
+		for _, f := range decisions[0].Findings {
 			codes = append(codes, string(f.Code)+"@"+f.Field)
 		}
-		return resp.Allowed, codes
+		return decisions[0].Response.Allowed, codes
 	}
 	for i := range plain.Reviews {
 		p, d := plain.Reviews[i], dressed.Reviews[i]

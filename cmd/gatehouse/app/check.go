@@ -11,14 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -78,9 +76,8 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			opts.Workloads = state
 			opts.ClusterState = state
 			opts.Namespaces = state
-			hooks := webhooks.Build(opts, cfg.Enabled)
-			ctx := log.IntoContext(cmd.Context(), log.Log) // decisions are the output here, not log lines
-			objects, results, err := admitAll(ctx, hooks, opts, state, docs)
+			chain := webhooks.NewOffline(webhooks.Build(opts, cfg.Enabled), opts)
+			objects, results, err := admitAll(cmd.Context(), chain, state, docs)
 			if err != nil {
 				return err
 			}
@@ -158,17 +155,10 @@ type ObjectOut struct {
 
 // admitAll admits each document as a CREATE through the webhooks that
 // intercept it, as the API server would: first its own decoding and
-// defaulting, then the mutating webhooks, each seeing the previous one's
-// output, then validating webhooks on the final object.
-func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Options, state *clusterState, docs []Document) ([]ObjectOut, []CheckResult, error) {
-	ordered := make([]*webhooks.Webhook, 0, len(hooks))
-	for _, t := range []webhooks.Type{webhooks.Mutating, webhooks.Validating} {
-		for _, w := range hooks {
-			if w.Type == t {
-				ordered = append(ordered, w)
-			}
-		}
-	}
+// defaulting, then the review chain the server runs (mutating webhooks,
+// each seeing the previous one's output, then validating webhooks on the
+// final object), each webhook deciding on its own.
+func admitAll(ctx context.Context, chain *webhooks.Offline, state *clusterState, docs []Document) ([]ObjectOut, []CheckResult, error) {
 	results := []CheckResult{}
 	objects := []ObjectOut{}
 	for i, d := range docs {
@@ -198,31 +188,28 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Opti
 			return nil, nil, usageError("%s: %v", d.Where(), err)
 		}
 		objects = append(objects, ObjectOut{Object: ref, Source: d.Where(), Defaulted: defaulted})
-		for _, w := range ordered {
-			if !w.Intercept.Matches(admissionregistrationv1.Create, gvr, "", opts) ||
-				!w.Intercept.NamespaceMatches(state.labelsOf(ref.Namespace), opts) ||
-				!w.Intercept.ObjectMatches(ref.Namespace, ref.Name, opts) {
-				continue
-			}
-			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
-				UID:             types.UID(fmt.Sprintf("check-%d-%s", i, w.Name)),
-				Kind:            metav1.GroupVersionKind(gvk),
-				Resource:        metav1.GroupVersionResource(gvr),
-				RequestKind:     ptr(metav1.GroupVersionKind(gvk)),
-				RequestResource: ptr(metav1.GroupVersionResource(gvr)),
-				Name:            ref.Name,
-				Namespace:       ref.Namespace,
-				Operation:       admissionv1.Create,
-				UserInfo:        authenticationv1.UserInfo{Username: CheckUser},
-				Object:          runtime.RawExtension{Raw: raw},
-			}}
-			resp, findings := webhooks.Decide(ctx, w, req)
+		req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			UID:             types.UID(fmt.Sprintf("check-%d", i)),
+			Kind:            metav1.GroupVersionKind(gvk),
+			Resource:        metav1.GroupVersionResource(gvr),
+			RequestKind:     ptr(metav1.GroupVersionKind(gvk)),
+			RequestResource: ptr(metav1.GroupVersionResource(gvr)),
+			Name:            ref.Name,
+			Namespace:       ref.Namespace,
+			Operation:       admissionv1.Create,
+			UserInfo:        authenticationv1.UserInfo{Username: CheckUser},
+			Object:          runtime.RawExtension{Raw: raw},
+		}}
+		decisions, admitted := chain.Review(ctx, req)
+		allowed := true
+		for _, dec := range decisions {
+			resp := dec.Response
 			res := CheckResult{
-				Object: ref, Webhook: w.Name, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
+				Object: ref, Webhook: dec.Webhook, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
 				Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
 				Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: i,
 			}
-			for _, f := range findings {
+			for _, f := range dec.Findings {
 				if f.Severity == policies.Deny {
 					res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
 				}
@@ -230,18 +217,17 @@ func admitAll(ctx context.Context, hooks []*webhooks.Webhook, opts webhooks.Opti
 			if !resp.Allowed && len(res.Findings) == 0 && resp.Result != nil {
 				res.Error = resp.Result.Message
 			}
-			if resp.Allowed && len(resp.Patches) > 0 {
-				if raw, err = webhooks.ApplyPatch(raw, resp.Patches); err != nil {
-					res.Allowed, res.Error = false, fmt.Sprintf("applying the patch of %s: %v", w.Name, err)
-				}
-			}
+			allowed = allowed && resp.Allowed
 			results = append(results, res)
 		}
-		if admittedAll(results, i) {
-			var admitted map[string]any
-			if err := json.Unmarshal(raw, &admitted); err == nil {
-				state.add(admitted)
+		if allowed {
+			if admitted == nil {
+				// No webhook took it: admitted as the API server defaulted it.
+				if err := json.Unmarshal(raw, &admitted); err != nil {
+					return nil, nil, usageError("%s: %v", d.Where(), err)
+				}
 			}
+			state.add(admitted)
 		}
 	}
 	return objects, results, nil
@@ -264,16 +250,6 @@ func defaultedFields(written map[string]any, raw []byte) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// admittedAll reports whether every webhook allowed document doc.
-func admittedAll(results []CheckResult, doc int) bool {
-	for _, r := range results {
-		if r.doc == doc && !r.Allowed {
-			return false
-		}
-	}
-	return true
 }
 
 func objectRef(obj map[string]any) ObjectRef {

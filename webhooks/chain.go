@@ -1,0 +1,418 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// The review chain is the one path every review takes: a webhook's own
+// endpoint, a combined endpoint and `gatehouse check` differ only in the
+// members they run and in what they do with a denial.
+//
+//  1. Route: each member, in order, takes the request or not (its rules and
+//     matchConditions, then the namespace's labels when it depends on them,
+//     read at most once per review).
+//  2. Decode: the object (and old object) are decoded once, when the first
+//     member runs, and shared by every member; a mutating member changes the
+//     object in place and the next member sees the change.
+//  3. Decide: each member's evaluator returns findings; on a validating
+//     UPDATE the old object's findings ratchet them; the findings become the
+//     member's Decision, a value the log line, the metric and the answer read.
+//  4. Answer: the first member that does not allow answers for the chain,
+//     as the API server would stop at it; otherwise one patch from the object
+//     as sent to the object as the members left it, with every member's
+//     warnings and audit annotations.
+//
+// The whole review races one deadline (deadline.go).
+
+// member is a webhook as a chain runs it.
+type member struct {
+	def   Definition
+	where harnessed
+	eval  Evaluator
+}
+
+// chain runs members over one review.
+type chain struct {
+	// name and failurePolicy are the endpoint's: they answer a review that
+	// runs out of time.
+	name          string
+	failurePolicy admissionregistrationv1.FailurePolicyType
+	members       []member
+	opts          Options
+	// own is a webhook's own endpoint: a request its member does not take
+	// is refused with a 400 naming the rule that excludes it (the API
+	// server never sends one), not skipped.
+	own bool
+	// offline is `gatehouse check`: every member decides whatever the
+	// members before it decided, and each mutating member's patch is its
+	// own, from the object as the member before it left it.
+	offline bool
+}
+
+// Decision is what one webhook decided on one review.
+type Decision struct {
+	Webhook string
+	// Outcome is DecisionAllowed, DecisionDenied or DecisionErrored.
+	Outcome  string
+	Findings []policies.Finding
+	// Response is the webhook's own answer, as its own endpoint gives it.
+	Response admission.Response
+	// Mutated reports that a mutating webhook changed the object.
+	Mutated  bool
+	Duration time.Duration
+	TimedOut bool
+}
+
+// Decisions as they appear in logs and the decision metric.
+const (
+	DecisionAllowed = "allowed"
+	DecisionDenied  = "denied"
+	DecisionErrored = "errored"
+)
+
+// verdict is a chain's answer to one review and the decisions behind it.
+type verdict struct {
+	resp      admission.Response
+	decisions []Decision
+	// object is the object as the members left it (offline only).
+	object map[string]any
+}
+
+// progress says which member a review is at, for the answer when the
+// deadline passes first.
+type progress struct{ member atomic.Int32 }
+
+// review runs the chain within the review's deadline. The chain runs on its
+// own goroutine, which the caller abandons when the deadline passes first:
+// it ends when the hung lookup returns, and its late verdict is dropped. A
+// panic in the chain is raised again here, so controller-runtime recovers it
+// into a denying 500 as it does for any handler panic.
+func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
+	d := deadlineOf(ctx)
+	// Only the deadline ends a review: the request's context is also
+	// cancelled when the server begins its graceful shutdown, and the reviews
+	// in flight then must still get their real answers.
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.deadline)
+	defer cancel()
+	type outcome struct {
+		v        verdict
+		panicked any
+	}
+	at := &progress{}
+	at.member.Store(-1)
+	done := make(chan outcome, 1) // buffered: a late verdict never blocks the goroutine
+	start := time.Now()
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{panicked: p}
+			}
+		}()
+		done <- outcome{v: c.run(ctx, req, at)}
+	}()
+	select {
+	case got := <-done:
+		if got.panicked != nil {
+			panic(got.panicked)
+		}
+		return got.v
+	case <-ctx.Done():
+		name := c.name
+		if i := at.member.Load(); i >= 0 {
+			name = c.members[i].def.Name
+		}
+		// An Ignore endpoint's timeout admits, as the API server would.
+		outcome := DecisionErrored
+		if c.failurePolicy == admissionregistrationv1.Ignore {
+			outcome = DecisionAllowed
+		}
+		resp := timedOut(name, c.failurePolicy, d.timeout)
+		return verdict{resp: resp, decisions: []Decision{{
+			Webhook: name, Outcome: outcome, Response: resp, Duration: time.Since(start), TimedOut: true,
+		}}}
+	}
+}
+
+// run is the chain without its deadline.
+func (c *chain) run(ctx context.Context, req *admission.Request, at *progress) verdict {
+	var v verdict
+	shared := &sharedReview{req: req}
+	ns := namespaceView{opts: c.opts, namespace: req.Namespace}
+	var warnings []string
+	annotations := map[string]string{}
+	mutated := false
+	last := req.Object.Raw // offline: the object as the previous member left it
+	for i := range c.members {
+		m := &c.members[i]
+		at.member.Store(int32(i))
+		start := time.Now()
+		d, taken := c.route(m, req, &ns)
+		if taken {
+			d = c.decide(ctx, m, req, shared)
+			if c.offline && d.Response.Allowed && d.mutated {
+				d = c.ownPatch(d, shared, &last)
+			} else if c.offline && d.mutated {
+				// A member that mutated and did not allow leaves the object
+				// as it found it for the members after it.
+				var before map[string]any
+				if err := json.Unmarshal(last, &before); err != nil {
+					d = errored(m.def, http.StatusInternalServerError, err)
+				}
+				shared.review.Object = before
+			}
+		}
+		if d == nil {
+			continue
+		}
+		d.Duration = time.Since(start)
+		v.decisions = append(v.decisions, d.Decision)
+		if c.offline {
+			continue
+		}
+		warnings = append(warnings, d.Response.Warnings...)
+		for k, val := range d.Response.AuditAnnotations {
+			annotations[m.def.Name+"."+k] = val
+		}
+		if !d.Response.Allowed {
+			v.resp = d.Response
+			if !c.own {
+				v.resp.Warnings, v.resp.AuditAnnotations = warnings, annotations
+			}
+			return v
+		}
+		mutated = mutated || d.mutated
+	}
+	if c.offline {
+		if shared.review != nil {
+			v.object = shared.review.Object
+		}
+		return v
+	}
+	if c.own && len(v.decisions) == 1 {
+		d := &v.decisions[0]
+		if mutated {
+			if d.Response = withPatch(d.Response, c.patch(req, shared)); !d.Response.Allowed {
+				d.Outcome = DecisionErrored
+			}
+		}
+		v.resp = d.Response
+		return v
+	}
+	v.resp = admission.Allowed("")
+	if mutated {
+		// The patch's own answer, as the API server would read it.
+		v.resp = c.patch(req, shared)
+	}
+	v.resp.Warnings = warnings
+	if len(annotations) > 0 {
+		v.resp.AuditAnnotations = annotations
+	}
+	return v
+}
+
+// routed is a member's decision in the making.
+type routed struct {
+	Decision
+	// mutated reports that the member changed the shared object.
+	mutated bool
+}
+
+// route decides whether m runs on req. A member that is not taken gives no
+// decision; on a webhook's own endpoint it is refused with a 400, and a
+// combined endpoint that cannot read the namespace a member depends on
+// fails as its failure policy says.
+func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (*routed, bool) {
+	if c.own {
+		if err := m.refuses(req, c.opts); err != nil {
+			return errored(m.def, http.StatusBadRequest, err), false
+		}
+		return nil, true
+	}
+	if !m.selectsRequest(req, c.opts) {
+		return nil, false
+	}
+	if !m.needsNamespace() {
+		return nil, true
+	}
+	labels, err := ns.labels()
+	if err != nil {
+		err = fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", c.name, m.def.Name, err)
+		if c.failurePolicy == admissionregistrationv1.Ignore {
+			// What the API server does for a failing Ignore entry.
+			resp := admission.Allowed("")
+			resp.Warnings = []string{fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err)}
+			return &routed{Decision: Decision{Webhook: m.def.Name, Outcome: DecisionErrored, Response: resp}}, false
+		}
+		return errored(m.def, http.StatusInternalServerError, err), false
+	}
+	return nil, m.selectsNamespace(labels, c.opts)
+}
+
+// decide runs m's evaluator on the shared review.
+func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, shared *sharedReview) *routed {
+	def := m.def
+	gvr, gvk := schema.GroupVersionResource(req.Resource), schema.GroupVersionKind(req.Kind)
+	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
+		return errored(def, http.StatusBadRequest, err)
+	}
+	if c.own && !def.Intercept.ObjectMatches(req.Namespace, req.Name, c.opts) {
+		return errored(def, http.StatusBadRequest, fmt.Errorf("webhook %s validates only %s/%s; check the matchConditions of its webhook configuration",
+			def.Name, c.opts.Overrides.Namespace, c.opts.Overrides.ConfigMapName))
+	}
+	review, err := shared.decoded(def)
+	if err != nil {
+		return errored(def, http.StatusBadRequest, err)
+	}
+	result, err := m.eval.Evaluate(ctx, review)
+	if err != nil {
+		return errored(def, http.StatusInternalServerError, evaluationError(def, err))
+	}
+	findings := result.Findings
+	if review.Operation == admissionregistrationv1.Update && def.Type == Validating {
+		old := *review
+		old.Object, old.OldObject = review.OldObject, nil
+		oldResult, err := m.eval.Evaluate(ctx, &old)
+		if err != nil {
+			return errored(def, http.StatusInternalServerError, evaluationError(def, err))
+		}
+		findings = ratchet(findings, oldResult.Findings)
+	}
+	policies.Sort(findings)
+	resp := respond(def.Name, review, findings)
+	outcome := DecisionAllowed
+	if !resp.Allowed {
+		outcome = DecisionDenied
+	}
+	return &routed{
+		Decision: Decision{Webhook: def.Name, Outcome: outcome, Findings: findings, Response: resp, Mutated: result.Mutated && resp.Allowed},
+		mutated:  result.Mutated,
+	}
+}
+
+// patch is the answer that patches the object as sent into the shared
+// object as the members left it.
+func (c *chain) patch(req *admission.Request, shared *sharedReview) admission.Response {
+	final, err := json.Marshal(shared.review.Object)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("webhook %s could not encode the mutated object: %w", c.name, err))
+	}
+	patched := admission.PatchResponseFromRaw(req.Object.Raw, final)
+	patched.Patches = canonicalPatch(patched.Patches)
+	return patched
+}
+
+// withPatch is resp carrying patched's patch, or patched when the patch
+// could not be made.
+func withPatch(resp, patched admission.Response) admission.Response {
+	if !patched.Allowed {
+		return patched
+	}
+	resp.Patches, resp.PatchType = patched.Patches, patched.PatchType
+	return resp
+}
+
+// ownPatch gives an offline member the patch of its own change, from last,
+// the object as the member before it left it, and moves last on.
+func (c *chain) ownPatch(d *routed, shared *sharedReview, last *[]byte) *routed {
+	next, err := json.Marshal(shared.review.Object)
+	if err != nil {
+		return errored(Definition{Name: d.Webhook}, http.StatusInternalServerError, err)
+	}
+	patched := admission.PatchResponseFromRaw(*last, next)
+	patched.Patches = canonicalPatch(patched.Patches)
+	if d.Response = withPatch(d.Response, patched); !d.Response.Allowed {
+		d.Outcome = DecisionErrored
+	}
+	*last = next
+	return d
+}
+
+// errored is the decision of a member that could not decide: the API server
+// denies on it whatever the failure policy, as the answer is not an allow.
+func errored(def Definition, code int32, err error) *routed {
+	resp := admission.Errored(code, err)
+	return &routed{Decision: Decision{Webhook: def.Name, Outcome: DecisionErrored, Response: resp}}
+}
+
+// evaluationError says which webhook could not decide: an enforcing webhook
+// that cannot decide never allows.
+func evaluationError(def Definition, err error) error {
+	return fmt.Errorf("webhook %s could not evaluate the request: %w", def.Name, err)
+}
+
+// refuses says why a webhook's own endpoint does not take req, in the order
+// the rules of its entry exclude it; nil when it takes it.
+func (m *member) refuses(req *admission.Request, opts Options) error {
+	def := m.def
+	op := admissionregistrationv1.OperationType(req.Operation)
+	gvr := schema.GroupVersionResource(req.Resource)
+	if !def.Intercept.Matches(op, gvr, req.SubResource, opts) {
+		res := gvr.GroupResource().String()
+		if req.SubResource != "" {
+			res += "/" + req.SubResource
+		}
+		return fmt.Errorf("webhook %s does not handle %s of %s; check the rules of its webhook configuration", def.Name, op, res)
+	}
+	if !def.Intercept.UserMatches(op, req.UserInfo.Username) {
+		return fmt.Errorf("webhook %s takes UPDATEs from service accounts only; check the matchConditions of its webhook configuration", def.Name)
+	}
+	if !def.Intercept.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw) {
+		return fmt.Errorf("webhook %s takes only UPDATEs that change labels; check the matchConditions of its webhook configuration", def.Name)
+	}
+	return nil
+}
+
+// namespaceView reads the labels of a review's namespace once, for every
+// member that depends on them.
+type namespaceView struct {
+	opts      Options
+	namespace string
+	read      bool
+	got       map[string]string
+	err       error
+}
+
+// labels reads the labels of the namespace; none for a cluster-scoped
+// object.
+func (n *namespaceView) labels() (map[string]string, error) {
+	if !n.read {
+		n.got, n.err = n.fetch()
+		n.read = true
+	}
+	return n.got, n.err
+}
+
+func (n *namespaceView) fetch() (map[string]string, error) {
+	if n.namespace == "" {
+		return nil, nil
+	}
+	if n.opts.Namespaces == nil {
+		return nil, errNoClusterState
+	}
+	labels, err := n.opts.Namespaces.NamespaceLabels(n.namespace)
+	if err != nil {
+		return nil, err
+	}
+	// The API server's namespaceSelector sees this label on every
+	// namespace. The view's map is its own: add it to a copy.
+	if _, ok := labels[corev1.LabelMetadataName]; !ok {
+		withName := make(map[string]string, len(labels)+1)
+		maps.Copy(withName, labels)
+		withName[corev1.LabelMetadataName] = n.namespace
+		labels = withName
+	}
+	return labels, nil
+}
