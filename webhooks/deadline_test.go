@@ -142,7 +142,7 @@ func serveOnce(t *testing.T, w *Webhook, query string, body []byte) *admissionv1
 // reader that never answers, answers the API server before its ?timeout= with
 // a 504 Timeout denial that names the webhook; never an allow. The reader is
 // really reached (the test would prove nothing otherwise), and the test ends
-// only because the handler stops waiting for it.
+// only because the chain stops waiting for it.
 func TestHungLookupDeniesInTime(t *testing.T) {
 	hung := newHangingReaders(t)
 	opts := OptionsFromConfig(configv1alpha1.Default())
