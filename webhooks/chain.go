@@ -91,9 +91,16 @@ type verdict struct {
 	object map[string]any
 }
 
-// progress says which member a review is at, for the answer when the
-// deadline passes first.
-type progress struct{ member atomic.Int32 }
+// pass is one review's way through a chain, allocated once per review.
+type pass struct {
+	// member is the index of the member the review is at, for the answer
+	// when the deadline passes first.
+	member atomic.Int32
+	shared sharedReview
+	ns     namespaceView
+	// own holds the decision of a one-member chain, which is most reviews.
+	own [1]Decision
+}
 
 // review runs the chain within the review's deadline. The chain runs on its
 // own goroutine, which the caller abandons when the deadline passes first:
@@ -107,22 +114,11 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	// in flight then must still get their real answers.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.deadline)
 	defer cancel()
-	type outcome struct {
-		v        verdict
-		panicked any
-	}
-	at := &progress{}
-	at.member.Store(-1)
+	p := &pass{shared: sharedReview{req: req}, ns: namespaceView{opts: &c.opts, namespace: req.Namespace}}
+	p.member.Store(-1)
 	done := make(chan outcome, 1) // buffered: a late verdict never blocks the goroutine
 	start := time.Now()
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- outcome{panicked: p}
-			}
-		}()
-		done <- outcome{v: c.run(ctx, req, at)}
-	}()
+	go c.runInto(ctx, req, p, done)
 	select {
 	case got := <-done:
 		if got.panicked != nil {
@@ -131,7 +127,7 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 		return got.v
 	case <-ctx.Done():
 		name := c.name
-		if i := at.member.Load(); i >= 0 {
+		if i := p.member.Load(); i >= 0 {
 			name = c.members[i].def.Name
 		}
 		// An Ignore endpoint's timeout admits, as the API server would.
@@ -146,20 +142,40 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	}
 }
 
+// outcome is what the chain's goroutine hands back: a verdict, or the
+// panic it raised.
+type outcome struct {
+	v        verdict
+	panicked any
+}
+
+// runInto runs the chain on its own goroutine (a go statement with
+// arguments, which allocates no closure) and sends the outcome to done.
+func (c *chain) runInto(ctx context.Context, req *admission.Request, p *pass, done chan<- outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			done <- outcome{panicked: r}
+		}
+	}()
+	done <- outcome{v: c.run(ctx, req, p)}
+}
+
 // run is the chain without its deadline.
-func (c *chain) run(ctx context.Context, req *admission.Request, at *progress) verdict {
-	var v verdict
-	shared := &sharedReview{req: req}
-	ns := namespaceView{opts: c.opts, namespace: req.Namespace}
+func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdict {
+	v := verdict{decisions: p.own[:0]}
+	if len(c.members) > len(p.own) {
+		v.decisions = make([]Decision, 0, len(c.members))
+	}
+	shared := &p.shared
 	var warnings []string
-	annotations := map[string]string{}
+	var annotations map[string]string
 	mutated := false
 	last := req.Object.Raw // offline: the object as the previous member left it
 	for i := range c.members {
 		m := &c.members[i]
-		at.member.Store(int32(i))
+		p.member.Store(int32(i))
 		start := time.Now()
-		d, taken := c.route(m, req, &ns)
+		d, taken := c.route(m, req, &p.ns)
 		if taken {
 			d = c.decide(ctx, m, req, shared)
 			if c.offline && d.Response.Allowed && d.mutated {
@@ -174,7 +190,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, at *progress) v
 				shared.review.Object = before
 			}
 		}
-		if d == nil {
+		if d.Webhook == "" {
 			continue
 		}
 		d.Duration = time.Since(start)
@@ -182,15 +198,24 @@ func (c *chain) run(ctx context.Context, req *admission.Request, at *progress) v
 		if c.offline {
 			continue
 		}
+		if c.own {
+			if !d.Response.Allowed {
+				v.resp = d.Response
+				return v
+			}
+			mutated = d.mutated
+			continue
+		}
 		warnings = append(warnings, d.Response.Warnings...)
 		for k, val := range d.Response.AuditAnnotations {
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
 			annotations[m.def.Name+"."+k] = val
 		}
 		if !d.Response.Allowed {
 			v.resp = d.Response
-			if !c.own {
-				v.resp.Warnings, v.resp.AuditAnnotations = warnings, annotations
-			}
+			v.resp.Warnings, v.resp.AuditAnnotations = warnings, annotations
 			return v
 		}
 		mutated = mutated || d.mutated
@@ -231,21 +256,21 @@ type routed struct {
 }
 
 // route decides whether m runs on req. A member that is not taken gives no
-// decision; on a webhook's own endpoint it is refused with a 400, and a
+// decision (an empty Webhook); on a webhook's own endpoint it is refused with a 400, and a
 // combined endpoint that cannot read the namespace a member depends on
 // fails as its failure policy says.
-func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (*routed, bool) {
+func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (routed, bool) {
 	if c.own {
 		if err := m.refuses(req, c.opts); err != nil {
 			return errored(m.def, http.StatusBadRequest, err), false
 		}
-		return nil, true
+		return routed{}, true
 	}
 	if !m.selectsRequest(req, c.opts) {
-		return nil, false
+		return routed{}, false
 	}
 	if !m.needsNamespace() {
-		return nil, true
+		return routed{}, true
 	}
 	labels, err := ns.labels()
 	if err != nil {
@@ -254,15 +279,15 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (*ro
 			// What the API server does for a failing Ignore entry.
 			resp := admission.Allowed("")
 			resp.Warnings = []string{fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err)}
-			return &routed{Decision: Decision{Webhook: m.def.Name, Outcome: DecisionErrored, Response: resp}}, false
+			return routed{Decision: Decision{Webhook: m.def.Name, Outcome: DecisionErrored, Response: resp}}, false
 		}
 		return errored(m.def, http.StatusInternalServerError, err), false
 	}
-	return nil, m.selectsNamespace(labels, c.opts)
+	return routed{}, m.selectsNamespace(labels, c.opts)
 }
 
 // decide runs m's evaluator on the shared review.
-func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, shared *sharedReview) *routed {
+func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, shared *sharedReview) routed {
 	def := m.def
 	gvr, gvk := schema.GroupVersionResource(req.Resource), schema.GroupVersionKind(req.Kind)
 	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
@@ -296,7 +321,7 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 	if !resp.Allowed {
 		outcome = DecisionDenied
 	}
-	return &routed{
+	return routed{
 		Decision: Decision{Webhook: def.Name, Outcome: outcome, Findings: findings, Response: resp, Mutated: result.Mutated && resp.Allowed},
 		mutated:  result.Mutated,
 	}
@@ -326,7 +351,7 @@ func withPatch(resp, patched admission.Response) admission.Response {
 
 // ownPatch gives an offline member the patch of its own change, from last,
 // the object as the member before it left it, and moves last on.
-func (c *chain) ownPatch(d *routed, shared *sharedReview, last *[]byte) *routed {
+func (c *chain) ownPatch(d routed, shared *sharedReview, last *[]byte) routed {
 	next, err := json.Marshal(shared.review.Object)
 	if err != nil {
 		return errored(Definition{Name: d.Webhook}, http.StatusInternalServerError, err)
@@ -342,9 +367,9 @@ func (c *chain) ownPatch(d *routed, shared *sharedReview, last *[]byte) *routed 
 
 // errored is the decision of a member that could not decide: the API server
 // denies on it whatever the failure policy, as the answer is not an allow.
-func errored(def Definition, code int32, err error) *routed {
+func errored(def Definition, code int32, err error) routed {
 	resp := admission.Errored(code, err)
-	return &routed{Decision: Decision{Webhook: def.Name, Outcome: DecisionErrored, Response: resp}}
+	return routed{Decision: Decision{Webhook: def.Name, Outcome: DecisionErrored, Response: resp}}
 }
 
 // evaluationError says which webhook could not decide: an enforcing webhook
@@ -378,7 +403,7 @@ func (m *member) refuses(req *admission.Request, opts Options) error {
 // namespaceView reads the labels of a review's namespace once, for every
 // member that depends on them.
 type namespaceView struct {
-	opts      Options
+	opts      *Options
 	namespace string
 	read      bool
 	got       map[string]string

@@ -117,7 +117,9 @@ func (e *endpoint) Handle(ctx context.Context, req admission.Request) admission.
 		// and the line was a tenth of the server's CPU.
 		line := log
 		if d.Outcome == DecisionAllowed && len(d.Findings) == 0 && !d.Mutated {
-			line = log.V(1)
+			if line = log.V(1); !line.Enabled() {
+				continue // not even the arguments of a line nobody writes
+			}
 		}
 		line.Info("decision",
 			"webhook", d.Webhook,
