@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
 var (
@@ -140,4 +142,38 @@ func elsewhere(doc, name string) bool {
 		}
 	}
 	return true
+}
+
+// TestContractNamesTableCoversTheRegistry: every webhook of the registry is
+// in the names table of docs/contracts.md exactly once, so a newcomer finds
+// its contract, package and adapter from its name.
+func TestContractNamesTableCoversTheRegistry(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repo, "docs", "contracts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	rows := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		cells := strings.Split(line, " | ")
+		if len(cells) != 6 || !regexp.MustCompile(`^\| \d+$`).MatchString(cells[0]) {
+			continue
+		}
+		rows++
+		for _, m := range regexp.MustCompile("`([a-z-]+)`").FindAllStringSubmatch(cells[3], -1) {
+			seen[m[1]]++
+		}
+	}
+	if rows == 0 {
+		t.Fatal("no rows in the names table of docs/contracts.md")
+	}
+	for _, name := range webhooks.Names() {
+		if seen[name] != 1 {
+			t.Errorf("webhook %s is in the names table %d times, want once", name, seen[name])
+		}
+		delete(seen, name)
+	}
+	for name := range seen {
+		t.Errorf("the names table lists %s, which the registry does not serve", name)
+	}
 }
