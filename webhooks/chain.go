@@ -226,7 +226,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		}
 		return v
 	}
-	if c.own && len(v.decisions) == 1 {
+	if c.own {
 		d := &v.decisions[0]
 		if mutated {
 			if d.Response = withPatch(d.Response, c.patch(req, shared)); !d.Response.Allowed {
@@ -256,9 +256,9 @@ type routed struct {
 }
 
 // route decides whether m runs on req. A member that is not taken gives no
-// decision (an empty Webhook); on a webhook's own endpoint it is refused with a 400, and a
-// combined endpoint that cannot read the namespace a member depends on
-// fails as its failure policy says.
+// decision (an empty Webhook), except that a webhook's own endpoint refuses
+// it with a 400, and a combined endpoint that cannot read the namespace a
+// member depends on fails as its failure policy says.
 func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (routed, bool) {
 	if c.own {
 		if err := m.refuses(req, c.opts); err != nil {

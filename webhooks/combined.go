@@ -57,12 +57,6 @@ func (g Group) members() []member {
 	return out
 }
 
-// selects reports whether the group runs m on a request: what the member's
-// own entry would be sent, given the namespace's labels.
-func (m member) selects(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
-	return m.selectsRequest(req, opts) && (!m.needsNamespace() || m.selectsNamespace(namespaceLabels, opts))
-}
-
 // selectsRequest is the part of selects that needs no namespace labels.
 func (m member) selectsRequest(req *admission.Request, opts Options) bool {
 	op := admissionregistrationv1.OperationType(req.Operation)

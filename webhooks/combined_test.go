@@ -306,3 +306,9 @@ func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
 		t.Errorf("a Pod was judged without knowing whether pod-security applies: allowed=%v %+v", p.Allowed, p.Result)
 	}
 }
+
+// selects reports whether the group runs m on a request: what the member's
+// own entry would be sent, given the namespace's labels.
+func (m member) selects(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
+	return m.selectsRequest(req, opts) && (!m.needsNamespace() || m.selectsNamespace(namespaceLabels, opts))
+}
