@@ -13,9 +13,7 @@ import (
 )
 
 func addFixtureSeeds(f *testing.F) {
-	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
-		f.Add(data)
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"))
 	f.Add([]byte(`{"spec":{"crds":[null,1,{"name":null},{"name":"a.b"},{"name":"a.b"}],"harnessRef":{"kind":[]}}}`))
 	f.Add([]byte(`{"spec":{"provides":"","manages":"a as b as c","requires":[1,{"dependencyGroup":"x"},{"dependencyGroup":{"name":"a"}}]}}`))
 	f.Add([]byte(`{"metadata":{"namespace":"a","name":"b","deletionTimestamp":"x"},"spec":{"provides":[{"dependencyGroup":{"name":"g","as":1}}],"manages":[{"dependencyGroup":{"name":"m","as":""}},{"dependencyGroup":null},7],"requires":[{"dependencyGroup":{"name":"r","as":"A"}}],"reference":{}}}`))

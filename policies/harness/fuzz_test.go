@@ -17,9 +17,7 @@ import (
 // well-formed findings, and the property that a State error always denies
 // (with one StateUnavailable at most).
 func FuzzValidateHarness(f *testing.F) {
-	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
-		f.Add(data)
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"))
 	f.Add([]byte(`{"spec":{"mode":1,"clusterRoles":{"rules":[null,{"verbs":["scopedlist"],"resourceNames":[1]},{"verbs":"*"}]},"acknowledgedGrants":[{"name":1e300},{"name":"a","apiGroups":"","verbs":[null]},"x"]}}`))
 	f.Add([]byte(`{"spec":{"operator":{"namespace":"a","serviceAccounts":[null,"a","a"]},"clusterRoles":[{"name":"x","rules":[]}]}}`))
 	f.Add([]byte(`{"spec":{"scopeToLabel":"a","operator":{"namespace":"a"},"clusterRoles":{"rules":[{"apiGroups":["","*"],"resources":["secrets","*"],"verbs":["list","*","bind"]},{"nonResourceURLs":["*"],"verbs":["*"]}]},` +

@@ -2,7 +2,6 @@ package podsecurity
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // fuzzTemplateKinds are the kinds each fuzz input is also validated as.
@@ -23,22 +23,7 @@ var fuzzTemplateKinds = []schema.GroupKind{gkDeployment, gkCronJob, {Kind: "PodT
 // the property that defaulting satisfies the missing-defaults check wherever
 // the object's shape lets it (see malformedPaths).
 func FuzzDefaultPod(f *testing.F) {
-	for _, pattern := range []string{
-		filepath.Join("testdata", "*", "*.yaml"),
-		filepath.Join("testdata", "undefaulted", "*", "*.yaml"),
-	} {
-		paths, err := filepath.Glob(pattern)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, path := range paths {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"), filepath.Join("testdata", "undefaulted", "*", "*.yaml"))
 	f.Add([]byte(`{"spec":{"securityContext":"x","containers":[1,null,{"securityContext":{"seccompProfile":"x","capabilities":[]}}]}}`))
 	f.Add([]byte(`{"spec":{"securityContext":{"seccompProfile":{"type":""}},"ephemeralContainers":[{"name":"d"},{"securityContext":null}]}}`))
 	f.Add([]byte(`{"spec":{"os":{"name":"windows"},"initContainers":[{"securityContext":{"capabilities":{"drop":null}}}]}}`))

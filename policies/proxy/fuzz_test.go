@@ -13,9 +13,7 @@ import (
 // object, to Inject: for panics, for idempotency, and for the property that a
 // denial changes nothing. It also runs Harnessed on the input as a harness.
 func FuzzInject(f *testing.F) {
-	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
-		f.Add(data)
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"))
 	f.Add([]byte(`{"spec":{"volumes":[1,{"name":"proxy-api-access"}],"containers":[1,{"env":"x","volumeMounts":[null]}]}}`))
 	f.Add([]byte(`{"spec":{"initContainers":[{"env":[{"name":"KUBERNETES_SERVICE_PORT"},{"name":"KUBERNETES_SERVICE_PORT"}],"volumeMounts":[{"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount/"}]}]}}`))
 	f.Add([]byte(`{"spec":{"operator":{"namespace":"a","injectProxyConfiguration":true,"serviceAccounts":["b",2]}}}`))

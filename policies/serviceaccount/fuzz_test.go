@@ -18,9 +18,7 @@ import (
 // Pod: for panics and stack overflows, and against two independent oracles
 // for the upstream shapes.
 func FuzzValidate(f *testing.F) {
-	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
-		f.Add(data)
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"))
 	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"r":{"podOverrides":{"spec":{"serviceAccountName":"x"}}}}}`))
 	f.Add([]byte(`{"metadata":{"ownerReferences":[{"controller":true,"apiVersion":"a.kubedoop.dev/v1","kind":"K","name":"n"}]},"spec":{"serviceAccountName":"x","template":{"spec":{"serviceAccount":1}}}}`))
 	f.Add([]byte(`{"metadata":{"name":"p"},"spec":{"r":{"podOverrides":{"SPEC":{"ſerviceAccountName":"x"},"ſpec":{"SERVICEACCOUNT":"y"}}}}}`))

@@ -258,22 +258,3 @@ func Mutated(t *testing.T, dir string, fixtures []Fixture, mutate func(obj map[s
 	}
 	Files(t, dir, []string{"mutated"}, want)
 }
-
-// ReadFixtures returns the contents of every file matching pattern (such as
-// testdata/*/*.yaml), in lexical order: the seed corpus of the fuzz targets.
-func ReadFixtures(tb testing.TB, pattern string) [][]byte {
-	tb.Helper()
-	files, err := filepath.Glob(pattern)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := make([][]byte, 0, len(files))
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, data)
-	}
-	return out
-}
