@@ -16,7 +16,6 @@ import (
 	"strings"
 	"testing"
 
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -180,22 +179,6 @@ func Results(findings []policies.Finding) []Result {
 		out = append(out, Result{f.Severity, f.Code, f.Field})
 	}
 	return out
-}
-
-// DecodeStrict decodes a YAML or JSON document into into as the API server's
-// strict field validation would: duplicate keys, unknown or miscased fields
-// and wrong types are errors. Tests use it to prove fixtures have the shape
-// of the Go API types.
-func DecodeStrict(data []byte, into any) []error {
-	raw, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return []error{err}
-	}
-	strictErrs, err := kjson.UnmarshalStrict(raw, into, kjson.DisallowUnknownFields)
-	if err != nil {
-		return append(strictErrs, err)
-	}
-	return strictErrs
 }
 
 // ReadBack returns obj as a policy reads it from a YAML fixture: marshalled
