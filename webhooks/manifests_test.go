@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -247,17 +248,35 @@ func rulesMatch(rules []admissionregistrationv1.RuleWithOperations, op admission
 	return false
 }
 
+// TestRegistryValidatesItself feeds validateRegistry registries that break
+// each of its rules, one at a time, and expects the error of that rule.
+// Registry itself needs no case: init panics when it does not validate, so
+// the test binary would not start.
 func TestRegistryValidatesItself(t *testing.T) {
-	if err := validateRegistry(Registry); err != nil {
-		t.Fatal(err)
-	}
-	dup := append(slices.Clone(Registry), Registry[0])
-	if err := validateRegistry(dup); err == nil {
-		t.Error("a duplicate name was accepted")
-	}
-	bad := slices.Clone(Registry)
-	bad[0].Path = "/validate/other"
-	if err := validateRegistry(bad); err == nil {
-		t.Error("a path that does not match the name was accepted")
+	first := Registry[0]
+	for _, tc := range []struct {
+		name   string
+		mutate func(defs []Definition) []Definition
+		want   string
+	}{
+		{"a duplicate name", func(defs []Definition) []Definition { return append(defs, first) },
+			fmt.Sprintf("webhook name %q is empty or used twice", first.Name)},
+		{"an empty name", func(defs []Definition) []Definition { defs[0].Name = ""; return defs },
+			`webhook name "" is empty or used twice`},
+		{"a path that does not match the name", func(defs []Definition) []Definition { defs[0].Path = "/mutate/other"; return defs },
+			fmt.Sprintf("webhook %s: path %q must be %q", first.Name, "/mutate/other", first.Path)},
+		{"a path that does not match the type", func(defs []Definition) []Definition { defs[0].Type = "Auditing"; return defs },
+			fmt.Sprintf("webhook %s: path %q must be %q", first.Name, first.Path, first.Name)},
+		{"an unknown failure policy", func(defs []Definition) []Definition { defs[0].FailurePolicy = "Retry"; return defs },
+			fmt.Sprintf("webhook %s: failure policy %q", first.Name, "Retry")},
+		{"no evaluator", func(defs []Definition) []Definition { defs[0].New = nil; return defs },
+			fmt.Sprintf("webhook %s: no evaluator or no operations", first.Name)},
+		{"no operations", func(defs []Definition) []Definition { defs[0].Intercept.Operations = nil; return defs },
+			fmt.Sprintf("webhook %s: no evaluator or no operations", first.Name)},
+	} {
+		err := validateRegistry(tc.mutate(slices.Clone(Registry)))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: validateRegistry = %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }
