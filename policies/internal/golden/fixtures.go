@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // FixtureFiles returns the files matching any of patterns (such as
@@ -68,4 +70,20 @@ func EachFixture(t *testing.T, check func(t *testing.T, data []byte), patterns .
 			check(t, data)
 		})
 	}
+}
+
+// FuzzObjects runs check on every fuzz input that decodes, as YAML or JSON
+// and as the webhooks decode a request's object, into an object; other inputs
+// are skipped. It seeds the corpus with one such input, a list; seed the
+// fixtures and the policy's own cases before calling it.
+func FuzzObjects(f *testing.F, check func(t *testing.T, obj map[string]any)) {
+	f.Helper()
+	f.Add([]byte(`[1, 2]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var obj map[string]any
+		if err := yaml.Unmarshal(data, &obj); err != nil {
+			return
+		}
+		check(t, obj)
+	})
 }
