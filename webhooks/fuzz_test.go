@@ -97,9 +97,15 @@ func withPatchedObject(t *testing.T, webhook string, body, patch []byte) []byte 
 	return out
 }
 
-// seedFromFixtures wraps every policy fixture in a CREATE review.
+// seedFromFixtures wraps every policy fixture in a CREATE review. It fails
+// when the pattern finds none, so that a moved testdata directory cannot
+// leave the corpus without the fixtures. (The policies' own helper,
+// policies/internal/golden.ReadFixtures, is internal to policies/.)
 func seedFromFixtures(f *testing.F) {
-	files, _ := filepath.Glob("../policies/*/testdata/*/*.yaml")
+	files, err := filepath.Glob("../policies/*/testdata/*/*.yaml")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no policy fixtures to seed from (%v)", err)
+	}
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
 		if err != nil {

@@ -6,32 +6,23 @@ import (
 	"slices"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 func addFixtureSeeds(f *testing.F) {
-	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
-		f.Add(data)
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"))
 	f.Add([]byte(`{"spec":{"crds":[null,1,{"name":null},{"name":"a.b"},{"name":"a.b"}],"harnessRef":{"kind":[]}}}`))
 	f.Add([]byte(`{"spec":{"provides":"","manages":"a as b as c","requires":[1,{"dependencyGroup":"x"},{"dependencyGroup":{"name":"a"}}]}}`))
 	f.Add([]byte(`{"metadata":{"namespace":"a","name":"b","deletionTimestamp":"x"},"spec":{"provides":[{"dependencyGroup":{"name":"g","as":1}}],"manages":[{"dependencyGroup":{"name":"m","as":""}},{"dependencyGroup":null},7],"requires":[{"dependencyGroup":{"name":"r","as":"A"}}],"reference":{}}}`))
 	f.Add([]byte(`{"metadata":{"deletionTimestamp":"x","name":"g"},"spec":{"crds":[{"name":"kafkas.kafka.strimzi.io"}]}}`))
-	f.Add([]byte(`[1, 2]`))
 	f.Add([]byte(`spec: spec`))
 }
 
 // fuzzValidate runs validate for panics, determinism, sorted findings of
 // this package's codes, and the property that a State error denies every
 // review that needed a lookup.
-func fuzzValidate(t *testing.T, data []byte, validate func(map[string]any, State) []policies.Finding) {
-	var obj map[string]any
-	if err := yaml.Unmarshal(data, &obj); err != nil {
-		return
-	}
+func fuzzValidate(t *testing.T, obj map[string]any, validate func(map[string]any, State) []policies.Finding) {
 	first := validate(obj, seededState())
 	if again := validate(obj, seededState()); !reflect.DeepEqual(first, again) {
 		t.Fatal("not deterministic")
@@ -100,12 +91,12 @@ func checkFindings(t *testing.T, findings []policies.Finding) {
 
 func FuzzValidateGroup(f *testing.F) {
 	addFixtureSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzValidate(t, data, ValidateGroup) })
+	golden.FuzzObjects(f, func(t *testing.T, obj map[string]any) { fuzzValidate(t, obj, ValidateGroup) })
 }
 
 func FuzzValidateSource(f *testing.F) {
 	addFixtureSeeds(f)
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzValidate(t, data, ValidateSource) })
+	golden.FuzzObjects(f, func(t *testing.T, obj map[string]any) { fuzzValidate(t, obj, ValidateSource) })
 }
 
 // FuzzParseManages: no panic, and a parse either fails or yields a group

@@ -1,9 +1,8 @@
 package dependencygroup
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -12,45 +11,139 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
-// TestPassFixturesDecodeStrictly decodes every pass fixture into its Go API
-// type (api/helmetica/v1) with strict decoding: duplicate keys (YAML),
-// unknown or case-mismatched fields (JSON) fail. It proves that the objects
-// this policy allows have the shape of helmetica's CRDs
-// (deploy/helmetica-crds). Fail fixtures may be deliberately malformed and
-// are not decoded; sources in the seed's string shape, which helmetica's CRD
-// does not admit but gatehouse still reads, are skipped.
-func TestPassFixturesDecodeStrictly(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "pass", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
+// helmetica's own samples (chrysopoeia's config/samples and mariadb sample
+// manifests), in the namespace default they would be applied to, and the
+// seed's DependencyGroup. The seed's older sketch of a source (provides and
+// manages as strings) does not decode into these types; this policy still
+// reads it.
+const (
+	upstreamSources = `
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: v6.podinfo
+  namespace: default
+spec:
+  reference:
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: OCIRepository
+    name: podinfo-v6
+  crdNames:
+    kind: PodInfo
+    plural: podinfos
+  versionDiscovery:
+    reference:
+      apiVersion: image.toolkit.fluxcd.io/v1
+      kind: ImageRepository
+      name: podinfo
+---
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: v26.mariadb-crds
+  namespace: default
+spec:
+  crdNames:
+    kind: MariaDBOperatorCRD
+    plural: mariadboperatorcrds
+  provides:
+  - dependencyGroup:
+      name: mariadb
+  reference:
+    apiVersion: source.toolkit.fluxcd.io/v1
+    kind: OCIRepository
+    name: mariadb-crds-v26
+---
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: v26.mariadb-operator
+  namespace: default
+spec:
+  manages:
+  - dependencyGroup:
+      name: mariadb
+      as: mariadb-a
+  reference:
+    kind: OCIRepository
+    name: mariadb-operator-v26
+---
+apiVersion: helmetica.io/v1
+kind: CustomResourceDefinitionSource
+metadata:
+  name: v26.mariadb-cluster
+  namespace: default
+spec:
+  reference:
+    kind: OCIRepository
+    name: mariadb-cluster-v26
+  requires:
+  - dependencyGroup:
+      name: mariadb
+`
+	seedGroup = `
+apiVersion: helmetica.io/v1
+kind: DependencyGroup
+metadata:
+  name: mariadb
+spec:
+  crds:
+  - name: backups.k8s.mariadb.com
+  - name: connections.k8s.mariadb.com
+  - name: databases.k8s.mariadb.com
+  harnessRef:
+    kind: OperatorHarness
+    name: mariadb-operator
+status:
+  state: Accepted
+`
+)
+
+// TestSamplesRoundTrip: helmetica's samples and the seed's group decode
+// strictly into the Go API types, into the right fields, and lose nothing
+// when encoded again.
+func TestSamplesRoundTrip(t *testing.T) {
+	for i, doc := range strings.Split(upstreamSources, "\n---\n") {
+		var src helmeticav1.CustomResourceDefinitionSource
+		golden.RoundTrip(t, []byte(doc), &src)
+		if src.Name == "" {
+			t.Errorf("source %d: no name", i)
+		}
 	}
-	if len(files) == 0 {
-		t.Fatal("no pass fixtures")
+
+	var group helmeticav1.DependencyGroup
+	golden.RoundTrip(t, []byte(seedGroup), &group)
+	if len(group.Spec.CRDs) != 3 || group.Spec.CRDs[2].Name != "databases.k8s.mariadb.com" ||
+		group.Spec.HarnessRef.Kind != helmeticav1.HarnessKindOperatorHarness ||
+		group.Status.State != helmeticav1.StateAccepted {
+		t.Errorf("seed example decoded into the wrong fields: %+v", group)
 	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := yaml.YAMLToJSONStrict(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var kind struct {
-				Kind string `json:"kind"`
-			}
-			if err := yaml.Unmarshal(data, &kind); err != nil {
-				t.Fatal(err)
-			}
-			if seedShaped(data) {
-				t.Skip("a source in the seed's string shape")
-			}
-			if errs := decodeStrict(raw, kind.Kind); len(errs) > 0 {
-				t.Errorf("does not decode into %s: %v", kind.Kind, errs)
-			}
-		})
-	}
+}
+
+// TestPassFixturesRoundTrip decodes every pass fixture into its Go API type
+// (api/helmetica/v1) with strict decoding (duplicate keys, unknown or
+// case-mismatched fields fail) and encodes it again, losing nothing. It
+// proves that the objects this policy allows have the shape of helmetica's
+// CRDs (deploy/helmetica-crds). Fail fixtures may be deliberately malformed
+// and are not decoded; sources in the seed's string shape, which helmetica's
+// CRD does not admit but gatehouse still reads, are skipped.
+func TestPassFixturesRoundTrip(t *testing.T) {
+	golden.EachFixture(t, func(t *testing.T, data []byte) {
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(data, &kind); err != nil {
+			t.Fatal(err)
+		}
+		if seedShaped(data) {
+			t.Skip("a source in the seed's string shape")
+		}
+		into := typedObject(kind.Kind)
+		if into == nil {
+			t.Fatalf("unexpected kind %q", kind.Kind)
+		}
+		golden.RoundTrip(t, data, into)
+	}, filepath.Join("testdata", "pass", "*.yaml"))
 }
 
 // seedShaped reports whether a source states provides or manages as a
@@ -67,31 +160,31 @@ func seedShaped(data []byte) bool {
 	return provides || manages
 }
 
-// TestStrictDecodingRejectsOtherShapes guards the test above.
+// TestStrictDecodingRejectsOtherShapes guards the tests above: each document
+// must decode into neither a DependencyGroup nor a source.
 func TestStrictDecodingRejectsOtherShapes(t *testing.T) {
 	for name, doc := range map[string]string{
-		"crds as names":      `{"kind":"DependencyGroup","spec":{"crds":["backups.k8s.mariadb.com"]}}`,
-		"unknown field":      `{"kind":"DependencyGroup","spec":{"crds":[],"harness":{}}}`,
-		"requires as string": `{"kind":"CustomResourceDefinitionSource","spec":{"requires":"mariadb"}}`,
+		"crds as names":              `{"spec":{"crds":["backups.k8s.mariadb.com"]}}`,
+		"unknown field":              `{"spec":{"crds":[],"harness":{}}}`,
+		"requires as string":         `{"spec":{"requires":"mariadb"}}`,
+		"requires without the group": `{"spec":{"requires":[{"name":"mariadb"}]}}`,
+		"the seed's provides string": `{"spec":{"provides":"mariadb"}}`,
 	} {
-		var kind struct {
-			Kind string `json:"kind"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &kind); err != nil {
-			t.Fatal(err)
-		}
-		if errs := decodeStrict([]byte(doc), kind.Kind); len(errs) == 0 {
-			t.Errorf("%s: decoded strictly", name)
+		for _, kind := range []string{"DependencyGroup", "CustomResourceDefinitionSource"} {
+			if errs := golden.DecodeStrict([]byte(doc), typedObject(kind)); len(errs) == 0 {
+				t.Errorf("%s: decoded strictly into a %s", name, kind)
+			}
 		}
 	}
 }
 
-func decodeStrict(raw []byte, kind string) []error {
+// typedObject is a new Go API object of kind, or nil for another kind.
+func typedObject(kind string) any {
 	switch kind {
 	case "DependencyGroup":
-		return golden.DecodeStrict(raw, &helmeticav1.DependencyGroup{})
+		return &helmeticav1.DependencyGroup{}
 	case "CustomResourceDefinitionSource":
-		return golden.DecodeStrict(raw, &helmeticav1.CustomResourceDefinitionSource{})
+		return &helmeticav1.CustomResourceDefinitionSource{}
 	}
-	return []error{fmt.Errorf("unexpected kind %q", kind)}
+	return nil
 }

@@ -1,7 +1,6 @@
 package overrides
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // FuzzValidate feeds random data values to Validate for panics, stack
@@ -21,15 +21,7 @@ import (
 // a rejected key injected anywhere into a valid patch is denied, at the path
 // it was injected at (see injectRejected).
 func FuzzValidate(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for i, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for i, raw := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
 		var cm struct{ Data map[string]string }
 		if err := yaml.Unmarshal(raw, &cm); err != nil {
 			f.Fatal(err)

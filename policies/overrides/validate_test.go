@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // Paths the tables below refer to.
@@ -110,14 +111,31 @@ var knownCodes = map[policies.Code]bool{
 	CodeImagePinned: true,
 }
 
-// TestCodesDistinct: every code is its own string and carries the prefix.
+// TestCodesDistinct reads the codes this package declares from its source:
+// each is its own string and carries the Override prefix, and knownCodes,
+// which checkWellFormed and the fuzz target accept, holds exactly them.
 func TestCodesDistinct(t *testing.T) {
-	seen := map[string]bool{}
-	for code := range knownCodes {
-		if seen[string(code)] || !strings.HasPrefix(string(code), "Override") {
-			t.Errorf("code %s is repeated or lacks the Override prefix", code)
+	declared := golden.DeclaredCodes(t, ".")
+	if len(declared) == 0 {
+		t.Fatal("no code declared: the parse no longer sees the declarations")
+	}
+	seen := map[string]string{}
+	for _, code := range declared {
+		if other, ok := seen[code.Value]; ok {
+			t.Errorf("%s and %s are both %q", other, code.Name, code.Value)
 		}
-		seen[string(code)] = true
+		seen[code.Value] = code.Name
+		if !strings.HasPrefix(code.Value, "Override") {
+			t.Errorf("%s = %q lacks the Override prefix", code.Name, code.Value)
+		}
+		if !knownCodes[policies.Code(code.Value)] {
+			t.Errorf("%s (%s) is missing from knownCodes", code.Name, code.File)
+		}
+	}
+	for code := range knownCodes {
+		if _, ok := seen[string(code)]; !ok {
+			t.Errorf("knownCodes holds %s, which this package does not declare", code)
+		}
 	}
 }
 

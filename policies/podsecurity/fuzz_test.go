@@ -2,16 +2,15 @@ package podsecurity
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // fuzzTemplateKinds are the kinds each fuzz input is also validated as.
@@ -23,34 +22,14 @@ var fuzzTemplateKinds = []schema.GroupKind{gkDeployment, gkCronJob, {Kind: "PodT
 // the property that defaulting satisfies the missing-defaults check wherever
 // the object's shape lets it (see malformedPaths).
 func FuzzDefaultPod(f *testing.F) {
-	for _, pattern := range []string{
-		filepath.Join("testdata", "*", "*.yaml"),
-		filepath.Join("testdata", "undefaulted", "*", "*.yaml"),
-	} {
-		paths, err := filepath.Glob(pattern)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, path := range paths {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"), filepath.Join("testdata", "undefaulted", "*", "*.yaml"))
 	f.Add([]byte(`{"spec":{"securityContext":"x","containers":[1,null,{"securityContext":{"seccompProfile":"x","capabilities":[]}}]}}`))
 	f.Add([]byte(`{"spec":{"securityContext":{"seccompProfile":{"type":""}},"ephemeralContainers":[{"name":"d"},{"securityContext":null}]}}`))
 	f.Add([]byte(`{"spec":{"os":{"name":"windows"},"initContainers":[{"securityContext":{"capabilities":{"drop":null}}}]}}`))
 	f.Add([]byte(`{"spec":{"securityContext":{"runAsUser":0,"runAsNonRoot":true},"containers":[{"securityContext":{"privileged":true,"capabilities":{"add":["CAP_SYS_ADMIN",1]}}}]}}`))
-	f.Add([]byte(`[1, 2]`))
 	f.Add([]byte(`spec: spec`))
 
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var obj map[string]any
-		if err := yaml.Unmarshal(data, &obj); err != nil {
-			return
-		}
+	golden.FuzzObjects(f, func(t *testing.T, obj map[string]any) {
 		old := clone(obj)
 		d := BuiltinDefaults()
 

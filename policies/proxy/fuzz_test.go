@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
@@ -13,19 +11,12 @@ import (
 // object, to Inject: for panics, for idempotency, and for the property that a
 // denial changes nothing. It also runs Harnessed on the input as a harness.
 func FuzzInject(f *testing.F) {
-	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
-		f.Add(data)
-	}
+	golden.AddFixtureSeeds(f, filepath.Join("testdata", "*", "*.yaml"))
 	f.Add([]byte(`{"spec":{"volumes":[1,{"name":"proxy-api-access"}],"containers":[1,{"env":"x","volumeMounts":[null]}]}}`))
 	f.Add([]byte(`{"spec":{"initContainers":[{"env":[{"name":"KUBERNETES_SERVICE_PORT"},{"name":"KUBERNETES_SERVICE_PORT"}],"volumeMounts":[{"mountPath":"/var/run/secrets/kubernetes.io/serviceaccount/"}]}]}}`))
 	f.Add([]byte(`{"spec":{"operator":{"namespace":"a","injectProxyConfiguration":true,"serviceAccounts":["b",2]}}}`))
-	f.Add([]byte(`[1, 2]`))
 
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var obj map[string]any
-		if err := yaml.Unmarshal(data, &obj); err != nil {
-			return
-		}
+	golden.FuzzObjects(f, func(t *testing.T, obj map[string]any) {
 		Harnessed([]map[string]any{obj}, "a", "b")
 		before := clone(obj)
 		changed, findings := Inject(obj, BuiltinConfig())

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // upstreamScope is secret-operator's SecretScope.
@@ -358,7 +359,6 @@ func TestJitterZeroAgainstUpstream(t *testing.T) {
 // "annotations" key in the golden fixtures.
 func fixtureAnnotations(t *testing.T) []map[string]string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
 	var out []map[string]string
 	var visit func(v any, key string)
 	visit = func(v any, key string) {
@@ -382,7 +382,7 @@ func fixtureAnnotations(t *testing.T) []map[string]string {
 			}
 		}
 	}
-	for _, file := range files {
+	for _, file := range golden.FixtureFiles(t, filepath.Join("testdata", "*", "*.yaml")) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -1,7 +1,6 @@
 package scope
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
 // fuzzKinds are the kinds FuzzValidate evaluates every input as: each shape
@@ -21,15 +21,8 @@ var fuzzKinds = []schema.GroupKind{gkPod, gkPVC, gkStatefulSet, gkCronJob, gkHdf
 // overflows, and random CredentialsScope names to the splice property (see
 // checkNameProperty).
 func FuzzValidate(f *testing.F) {
-	for _, dir := range []string{"testdata/pass", "testdata/fail"} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data, "mysvc,node")
-		}
+	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "pass", "*.yaml"), filepath.Join("testdata", "fail", "*.yaml")) {
+		f.Add(data, "mysvc,node")
 	}
 	f.Add([]byte(`{"spec":{"secretClass":"x","scope":{"services":["a,b",1,null,""],"listenerVolumes":"x"}}}`), "web")
 	f.Add([]byte(`{"spec":{"volumes":[{"ephemeral":{"volumeClaimTemplate":{"metadata":{"annotations":{"secrets.kubedoop.dev/scope":","}}}}}]}}`), "a=b")
@@ -164,12 +157,7 @@ func toAny(names []string) []any {
 
 // seedScopesFromFixtures adds every CredentialsScope of the golden fixtures.
 func seedScopesFromFixtures(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*", "*.yaml"))
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, data := range golden.ReadFixtures(f, filepath.Join("testdata", "*", "*.yaml")) {
 		var obj any
 		if yaml.Unmarshal(data, &obj) == nil {
 			seedScopes(f, obj)

@@ -2,9 +2,16 @@ package workload_test
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -29,30 +36,81 @@ func nest(path []string, v map[string]any) map[string]any {
 	return v
 }
 
+// TestKinds checks Kinds against the Go types of k8s.io/api, not against a
+// copy of itself: every kind of core/v1, apps/v1 and batch/v1 whose object
+// holds a pod spec outside a list is listed, and nothing else; each is served
+// under the resource apimachinery derives from its kind; and its Template is
+// where its type holds the pod template.
 func TestKinds(t *testing.T) {
-	want := []struct {
-		gk       schema.GroupKind
-		resource schema.GroupVersionResource
-	}{
-		{schema.GroupKind{Kind: "Pod"}, schema.GroupVersionResource{Version: "v1", Resource: "pods"}},
-		{schema.GroupKind{Kind: "PodTemplate"}, schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}},
-		{schema.GroupKind{Kind: "ReplicationController"}, schema.GroupVersionResource{Version: "v1", Resource: "replicationcontrollers"}},
-		{schema.GroupKind{Group: "apps", Kind: "Deployment"}, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}},
-		{schema.GroupKind{Group: "apps", Kind: "StatefulSet"}, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"}},
-		{schema.GroupKind{Group: "apps", Kind: "DaemonSet"}, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"}},
-		{schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}},
-		{schema.GroupKind{Group: "batch", Kind: "Job"}, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}},
-		{schema.GroupKind{Group: "batch", Kind: "CronJob"}, schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}},
-	}
-	if len(workload.Kinds) != len(want) {
-		t.Fatalf("len(Kinds) = %d, want %d", len(workload.Kinds), len(want))
-	}
-	for i, w := range want {
-		k := workload.Kinds[i]
-		if k.Kind != w.gk.Kind || k.Resource != w.resource {
-			t.Errorf("Kinds[%d] = %s %v, want %s %v", i, k.Kind, k.Resource, w.gk.Kind, w.resource)
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
 		}
 	}
+	upstream := map[schema.GroupKind]schema.GroupVersionKind{}
+	podSpecAt := map[schema.GroupKind][]string{}
+	for gvk, typ := range scheme.AllKnownTypes() {
+		if path, ok := podSpecPath(typ, nil); ok {
+			upstream[gvk.GroupKind()] = gvk
+			podSpecAt[gvk.GroupKind()] = path
+		}
+	}
+	if len(upstream) == 0 {
+		t.Fatal("no kind of k8s.io/api holds a pod spec: the walk over the types is broken")
+	}
+	listed := map[schema.GroupKind]bool{}
+	for _, k := range workload.Kinds {
+		gk := schema.GroupKind{Group: k.Resource.Group, Kind: k.Kind}
+		listed[gk] = true
+		gvk, ok := upstream[gk]
+		if !ok {
+			t.Errorf("%v is listed, but no type of k8s.io/api by that kind holds a pod spec", gk)
+			continue
+		}
+		if want, _ := meta.UnsafeGuessKindToResource(gvk); k.Resource != want {
+			t.Errorf("%v is served as %v, listed as %v", gk, want, k.Resource)
+		}
+		if want, got := podSpecAt[gk], append(slices.Clone(k.Template), "spec"); !slices.Equal(got, want) {
+			t.Errorf("%v holds its pod spec at %v, Template leads to %v", gk, want, got)
+		}
+	}
+	for gk := range upstream {
+		if !listed[gk] {
+			t.Errorf("%v holds a pod spec (at %v) and is not listed", gk, podSpecAt[gk])
+		}
+	}
+}
+
+// podSpecPath returns the JSON path at which a value of type typ holds a
+// corev1.PodSpec, following struct fields (and embedded ones) by their JSON
+// names and pointers, but not lists or maps: a PodList holds pods, it runs
+// none itself.
+func podSpecPath(typ reflect.Type, path []string) ([]string, bool) {
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	if typ == reflect.TypeOf(corev1.PodSpec{}) {
+		return path, true
+	}
+	if typ.Kind() != reflect.Struct || len(path) > 8 {
+		return nil, false
+	}
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		next := path
+		if !f.Anonymous || name != "" {
+			next = append(slices.Clone(path), name)
+		}
+		if found, ok := podSpecPath(f.Type, next); ok {
+			return found, true
+		}
+	}
+	return nil, false
 }
 
 func TestPodOf(t *testing.T) {

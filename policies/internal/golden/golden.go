@@ -16,7 +16,6 @@ import (
 	"strings"
 	"testing"
 
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -182,22 +181,6 @@ func Results(findings []policies.Finding) []Result {
 	return out
 }
 
-// DecodeStrict decodes a YAML or JSON document into into as the API server's
-// strict field validation would: duplicate keys, unknown or miscased fields
-// and wrong types are errors. Tests use it to prove fixtures have the shape
-// of the Go API types.
-func DecodeStrict(data []byte, into any) []error {
-	raw, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return []error{err}
-	}
-	strictErrs, err := kjson.UnmarshalStrict(raw, into, kjson.DisallowUnknownFields)
-	if err != nil {
-		return append(strictErrs, err)
-	}
-	return strictErrs
-}
-
 // ReadBack returns obj as a policy reads it from a YAML fixture: marshalled
 // and decoded again, so numbers and empty values have their decoded types.
 func ReadBack(obj map[string]any) map[string]any {
@@ -257,23 +240,4 @@ func Mutated(t *testing.T, dir string, fixtures []Fixture, mutate func(obj map[s
 		want[name] = data
 	}
 	Files(t, dir, []string{"mutated"}, want)
-}
-
-// ReadFixtures returns the contents of every file matching pattern (such as
-// testdata/*/*.yaml), in lexical order: the seed corpus of the fuzz targets.
-func ReadFixtures(tb testing.TB, pattern string) [][]byte {
-	tb.Helper()
-	files, err := filepath.Glob(pattern)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out := make([][]byte, 0, len(files))
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, data)
-	}
-	return out
 }

@@ -1,0 +1,68 @@
+package golden
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// DeclaredCode is a finding code as a policy's source declares it.
+type DeclaredCode struct {
+	Name  string // the constant
+	Value string // the code
+	File  string // the file, relative to the directory searched
+}
+
+// DeclaredCodes parses the Go files below dir, tests left out, and returns
+// every constant declared with the type policies.Code and a string literal
+// value, in the order of the files and their declarations. Tests read the
+// codes from the source, not from a list of them kept by hand, so that a code
+// added without its test entry or its documentation is found.
+func DeclaredCodes(tb testing.TB, dir string) []DeclaredCode {
+	tb.Helper()
+	var out []DeclaredCode
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		for _, decl := range file.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if sel, ok := vs.Type.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Code" {
+					continue
+				}
+				for i, v := range vs.Values {
+					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING && i < len(vs.Names) {
+						value, err := strconv.Unquote(lit.Value)
+						if err != nil {
+							return err
+						}
+						out = append(out, DeclaredCode{Name: vs.Names[i].Name, Value: value, File: rel})
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
