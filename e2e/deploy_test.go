@@ -282,7 +282,7 @@ func checkDeployConfig(t *testing.T, r *deployRender, d *appsv1.Deployment) (*co
 	}
 	cfg, err := configv1alpha1.Load(file)
 	if err == nil {
-		err = cfg.Validate(webhooks.Names())
+		err = webhooks.ValidateConfig(cfg)
 	}
 	if err != nil {
 		t.Errorf("%s: ConfigMap %s key %s is not a configuration the server accepts: %v", r.dir, cm.Name, filepath.Base(path), err)

@@ -124,7 +124,7 @@ func TestHTTPHarnessProxy(t *testing.T) {
 	patched := applyPatch(t, pod, r.Patch)
 	want := pluginPod("operator")
 	cfg := configv1alpha1.Default()
-	if changed, findings := proxy.Inject(want, cfg.ProxyConfig()); !changed || len(findings) > 0 {
+	if changed, findings := proxy.Inject(want, OptionsFromConfig(cfg).Proxy); !changed || len(findings) > 0 {
 		t.Fatal("Inject did not change the plugin's pod")
 	}
 	if got, exp := string(mustJSON(t, patched)), string(mustJSON(t, want)); got != exp {
@@ -400,7 +400,7 @@ func TestHTTPHelmeticaHarnessProxyAndLabels(t *testing.T) {
 	}
 	want := pluginPod("operator")
 	cfg := configv1alpha1.Default()
-	proxy.Inject(want, cfg.ProxyConfig())
+	proxy.Inject(want, OptionsFromConfig(cfg).Proxy)
 	if got, exp := string(mustJSON(t, applyPatch(t, pod, r.Patch))), string(mustJSON(t, want)); got != exp {
 		t.Errorf("patched pod\n%s\nwant\n%s", got, exp)
 	}

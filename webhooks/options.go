@@ -41,16 +41,72 @@ type Options struct {
 type Label struct{ Key, Value string }
 
 // OptionsFromConfig derives the options from a configuration that passed
-// Validate (which reports everything these conversions could reject).
+// ValidateConfig (which reports everything these conversions could reject).
+// The defaults the policies own are applied here, where the options are
+// built: the configured pod security defaults laid over the built-in table,
+// and the built-in harness proxy under each unset proxy field.
 func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 	key, value, _ := cfg.SecurityDefaultsLabel()
-	defaults, _ := cfg.PodDefaults()
+	defaults, _ := podDefaults(cfg.PodSecurity.Defaults)
 	return Options{
 		Products:                policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
 		SecurityDefaultsLabel:   Label{Key: key, Value: value},
 		PodDefaults:             defaults,
 		Overrides:               cfg.Overrides,
-		Proxy:                   cfg.ProxyConfig(),
+		Proxy:                   proxyConfig(cfg.Harness.Proxy),
 		HarnessedNamespaceLabel: cfg.Harness.FailClosedNamespaceLabel,
 	}
+}
+
+// ValidateConfig checks a configuration before OptionsFromConfig reads it:
+// the configuration's own rules, webhook names the registry does not know,
+// and the policies' rules for the values they read, all in one error that
+// names each field. serve and check reject a configuration it refuses.
+func ValidateConfig(cfg configv1alpha1.ServerConfig) error {
+	return cfg.Validate(Names(), configv1alpha1.PolicyChecks{
+		PodSecurityDefaults: func(o configv1alpha1.PodSecurityDefaults) error {
+			_, err := podDefaults(o)
+			return err
+		},
+		HarnessProxy: func(p configv1alpha1.HarnessProxy) error { return proxyConfig(p).Validate() },
+	})
+}
+
+// podDefaults lays the configured overrides over the built-in defaults
+// table and checks the result.
+func podDefaults(o configv1alpha1.PodSecurityDefaults) (podsecurity.Defaults, error) {
+	d := podsecurity.BuiltinDefaults()
+	setIf(&d.RunAsUser, o.RunAsUser)
+	setIf(&d.RunAsGroup, o.RunAsGroup)
+	setIf(&d.FSGroup, o.FSGroup)
+	setIf(&d.FSGroupChangePolicy, o.FSGroupChangePolicy)
+	setIf(&d.RunAsNonRoot, o.RunAsNonRoot)
+	setIf(&d.SeccompProfileType, o.SeccompProfileType)
+	setIf(&d.AllowPrivilegeEscalation, o.AllowPrivilegeEscalation)
+	if o.CapabilitiesDrop != nil {
+		d.CapabilitiesDrop = append([]string(nil), o.CapabilitiesDrop...)
+	}
+	return d, d.Validate()
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// proxyConfig is the built-in harness proxy with each configured field laid
+// over it.
+func proxyConfig(p configv1alpha1.HarnessProxy) proxy.Config {
+	c := proxy.BuiltinConfig()
+	if p.Host != "" {
+		c.Host = p.Host
+	}
+	if p.Port != 0 {
+		c.Port = p.Port
+	}
+	if p.CAConfigMap != "" {
+		c.CAConfigMap = p.CAConfigMap
+	}
+	return c
 }

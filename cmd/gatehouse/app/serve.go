@@ -175,7 +175,7 @@ func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig)
 		}
 		cfg.Webhooks[name] = configv1alpha1.Webhook{Enabled: &off}
 	}
-	if err := cfg.Validate(webhooks.Names()); err != nil {
+	if err := webhooks.ValidateConfig(*cfg); err != nil {
 		return usageError("%v", err)
 	}
 	return nil
