@@ -34,6 +34,7 @@ import (
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
 
 type serveFlags struct {
@@ -213,7 +214,7 @@ type Server struct {
 }
 
 // EnableDependencyGroupStatus adds the leader-elected DependencyGroup status
-// reconciler (webhooks.DependencyGroupStatus); it needs cluster access.
+// reconciler (controllers.DependencyGroupStatus); it needs cluster access.
 func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
 	if s.rc == nil {
 		return usageError("--reconcile-dependencygroups needs cluster access (--kubeconfig or in-cluster)")
@@ -234,7 +235,7 @@ func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
 	if err != nil {
 		return err
 	}
-	if err := (&webhooks.DependencyGroupStatus{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.DependencyGroupStatus{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	s.manager = mgr
