@@ -39,6 +39,8 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -85,11 +87,11 @@ func TestDeployShipsTheCRDs(t *testing.T) {
 	}
 	key := func(gvk schema.GroupVersionKind) string { return gvk.GroupVersion().String() + " " + gvk.Kind }
 	defaults := kinds(renderDeploy(t, deployDefaultDir).crds)
-	if !defaults[key(webhooks.HarnessGVK)] || len(defaults) != 1 {
-		t.Errorf("deploy/default installs CRDs for %v, want only %s", defaults, webhooks.HarnessGVK)
+	if !defaults[key(harness.GVK)] || len(defaults) != 1 {
+		t.Errorf("deploy/default installs CRDs for %v, want only %s", defaults, harness.GVK)
 	}
 	component := kinds(renderHelmeticaCRDs(t).crds)
-	for _, gvk := range []schema.GroupVersionKind{webhooks.DependencyGroupGVK, webhooks.CRDSourceGVK, webhooks.HelmeticaHarnessGVK} {
+	for _, gvk := range []schema.GroupVersionKind{dependencygroup.GroupGVK, dependencygroup.SourceGVK, harness.HelmeticaGVK} {
 		if !component[key(gvk)] {
 			t.Errorf("deploy/helmetica-crds has no CRD for %s", gvk)
 		}

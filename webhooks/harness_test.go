@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 )
 
 // memState is an in-memory StateReader and NamespaceReader over a few
@@ -24,7 +26,7 @@ type memState struct {
 func (m memState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, o := range m.objects {
-		if o["kind"] == gvk.Kind && o["apiVersion"] == gvk.GroupVersion().String() && slices.Contains(IndexValues(gvk, index, o), value) {
+		if o["kind"] == gvk.Kind && o["apiVersion"] == gvk.GroupVersion().String() && slices.Contains(clusterstate.IndexValues(gvk, index, o), value) {
 			out = append(out, o)
 		}
 	}
@@ -279,8 +281,8 @@ func TestHTTPHarnessLabelsStatusSubresource(t *testing.T) {
 type rolesFailing struct{ memState }
 
 func (r rolesFailing) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
-	if gvk == ClusterRoleGVK || gvk == RoleGVK {
-		return nil, errNotSynced
+	if gvk == harness.ClusterRoleGVK || gvk == harness.RoleGVK {
+		return nil, clusterstate.ErrNotSynced
 	}
 	return r.memState.Objects(gvk, index, value)
 }
@@ -292,10 +294,10 @@ func (r rolesFailing) Objects(gvk schema.GroupVersionKind, index, value string) 
 // ratchet), while an unchanged dangerous binding ratchets to a warning.
 func TestHTTPHarnessBindings(t *testing.T) {
 	roles := []map[string]any{
-		TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		clusterstate.TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
 			"metadata": map[string]any{"name": "cluster-admin", "annotations": map[string]any{"a": "b"}},
 			"rules":    []any{map[string]any{"apiGroups": []any{"*"}, "resources": []any{"*"}, "verbs": []any{"*"}}}}),
-		TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		clusterstate.TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
 			"metadata": map[string]any{"name": "reader"},
 			"rules":    []any{map[string]any{"apiGroups": []any{"k8s.mariadb.com"}, "resources": []any{"*"}, "verbs": []any{"get"}}}}),
 	}

@@ -34,6 +34,7 @@ import (
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
 
@@ -205,8 +206,8 @@ type Server struct {
 	probeListener net.Listener
 	// workloads and state are the informer caches, when gatehouse can read
 	// the cluster.
-	workloads *webhooks.CachedWorkloads
-	state     *webhooks.CachedState
+	workloads *clusterstate.CachedWorkloads
+	state     *clusterstate.CachedState
 	// rc is the cluster gatehouse reads, nil for none; manager runs the
 	// leader-elected reconciler when enabled.
 	rc      *rest.Config
@@ -252,7 +253,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	}
 	s.rc = rc
 	if rc != nil && cfg.Enabled("component-overrides") {
-		if s.workloads, err = webhooks.NewCachedWorkloads(rc, cfg.Overrides.Namespace); err != nil {
+		if s.workloads, err = clusterstate.NewCachedWorkloads(rc, cfg.Overrides.Namespace); err != nil {
 			return nil, err
 		}
 		opts.Workloads = s.workloads
@@ -267,7 +268,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 			"webhooks", stateWebhooks)
 	}
 	if rc != nil && slices.ContainsFunc(stateWebhooks, cfg.Enabled) {
-		if s.state, err = webhooks.NewCachedState(rc); err != nil {
+		if s.state, err = clusterstate.NewCachedState(rc); err != nil {
 			return nil, err
 		}
 		opts.ClusterState = s.state
