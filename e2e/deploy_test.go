@@ -39,6 +39,8 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -85,11 +87,11 @@ func TestDeployShipsTheCRDs(t *testing.T) {
 	}
 	key := func(gvk schema.GroupVersionKind) string { return gvk.GroupVersion().String() + " " + gvk.Kind }
 	defaults := kinds(renderDeploy(t, deployDefaultDir).crds)
-	if !defaults[key(webhooks.HarnessGVK)] || len(defaults) != 1 {
-		t.Errorf("deploy/default installs CRDs for %v, want only %s", defaults, webhooks.HarnessGVK)
+	if !defaults[key(harness.GVK)] || len(defaults) != 1 {
+		t.Errorf("deploy/default installs CRDs for %v, want only %s", defaults, harness.GVK)
 	}
 	component := kinds(renderHelmeticaCRDs(t).crds)
-	for _, gvk := range []schema.GroupVersionKind{webhooks.DependencyGroupGVK, webhooks.CRDSourceGVK, webhooks.HelmeticaHarnessGVK} {
+	for _, gvk := range []schema.GroupVersionKind{dependencygroup.GroupGVK, dependencygroup.SourceGVK, harness.HelmeticaGVK} {
 		if !component[key(gvk)] {
 			t.Errorf("deploy/helmetica-crds has no CRD for %s", gvk)
 		}
@@ -282,7 +284,7 @@ func checkDeployConfig(t *testing.T, r *deployRender, d *appsv1.Deployment) (*co
 	}
 	cfg, err := configv1alpha1.Load(file)
 	if err == nil {
-		err = cfg.Validate(webhooks.Names())
+		err = webhooks.ValidateConfig(cfg)
 	}
 	if err != nil {
 		t.Errorf("%s: ConfigMap %s key %s is not a configuration the server accepts: %v", r.dir, cm.Name, filepath.Base(path), err)

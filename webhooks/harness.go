@@ -15,7 +15,7 @@ import (
 func newHarness(opts Options) Evaluator {
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
 		validate := harness.ValidateHarness
-		if r.Kind.Group == HelmeticaHarnessGVK.Group {
+		if r.Kind.Group == harness.HelmeticaGVK.Group {
 			validate = harness.ValidateHelmeticaHarness
 		}
 		findings := validate(r.Object, policyState{opts.ClusterState})

@@ -11,7 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 )
 
 // memState is an in-memory StateReader and NamespaceReader over a few
@@ -24,7 +26,7 @@ type memState struct {
 func (m memState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
 	var out []map[string]any
 	for _, o := range m.objects {
-		if o["kind"] == gvk.Kind && o["apiVersion"] == gvk.GroupVersion().String() && slices.Contains(IndexValues(gvk, index, o), value) {
+		if o["kind"] == gvk.Kind && o["apiVersion"] == gvk.GroupVersion().String() && slices.Contains(clusterstate.IndexValues(gvk, index, o), value) {
 			out = append(out, o)
 		}
 	}
@@ -124,7 +126,7 @@ func TestHTTPHarnessProxy(t *testing.T) {
 	patched := applyPatch(t, pod, r.Patch)
 	want := pluginPod("operator")
 	cfg := configv1alpha1.Default()
-	if changed, findings := proxy.Inject(want, cfg.ProxyConfig()); !changed || len(findings) > 0 {
+	if changed, findings := proxy.Inject(want, OptionsFromConfig(cfg).Proxy); !changed || len(findings) > 0 {
 		t.Fatal("Inject did not change the plugin's pod")
 	}
 	if got, exp := string(mustJSON(t, patched)), string(mustJSON(t, want)); got != exp {
@@ -279,8 +281,8 @@ func TestHTTPHarnessLabelsStatusSubresource(t *testing.T) {
 type rolesFailing struct{ memState }
 
 func (r rolesFailing) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
-	if gvk == ClusterRoleGVK || gvk == RoleGVK {
-		return nil, errNotSynced
+	if gvk == harness.ClusterRoleGVK || gvk == harness.RoleGVK {
+		return nil, clusterstate.ErrNotSynced
 	}
 	return r.memState.Objects(gvk, index, value)
 }
@@ -292,10 +294,10 @@ func (r rolesFailing) Objects(gvk schema.GroupVersionKind, index, value string) 
 // ratchet), while an unchanged dangerous binding ratchets to a warning.
 func TestHTTPHarnessBindings(t *testing.T) {
 	roles := []map[string]any{
-		TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		clusterstate.TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
 			"metadata": map[string]any{"name": "cluster-admin", "annotations": map[string]any{"a": "b"}},
 			"rules":    []any{map[string]any{"apiGroups": []any{"*"}, "resources": []any{"*"}, "verbs": []any{"*"}}}}),
-		TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		clusterstate.TrimForLookups(map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
 			"metadata": map[string]any{"name": "reader"},
 			"rules":    []any{map[string]any{"apiGroups": []any{"k8s.mariadb.com"}, "resources": []any{"*"}, "verbs": []any{"get"}}}}),
 	}
@@ -400,7 +402,7 @@ func TestHTTPHelmeticaHarnessProxyAndLabels(t *testing.T) {
 	}
 	want := pluginPod("operator")
 	cfg := configv1alpha1.Default()
-	proxy.Inject(want, cfg.ProxyConfig())
+	proxy.Inject(want, OptionsFromConfig(cfg).Proxy)
 	if got, exp := string(mustJSON(t, applyPatch(t, pod, r.Patch))), string(mustJSON(t, want)); got != exp {
 		t.Errorf("patched pod\n%s\nwant\n%s", got, exp)
 	}

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 	"github.com/gatehouse-dev/gatehouse/policies/scopelabel"
 )
@@ -25,7 +26,7 @@ func (v harnessView) objects(index, value string) ([]map[string]any, error) {
 		return nil, errNoClusterState
 	}
 	var out []map[string]any
-	for _, gvk := range HarnessGVKs {
+	for _, gvk := range harness.GVKs {
 		objs, err := v.state.Objects(gvk, index, value)
 		if err != nil {
 			return nil, err
@@ -36,11 +37,11 @@ func (v harnessView) objects(index, value string) ([]map[string]any, error) {
 }
 
 func (v harnessView) HarnessesIn(namespace string) ([]map[string]any, error) {
-	return v.objects("gatehouse.claimNamespace", namespace)
+	return v.objects(harness.IndexClaimNamespace, namespace)
 }
 
 func (v harnessView) HarnessesWithScopeLabel(key string) ([]map[string]any, error) {
-	return v.objects("gatehouse.scopeLabel", key)
+	return v.objects(harness.IndexScopeLabel, key)
 }
 
 func (v harnessView) NamespaceLabels(name string) (map[string]string, error) {

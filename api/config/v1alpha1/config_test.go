@@ -1,13 +1,12 @@
 package v1alpha1
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 )
 
 var knownWebhooks = []string{"secret-scope", "service-account"}
@@ -37,16 +36,15 @@ func TestDefault(t *testing.T) {
 		Products:    Products{GroupSuffixes: []string{".kubedoop.dev"}},
 		PodSecurity: PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
 		Overrides:   Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
-		Harness: Harness{
-			Proxy:                    HarnessProxy{Host: "proxy-service.proxy-namespace.svc", Port: 443, CAConfigMap: "proxy-root-ca.crt"},
-			FailClosedNamespaceLabel: "gatehouse.dev/harnessed",
-		},
+		// The proxy's defaults are the policy's, laid over these when the
+		// options are built (webhooks/options.go).
+		Harness: Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed"},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Default() = %+v, want %+v", got, want)
 	}
-	if err := got.Validate(knownWebhooks); err != nil {
+	if err := got.Validate(knownWebhooks, PolicyChecks{}); err != nil {
 		t.Errorf("Default().Validate() = %v, want nil", err)
 	}
 	// Each call returns its own slice: changing one default must not change the next.
@@ -148,7 +146,7 @@ harness:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Load() = %+v, want %+v", got, want)
 	}
-	if err := got.Validate(knownWebhooks); err != nil {
+	if err := got.Validate(knownWebhooks, PolicyChecks{}); err != nil {
 		t.Errorf("Validate() = %v, want nil", err)
 	}
 	if got.Enabled("secret-scope") {
@@ -326,22 +324,6 @@ func TestValidate(t *testing.T) {
 			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{""} },
 			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
 		},
-		{name: "proxy port 65535", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = 65535 }},
-		{name: "proxy port -1", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = -1 }, wantErr: prefix + "harness.proxy: proxy port -1 is outside 1..65535"},
-		{name: "proxy host empty", mutate: func(c *ServerConfig) { c.Harness.Proxy.Host = "" }, wantErr: prefix + "harness.proxy: proxy host is empty"},
-		{
-			name:    "proxy CA ConfigMap not a name",
-			mutate:  func(c *ServerConfig) { c.Harness.Proxy.CAConfigMap = "CA/crt" },
-			wantErr: prefix + "harness.proxy.caConfigMap: must be a ConfigMap name",
-		},
-		{
-			name:    "fail-closed label not a key",
-			mutate:  func(c *ServerConfig) { c.Harness.FailClosedNamespaceLabel = "a=b" },
-			wantErr: prefix + "harness.failClosedNamespaceLabel: must be a label key",
-		},
-		{name: "proxy port 65535", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = 65535 }},
-		{name: "proxy port -1", mutate: func(c *ServerConfig) { c.Harness.Proxy.Port = -1 }, wantErr: prefix + "harness.proxy: proxy port -1 is outside 1..65535"},
-		{name: "proxy host empty", mutate: func(c *ServerConfig) { c.Harness.Proxy.Host = "" }, wantErr: prefix + "harness.proxy: proxy host is empty"},
 		{
 			name:    "proxy CA ConfigMap not a name",
 			mutate:  func(c *ServerConfig) { c.Harness.Proxy.CAConfigMap = "CA/crt" },
@@ -378,7 +360,7 @@ func TestValidate(t *testing.T) {
 			if known == nil {
 				known = knownWebhooks
 			}
-			err := c.Validate(known)
+			err := c.Validate(known, PolicyChecks{})
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Errorf("Validate() = %v, want nil", err)
@@ -397,11 +379,11 @@ func TestValidate(t *testing.T) {
 
 func TestValidateNilKnownWebhooks(t *testing.T) {
 	c := Default()
-	if err := c.Validate(nil); err != nil {
+	if err := c.Validate(nil, PolicyChecks{}); err != nil {
 		t.Errorf("Validate(nil) without webhooks = %v, want nil", err)
 	}
 	c.Webhooks = map[string]Webhook{"secret-scope": {}}
-	if err := c.Validate(nil); err == nil {
+	if err := c.Validate(nil, PolicyChecks{}); err == nil {
 		t.Errorf("Validate(nil) with a webhook = nil, want error")
 	}
 }
@@ -455,29 +437,39 @@ func TestLoadRejectsMiscasedAndDuplicatedKeys(t *testing.T) {
 func TestValidateErrorIsDeterministic(t *testing.T) {
 	c := Default()
 	c.Webhooks = map[string]Webhook{"a": {}, "b": {}, "c": {}, "d": {}}
-	first := c.Validate(knownWebhooks).Error()
+	first := c.Validate(knownWebhooks, PolicyChecks{}).Error()
 	for range 50 {
-		if got := c.Validate(knownWebhooks).Error(); got != first {
+		if got := c.Validate(knownWebhooks, PolicyChecks{}).Error(); got != first {
 			t.Fatalf("Validate() error differs between calls:\n%s\n%s", first, got)
 		}
 	}
 }
 
-func TestPodDefaultsOverlayTheBuiltinTable(t *testing.T) {
+// TestValidateRunsPolicyChecks: the checks passed in see the configured
+// values, and their errors are attributed to the field and reported in field
+// order; a failing proxy check hides the CA ConfigMap's own check, which
+// would only repeat it. The checks themselves are tested with the policies
+// (webhooks/options_test.go).
+func TestValidateRunsPolicyChecks(t *testing.T) {
 	c := Default()
-	c.PodSecurity.Defaults = PodSecurityDefaults{RunAsUser: ptr(int64(2000)), RunAsNonRoot: ptr(false)}
-	d, err := c.PodDefaults()
-	if err != nil {
-		t.Fatal(err)
+	c.PodSecurity.Defaults.RunAsUser = ptr(int64(0))
+	c.Harness.Proxy = HarnessProxy{Port: 7, CAConfigMap: "CA/crt"}
+	var sawDefaults PodSecurityDefaults
+	var sawProxy HarnessProxy
+	err := c.Validate(knownWebhooks, PolicyChecks{
+		PodSecurityDefaults: func(d PodSecurityDefaults) error { sawDefaults = d; return errors.New("defaults refused") },
+		HarnessProxy:        func(p HarnessProxy) error { sawProxy = p; return errors.New("proxy refused") },
+	})
+	want := "invalid configuration: podSecurity.defaults: defaults refused; harness.proxy: proxy refused"
+	if err == nil || err.Error() != want {
+		t.Errorf("Validate() = %v,\nwant %q", err, want)
 	}
-	want := podsecurity.BuiltinDefaults()
-	want.RunAsUser, want.RunAsNonRoot = 2000, false
-	if !reflect.DeepEqual(d, want) {
-		t.Errorf("PodDefaults() = %+v, want %+v", d, want)
+	if !reflect.DeepEqual(sawDefaults, c.PodSecurity.Defaults) || sawProxy != c.Harness.Proxy {
+		t.Errorf("checks saw %+v and %+v, want the configured values", sawDefaults, sawProxy)
 	}
-	c.PodSecurity.Defaults = PodSecurityDefaults{RunAsUser: ptr(int64(0))}
-	if _, err := c.PodDefaults(); err == nil {
-		t.Error("runAsUser 0 with the built-in runAsNonRoot true was accepted: every defaulted pod would be denied")
+	if err := c.Validate(knownWebhooks, PolicyChecks{HarnessProxy: func(HarnessProxy) error { return nil }}); err == nil ||
+		err.Error() != "invalid configuration: harness.proxy.caConfigMap: must be a ConfigMap name" {
+		t.Errorf("Validate() with a passing proxy check = %v, want the CA ConfigMap's error alone", err)
 	}
 }
 
@@ -496,7 +488,7 @@ func TestSecurityDefaultsLabel(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("%q: err = %v, want ok=%v", label, err, ok)
 		}
-		if verr := c.Validate(knownWebhooks); (verr == nil) != ok {
+		if verr := c.Validate(knownWebhooks, PolicyChecks{}); (verr == nil) != ok {
 			t.Errorf("%q: Validate = %v, want ok=%v", label, verr, ok)
 		}
 	}
@@ -513,7 +505,7 @@ func TestValidateOverrides(t *testing.T) {
 	} {
 		c := Default()
 		tc.modify(&c.Overrides)
-		err := c.Validate(knownWebhooks)
+		err := c.Validate(knownWebhooks, PolicyChecks{})
 		if err == nil || !strings.Contains(err.Error(), "overrides."+tc.name) {
 			t.Errorf("%s: Validate() = %v", tc.name, err)
 		}

@@ -10,9 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
-
-	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
-	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 )
 
 // Default returns the configuration used when no file is given.
@@ -22,7 +19,10 @@ func Default() ServerConfig {
 	return c
 }
 
-// SetDefaults fills every unset field with its default.
+// SetDefaults fills every unset field whose default this package owns. The
+// harness proxy and the pod security defaults table are the policies':
+// webhooks.OptionsFromConfig lays the configured values over their built-in
+// ones, so an unset field there stays unset here.
 func (c *ServerConfig) SetDefaults() {
 	if c.APIVersion == "" {
 		c.APIVersion = APIVersion
@@ -59,31 +59,14 @@ func (c *ServerConfig) SetDefaults() {
 	if o.ComponentLabel == "" {
 		o.ComponentLabel = "app.kubernetes.io/component"
 	}
-	h := &c.Harness
-	builtin := proxy.BuiltinConfig()
-	if h.Proxy.Host == "" {
-		h.Proxy.Host = builtin.Host
-	}
-	if h.Proxy.Port == 0 {
-		h.Proxy.Port = builtin.Port
-	}
-	if h.Proxy.CAConfigMap == "" {
-		h.Proxy.CAConfigMap = builtin.CAConfigMap
-	}
-	if h.FailClosedNamespaceLabel == "" {
-		h.FailClosedNamespaceLabel = DefaultHarnessedNamespaceLabel
+	if c.Harness.FailClosedNamespaceLabel == "" {
+		c.Harness.FailClosedNamespaceLabel = DefaultHarnessedNamespaceLabel
 	}
 }
 
 // DefaultHarnessedNamespaceLabel marks the namespaces where harness-proxy
 // fails closed.
 const DefaultHarnessedNamespaceLabel = "gatehouse.dev/harnessed"
-
-// ProxyConfig returns the harness proxy the harness-proxy webhook injects.
-func (c *ServerConfig) ProxyConfig() proxy.Config {
-	p := c.Harness.Proxy
-	return proxy.Config{Host: p.Host, Port: p.Port, CAConfigMap: p.CAConfigMap}
-}
 
 // DefaultSecurityDefaultsLabel opts a namespace in to the pod security webhooks.
 const DefaultSecurityDefaultsLabel = "gatehouse.dev/security-defaults=enabled"
@@ -103,37 +86,25 @@ func (c *ServerConfig) SecurityDefaultsLabel() (key, value string, err error) {
 	return key, value, nil
 }
 
-// PodDefaults returns the built-in defaults table with the configured
-// overrides applied, checked.
-func (c *ServerConfig) PodDefaults() (podsecurity.Defaults, error) {
-	d := podsecurity.BuiltinDefaults()
-	o := c.PodSecurity.Defaults
-	setIf(&d.RunAsUser, o.RunAsUser)
-	setIf(&d.RunAsGroup, o.RunAsGroup)
-	setIf(&d.FSGroup, o.FSGroup)
-	setIf(&d.FSGroupChangePolicy, o.FSGroupChangePolicy)
-	setIf(&d.RunAsNonRoot, o.RunAsNonRoot)
-	setIf(&d.SeccompProfileType, o.SeccompProfileType)
-	setIf(&d.AllowPrivilegeEscalation, o.AllowPrivilegeEscalation)
-	if o.CapabilitiesDrop != nil {
-		d.CapabilitiesDrop = append([]string(nil), o.CapabilitiesDrop...)
-	}
-	if err := d.Validate(); err != nil {
-		return d, fmt.Errorf("podSecurity.defaults: %w", err)
-	}
-	return d, nil
-}
-
-func setIf[T any](dst *T, v *T) {
-	if v != nil {
-		*dst = *v
-	}
+// PolicyChecks check the values whose rules belong to the policies that read
+// them. webhooks.ValidateConfig passes them in, so that this package imports
+// nothing of gatehouse's (the import-arrow test in cmd/gatehouse holds it to
+// that). A nil check is not run.
+type PolicyChecks struct {
+	// PodSecurityDefaults checks the built-in pod security defaults table
+	// with these overrides laid over it.
+	PodSecurityDefaults func(PodSecurityDefaults) error
+	// HarnessProxy checks the proxy harness-proxy injects, each unset field
+	// taking its built-in value.
+	HarnessProxy func(HarnessProxy) error
 }
 
 // Validate checks the values that defaulting cannot fix. knownWebhooks are
 // the registry's names; a configuration naming another webhook is an error
-// (a typo would otherwise leave a webhook silently enabled).
-func (c *ServerConfig) Validate(knownWebhooks []string) error {
+// (a typo would otherwise leave a webhook silently enabled). The errors of
+// checks are attributed to their fields and reported in field order with the
+// rest.
+func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) error {
 	var errs []string
 	if c.APIVersion != APIVersion {
 		errs = append(errs, fmt.Sprintf("apiVersion: must be %q", APIVersion))
@@ -178,12 +149,12 @@ func (c *ServerConfig) Validate(knownWebhooks []string) error {
 	if _, _, err := c.SecurityDefaultsLabel(); err != nil {
 		errs = append(errs, err.Error())
 	}
-	if _, err := c.PodDefaults(); err != nil {
-		errs = append(errs, err.Error())
+	if err := runCheck(checks.PodSecurityDefaults, c.PodSecurity.Defaults); err != nil {
+		errs = append(errs, "podSecurity.defaults: "+err.Error())
 	}
-	if err := c.ProxyConfig().Validate(); err != nil {
+	if err := runCheck(checks.HarnessProxy, c.Harness.Proxy); err != nil {
 		errs = append(errs, "harness.proxy: "+err.Error())
-	} else if len(validation.IsDNS1123Subdomain(c.Harness.Proxy.CAConfigMap)) > 0 {
+	} else if ca := c.Harness.Proxy.CAConfigMap; ca != "" && len(validation.IsDNS1123Subdomain(ca)) > 0 {
 		errs = append(errs, "harness.proxy.caConfigMap: must be a ConfigMap name")
 	}
 	if len(validation.IsQualifiedName(c.Harness.FailClosedNamespaceLabel)) > 0 {
@@ -193,6 +164,14 @@ func (c *ServerConfig) Validate(knownWebhooks []string) error {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// runCheck runs check on v; a nil check passes.
+func runCheck[T any](check func(T) error, v T) error {
+	if check == nil {
+		return nil
+	}
+	return check(v)
 }
 
 // Enabled reports whether the named webhook is switched on.

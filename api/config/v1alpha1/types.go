@@ -51,7 +51,9 @@ type Harness struct {
 }
 
 // HarnessProxy is where the harness proxy listens and which ConfigMap holds
-// its CA certificate.
+// its CA certificate. A field left out keeps the built-in value of
+// policies/proxy, laid under it when the options are built (SetDefaults
+// leaves it unset).
 type HarnessProxy struct {
 	// Host becomes KUBERNETES_SERVICE_HOST. Default
 	// "proxy-service.proxy-namespace.svc".

@@ -80,7 +80,7 @@ func loadConfig(path string) (configv1alpha1.ServerConfig, error) {
 			return cfg, usageError("%v", err)
 		}
 	}
-	if err := cfg.Validate(webhooks.Names()); err != nil {
+	if err := webhooks.ValidateConfig(cfg); err != nil {
 		return cfg, usageError("%v", err)
 	}
 	return cfg, nil

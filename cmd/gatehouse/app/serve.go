@@ -34,6 +34,8 @@ import (
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
+	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
 
 type serveFlags struct {
@@ -175,7 +177,7 @@ func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig)
 		}
 		cfg.Webhooks[name] = configv1alpha1.Webhook{Enabled: &off}
 	}
-	if err := cfg.Validate(webhooks.Names()); err != nil {
+	if err := webhooks.ValidateConfig(*cfg); err != nil {
 		return usageError("%v", err)
 	}
 	return nil
@@ -204,8 +206,8 @@ type Server struct {
 	probeListener net.Listener
 	// workloads and state are the informer caches, when gatehouse can read
 	// the cluster.
-	workloads *webhooks.CachedWorkloads
-	state     *webhooks.CachedState
+	workloads *clusterstate.CachedWorkloads
+	state     *clusterstate.CachedState
 	// rc is the cluster gatehouse reads, nil for none; manager runs the
 	// leader-elected reconciler when enabled.
 	rc      *rest.Config
@@ -213,7 +215,7 @@ type Server struct {
 }
 
 // EnableDependencyGroupStatus adds the leader-elected DependencyGroup status
-// reconciler (webhooks.DependencyGroupStatus); it needs cluster access.
+// reconciler (controllers.DependencyGroupStatus); it needs cluster access.
 func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
 	if s.rc == nil {
 		return usageError("--reconcile-dependencygroups needs cluster access (--kubeconfig or in-cluster)")
@@ -234,7 +236,7 @@ func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
 	if err != nil {
 		return err
 	}
-	if err := (&webhooks.DependencyGroupStatus{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&controllers.DependencyGroupStatus{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	s.manager = mgr
@@ -251,7 +253,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	}
 	s.rc = rc
 	if rc != nil && cfg.Enabled("component-overrides") {
-		if s.workloads, err = webhooks.NewCachedWorkloads(rc, cfg.Overrides.Namespace); err != nil {
+		if s.workloads, err = clusterstate.NewCachedWorkloads(rc, cfg.Overrides.Namespace); err != nil {
 			return nil, err
 		}
 		opts.Workloads = s.workloads
@@ -266,7 +268,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 			"webhooks", stateWebhooks)
 	}
 	if rc != nil && slices.ContainsFunc(stateWebhooks, cfg.Enabled) {
-		if s.state, err = webhooks.NewCachedState(rc); err != nil {
+		if s.state, err = clusterstate.NewCachedState(rc); err != nil {
 			return nil, err
 		}
 		opts.ClusterState = s.state

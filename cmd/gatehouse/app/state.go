@@ -7,13 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 )
 
 // clusterState is what `check --state` knows of the cluster: the objects
 // given with --state, plus every object admitted so far. Webhooks that read
 // cluster state get it from here offline, as the server gets it from its
 // informer caches: the same index functions, each lookup a map access, and
-// only what the lookups read kept (namespace labels; webhooks.TrimForLookups
+// only what the lookups read kept (namespace labels; clusterstate.TrimForLookups
 // of the indexed kinds; apps/v1 workloads whole, for OVR). An indexed object
 // is known by its webhooks.ObjectKey ("<namespace>/<name>" when namespaced):
 // adding it again (an object given with --state and then checked, or
@@ -63,8 +64,8 @@ func (s *clusterState) add(obj map[string]any) {
 		s.namespaceLabels[ref.Name] = labels
 	case gvk.Group == "apps":
 		s.workloads = append(s.workloads, obj)
-	case len(webhooks.IndexNames(gvk)) > 0:
-		kept := webhooks.TrimForLookups(obj)
+	case len(clusterstate.IndexNames(gvk)) > 0:
+		kept := clusterstate.TrimForLookups(obj)
 		key := webhooks.ObjectKey(kept)
 		if s.byName[gvk] == nil {
 			s.byName[gvk] = map[string]map[string]any{}
@@ -73,8 +74,8 @@ func (s *clusterState) add(obj map[string]any) {
 			s.unindex(gvk, old)
 		}
 		s.byName[gvk][key] = kept
-		for _, index := range webhooks.IndexNames(gvk) {
-			for _, v := range webhooks.IndexValues(gvk, index, kept) {
+		for _, index := range clusterstate.IndexNames(gvk) {
+			for _, v := range clusterstate.IndexValues(gvk, index, kept) {
 				k := indexKey{gvk, index, v}
 				s.byIndex[k] = append(s.byIndex[k], kept)
 			}
@@ -84,8 +85,8 @@ func (s *clusterState) add(obj map[string]any) {
 
 // unindex removes obj from every index entry of gvk it is found under.
 func (s *clusterState) unindex(gvk schema.GroupVersionKind, obj map[string]any) {
-	for _, index := range webhooks.IndexNames(gvk) {
-		for _, v := range webhooks.IndexValues(gvk, index, obj) {
+	for _, index := range clusterstate.IndexNames(gvk) {
+		for _, v := range clusterstate.IndexValues(gvk, index, obj) {
 			k := indexKey{gvk, index, v}
 			kept := s.byIndex[k][:0:0]
 			for _, o := range s.byIndex[k] {

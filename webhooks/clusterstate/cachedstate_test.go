@@ -1,12 +1,15 @@
-package webhooks
+package clusterstate
 
 import (
-	"slices"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
 )
 
 // TestCachedStateDeniesUntilSynced: before its informers have synced the
@@ -20,15 +23,33 @@ func TestCachedStateDeniesUntilSynced(t *testing.T) {
 	if err := s.Ready(nil); err == nil {
 		t.Error("ready before the caches synced")
 	}
-	if _, err := s.Lookup(DependencyGroupGVK, "gatehouse.crd", "backups.k8s.mariadb.com"); err == nil {
+	if _, err := s.Lookup(dependencygroup.GroupGVK, dependencygroup.IndexListedCRD, "backups.k8s.mariadb.com"); err == nil {
 		t.Error("a lookup answered before the caches synced")
 	}
-	if _, err := s.Exists(DependencyGroupGVK, "mariadb"); err == nil {
+	if _, err := s.Exists(dependencygroup.GroupGVK, "mariadb"); err == nil {
 		t.Error("an existence check answered before the caches synced")
 	}
-	findings := policyState{s}
-	if _, err := findings.HarnessesClaiming("ns", "sa"); err == nil {
-		t.Error("a harness lookup answered before the caches synced")
+	for _, gvk := range harness.GVKs {
+		if _, err := s.Objects(gvk, harness.IndexClaim, "ns/sa"); err == nil {
+			t.Errorf("a %s lookup answered before the caches synced", gvk)
+		}
+	}
+	if _, err := s.NamespaceLabels("ns"); err == nil {
+		t.Error("namespace labels answered before the caches synced")
+	}
+}
+
+// TestEveryIndexedKindIsCached: CachedState watches every kind a policy
+// looks up, under its CRD's name when it has one.
+func TestEveryIndexedKindIsCached(t *testing.T) {
+	for _, idx := range indexes {
+		plural, ok := cachedKinds[idx.GVK]
+		if !ok {
+			t.Errorf("index %s of %s: the kind is not cached", idx.Name, idx.GVK)
+		}
+		if builtin := idx.GVK.Group == "" || strings.HasSuffix(idx.GVK.Group, ".k8s.io"); builtin != (plural == "") {
+			t.Errorf("%s: plural %q; a kind served by a CRD needs its plural, a built-in one none", idx.GVK, plural)
+		}
 	}
 }
 
@@ -52,7 +73,7 @@ func TestKeepOnlyWhatIsRead(t *testing.T) {
 	if got.GetAnnotations() != nil || got.GetManagedFields() != nil || got.GetLabels() != nil || got.Object["status"] != nil {
 		t.Errorf("kept more than the lookups read: %v", got.Object)
 	}
-	if got.GetName() != "g" || got.GetCreationTimestamp().Time.IsZero() || IndexValues(DependencyGroupGVK, "gatehouse.crd", got.Object)[0] != "x.y.z" {
+	if got.GetName() != "g" || got.GetCreationTimestamp().Time.IsZero() || IndexValues(dependencygroup.GroupGVK, dependencygroup.IndexListedCRD, got.Object)[0] != "x.y.z" {
 		t.Errorf("dropped what the lookups read: %v", got.Object)
 	}
 }
@@ -77,7 +98,7 @@ func TestKeepOnlyWhatIsReadOfRoles(t *testing.T) {
 		if (meta["labels"] != nil) != (kind == "ClusterRole") {
 			t.Errorf("%s labels kept: %v", kind, meta["labels"])
 		}
-		if v := IndexValues(map[string]schema.GroupVersionKind{"ClusterRole": ClusterRoleGVK, "Role": RoleGVK}[kind], "gatehouse.name", got); len(v) != 1 || v[0] != "r" {
+		if v := IndexValues(map[string]schema.GroupVersionKind{"ClusterRole": harness.ClusterRoleGVK, "Role": harness.RoleGVK}[kind], harness.IndexName, got); len(v) != 1 || v[0] != "r" {
 			t.Errorf("%s name index: %v", kind, v)
 		}
 	}
@@ -92,7 +113,7 @@ func TestTrimKeepsDeletionAndNarrowsHelmeticaHarnesses(t *testing.T) {
 		"metadata": map[string]any{"name": "g", "deletionTimestamp": "2026-11-30T12:00:00Z"},
 		"spec":     map[string]any{"crds": []any{map[string]any{"name": "x.y.z"}}},
 	})
-	if got := IndexValues(DependencyGroupGVK, "gatehouse.crd", group); len(got) != 0 {
+	if got := IndexValues(dependencygroup.GroupGVK, dependencygroup.IndexListedCRD, group); len(got) != 0 {
 		t.Errorf("a group being deleted is indexed under %v", got)
 	}
 	h := TrimForLookups(map[string]any{
@@ -103,26 +124,7 @@ func TestTrimKeepsDeletionAndNarrowsHelmeticaHarnesses(t *testing.T) {
 	if spec := h["spec"].(map[string]any); len(spec) != 2 || spec["mode"] != nil {
 		t.Errorf("helmetica harness spec kept %v", spec)
 	}
-	if got := IndexValues(HelmeticaHarnessGVK, "gatehouse.claimNamespace", h); len(got) != 1 || got[0] != "n" {
+	if got := IndexValues(harness.HelmeticaGVK, harness.IndexClaimNamespace, h); len(got) != 1 || got[0] != "n" {
 		t.Errorf("helmetica harness claimNamespace = %v", got)
-	}
-}
-
-// TestSourceIndexesReadBothShapes: the view finds helmetica's list-shaped
-// sources and the seed's string-shaped ones under the same values.
-func TestSourceIndexesReadBothShapes(t *testing.T) {
-	seed := map[string]any{"apiVersion": "helmetica.io/v1", "kind": "CustomResourceDefinitionSource",
-		"metadata": map[string]any{"name": "s"}, "spec": map[string]any{"provides": "mariadb", "manages": "mariadb as m"}}
-	upstream := map[string]any{"apiVersion": "helmetica.io/v1", "kind": "CustomResourceDefinitionSource",
-		"metadata": map[string]any{"name": "u", "namespace": "ns"}, "spec": map[string]any{
-			"provides": []any{map[string]any{"dependencyGroup": map[string]any{"name": "mariadb"}}},
-			"manages":  []any{map[string]any{"dependencyGroup": map[string]any{"name": "mariadb", "as": "m"}}},
-		}}
-	state := memState{objects: []map[string]any{seed, upstream}}
-	for index, value := range map[string]string{"gatehouse.provides": "mariadb", "gatehouse.manages": "m"} {
-		got, _ := state.Lookup(CRDSourceGVK, index, value)
-		if !slices.Equal(got, []string{"s", "ns/u"}) {
-			t.Errorf("%s %s: %v, want both sources by key", index, value, got)
-		}
 	}
 }

@@ -1,10 +1,11 @@
-package webhooks
+package clusterstate
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,13 +22,16 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
 )
 
-// CachedState is the StateReader and NamespaceReader of `gatehouse serve`:
-// informer caches of DependencyGroups, CustomResourceDefinitionSources,
-// OperatorHarnesses of both groups, ClusterRoles and Roles (trimmed to what
-// the lookups read), with a field index per stateIndex so each lookup is a
-// map access whatever the number of objects, and metadata-only caches of
+// CachedState is the webhooks.StateReader and webhooks.NamespaceReader of
+// `gatehouse serve`: informer caches of DependencyGroups,
+// CustomResourceDefinitionSources, OperatorHarnesses of both groups,
+// ClusterRoles and Roles (trimmed to what the lookups read), with a field
+// index per index of the policies (indexes.go) so each lookup is a map
+// access whatever the number of objects, and metadata-only caches of
 // namespaces (name and labels) and CRDs (names). Until every informer has
 // synced, lookups fail (the webhooks deny) and Ready fails.
 //
@@ -100,7 +104,7 @@ func NewCachedState(cfg *rest.Config) (*CachedState, error) {
 		return nil, err
 	}
 	kinds := map[schema.GroupVersionKind]*kindCache{}
-	for gvk, plural := range stateKinds {
+	for gvk, plural := range cachedKinds {
 		k := &kindCache{}
 		if plural != "" {
 			k.crd = plural + "." + gvk.Group
@@ -122,82 +126,6 @@ func metadataOf(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(gvk)
 	return m
-}
-
-// keepOnlyWhatIsRead trims a cached object to what the lookups read: the
-// name and creationTimestamp, and spec. Managed fields, annotations (with a
-// last-applied-configuration as large as the object), labels and status are
-// dropped, so the caches of a large cluster cost little memory.
-func keepOnlyWhatIsRead(obj any) (any, error) {
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		// Namespaces: the name and labels are all LABEL reads.
-		m.ObjectMeta = metav1.ObjectMeta{
-			Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion, Labels: m.Labels,
-		}
-		return m, nil
-	}
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	u.Object = TrimForLookups(u.Object)
-	return u, nil
-}
-
-// TrimForLookups returns what the state lookups and their evaluators read of
-// a cached object: apiVersion, kind, spec, and of metadata the name,
-// namespace, creationTimestamp, deletionTimestamp (and uid and
-// resourceVersion, which an informer needs); of RBAC roles, which have no
-// spec, their rules and aggregationRule, and of ClusterRoles their labels
-// too (aggregation rules select by label). The server's caches and
-// `gatehouse check --state` keep the same.
-//
-// deletionTimestamp is kept because an object being deleted claims nothing
-// (the DG and CRDS indexes skip it). Of a helmetica.io OperatorHarness only
-// spec.scopeToLabel and spec.operator are kept: they are all it has, so a
-// stray spec.mode never makes it a Report-mode harness.
-func TrimForLookups(obj map[string]any) map[string]any {
-	meta, _ := obj["metadata"].(map[string]any)
-	kept := map[string]any{}
-	for _, key := range []string{"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"} {
-		if v, ok := meta[key]; ok {
-			kept[key] = v
-		}
-	}
-	spec := obj["spec"]
-	if obj["apiVersion"] == HelmeticaHarnessGVK.GroupVersion().String() && obj["kind"] == HelmeticaHarnessGVK.Kind {
-		if m, ok := spec.(map[string]any); ok {
-			only := map[string]any{}
-			for _, key := range []string{"scopeToLabel", "operator"} {
-				if v, ok := m[key]; ok {
-					only[key] = v
-				}
-			}
-			spec = only
-		}
-	}
-	out := map[string]any{
-		"apiVersion": obj["apiVersion"],
-		"kind":       obj["kind"],
-		"metadata":   kept,
-		"spec":       spec,
-	}
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
-	if gvk == ClusterRoleGVK || gvk == RoleGVK {
-		delete(out, "spec")
-		out["rules"] = obj["rules"]
-		if v, ok := obj["aggregationRule"]; ok {
-			out["aggregationRule"] = v
-		}
-		if gvk == ClusterRoleGVK {
-			if v, ok := meta["labels"]; ok {
-				kept["labels"] = v
-			}
-		}
-	}
-	return out
 }
 
 // Start runs the namespace and CRD informers, then the informer of every
@@ -267,12 +195,12 @@ func (s *CachedState) startKind(gvk schema.GroupVersionKind) {
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
 		if !k.indexed.Load() {
-			for _, idx := range stateIndexes {
-				if idx.gvk != gvk {
+			for _, idx := range indexes {
+				if idx.GVK != gvk {
 					continue
 				}
-				values := idx.values
-				if err := s.cache.IndexField(s.ctx, obj, idx.name, func(o client.Object) []string {
+				values := idx.Values
+				if err := s.cache.IndexField(s.ctx, obj, idx.Name, func(o client.Object) []string {
 					u, ok := o.(*unstructured.Unstructured)
 					if !ok {
 						return nil
@@ -309,7 +237,7 @@ func (s *CachedState) crdInstalled(name string) error {
 // informer is still starting: its CRD appeared a moment ago).
 func (s *CachedState) kindReady(gvk schema.GroupVersionKind) error {
 	if !s.synced.Load() {
-		return errNotSynced
+		return ErrNotSynced
 	}
 	k := s.kinds[gvk]
 	if k == nil {
@@ -328,14 +256,15 @@ func (s *CachedState) kindReady(gvk schema.GroupVersionKind) error {
 // Ready is a readiness check: false until every cache has synced.
 func (s *CachedState) Ready(*http.Request) error {
 	if !s.synced.Load() {
-		return errors.New("cluster state caches not synced yet")
+		return ErrNotSynced
 	}
 	return nil
 }
 
-var errNotSynced = errors.New("cluster state caches not synced yet")
+// ErrNotSynced is the answer of every lookup until the caches have synced.
+var ErrNotSynced = errors.New("cluster state caches not synced yet")
 
-// Lookup implements StateReader: the ObjectKeys of Objects, sorted.
+// Lookup implements webhooks.StateReader: the ObjectKeys of Objects, sorted.
 func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
 	objs, err := s.Objects(gvk, index, value)
 	if err != nil {
@@ -343,12 +272,13 @@ func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) (
 	}
 	names := make([]string, len(objs))
 	for i, obj := range objs {
-		names[i] = ObjectKey(obj)
+		names[i] = dependencygroup.ObjectKey(obj)
 	}
-	return sortedUnique(names), nil
+	slices.Sort(names)
+	return slices.Compact(names), nil
 }
 
-// Objects implements StateReader with the field index, across namespaces.
+// Objects implements webhooks.StateReader with the field index, across namespaces.
 // The objects are the cache's own (no copy per review): read-only.
 func (s *CachedState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
 	switch err := s.kindReady(gvk); {
@@ -369,13 +299,13 @@ func (s *CachedState) Objects(gvk schema.GroupVersionKind, index, value string) 
 	return out, nil
 }
 
-// NamespaceLabels implements NamespaceReader from the metadata cache; a
+// NamespaceLabels implements webhooks.NamespaceReader from the metadata cache; a
 // namespace the cache has not seen yet is read from the API server, so an
 // object created right after its namespace still gets its scope labels (see
 // liveReadsPerSecond for the bounds).
 func (s *CachedState) NamespaceLabels(name string) (map[string]string, error) {
 	if !s.synced.Load() {
-		return nil, errNotSynced
+		return nil, ErrNotSynced
 	}
 	ns := namespaceMetadata()
 	err := s.cache.Get(context.Background(), types.NamespacedName{Name: name}, ns)
@@ -424,7 +354,7 @@ func (s *CachedState) rememberMissing(name string) {
 	s.missing[name] = time.Now()
 }
 
-// Exists implements StateReader for a cluster-scoped kind.
+// Exists implements webhooks.StateReader for a cluster-scoped kind.
 func (s *CachedState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
 	switch err := s.kindReady(gvk); {
 	case errors.Is(err, errKindAbsent):

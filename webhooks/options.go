@@ -1,0 +1,112 @@
+package webhooks
+
+import (
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+)
+
+// Options are the parts of the server configuration that evaluators and the
+// rendered webhook configurations read.
+type Options struct {
+	Products policies.ProductSelector
+	// SecurityDefaultsLabel is the namespace label that opts a namespace in
+	// to the pod security webhooks.
+	SecurityDefaultsLabel Label
+	// PodDefaults are the pod security defaults PSC fills in and requires.
+	PodDefaults podsecurity.Defaults
+	// Overrides names the component-override ConfigMap and how live
+	// workloads are found.
+	Overrides configv1alpha1.Overrides
+	// ClusterState answers DG, CRDS and HARNESS lookups; nil when gatehouse
+	// reads no cluster state (those webhooks then deny: they never judge
+	// without the view).
+	ClusterState StateReader
+	// Workloads reads the operator's live workloads for OVR resolution; nil
+	// when gatehouse has no access to the cluster (resolution is then
+	// skipped with a warning).
+	Workloads WorkloadReader
+	// Namespaces answers namespace labels for LABEL; nil when gatehouse
+	// reads no cluster state (harness-labels then denies).
+	Namespaces NamespaceReader
+	// Proxy is the harness proxy PROXY injects.
+	Proxy proxy.Config
+	// HarnessedNamespaceLabel is the namespace label key under which
+	// harness-proxy fails closed.
+	HarnessedNamespaceLabel string
+}
+
+// Label is one label key and value.
+type Label struct{ Key, Value string }
+
+// OptionsFromConfig derives the options from a configuration that passed
+// ValidateConfig (which reports everything these conversions could reject).
+// The defaults the policies own are applied here, where the options are
+// built: the configured pod security defaults laid over the built-in table,
+// and the built-in harness proxy under each unset proxy field.
+func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
+	key, value, _ := cfg.SecurityDefaultsLabel()
+	defaults, _ := podDefaults(cfg.PodSecurity.Defaults)
+	return Options{
+		Products:                policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
+		SecurityDefaultsLabel:   Label{Key: key, Value: value},
+		PodDefaults:             defaults,
+		Overrides:               cfg.Overrides,
+		Proxy:                   proxyConfig(cfg.Harness.Proxy),
+		HarnessedNamespaceLabel: cfg.Harness.FailClosedNamespaceLabel,
+	}
+}
+
+// ValidateConfig checks a configuration before OptionsFromConfig reads it:
+// the configuration's own rules, webhook names the registry does not know,
+// and the policies' rules for the values they read, all in one error that
+// names each field. serve and check reject a configuration it refuses.
+func ValidateConfig(cfg configv1alpha1.ServerConfig) error {
+	return cfg.Validate(Names(), configv1alpha1.PolicyChecks{
+		PodSecurityDefaults: func(o configv1alpha1.PodSecurityDefaults) error {
+			_, err := podDefaults(o)
+			return err
+		},
+		HarnessProxy: func(p configv1alpha1.HarnessProxy) error { return proxyConfig(p).Validate() },
+	})
+}
+
+// podDefaults lays the configured overrides over the built-in defaults
+// table and checks the result.
+func podDefaults(o configv1alpha1.PodSecurityDefaults) (podsecurity.Defaults, error) {
+	d := podsecurity.BuiltinDefaults()
+	setIf(&d.RunAsUser, o.RunAsUser)
+	setIf(&d.RunAsGroup, o.RunAsGroup)
+	setIf(&d.FSGroup, o.FSGroup)
+	setIf(&d.FSGroupChangePolicy, o.FSGroupChangePolicy)
+	setIf(&d.RunAsNonRoot, o.RunAsNonRoot)
+	setIf(&d.SeccompProfileType, o.SeccompProfileType)
+	setIf(&d.AllowPrivilegeEscalation, o.AllowPrivilegeEscalation)
+	if o.CapabilitiesDrop != nil {
+		d.CapabilitiesDrop = append([]string(nil), o.CapabilitiesDrop...)
+	}
+	return d, d.Validate()
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// proxyConfig is the built-in harness proxy with each configured field laid
+// over it.
+func proxyConfig(p configv1alpha1.HarnessProxy) proxy.Config {
+	c := proxy.BuiltinConfig()
+	if p.Host != "" {
+		c.Host = p.Host
+	}
+	if p.Port != 0 {
+		c.Port = p.Port
+	}
+	if p.CAConfigMap != "" {
+		c.CAConfigMap = p.CAConfigMap
+	}
+	return c
+}

@@ -1,0 +1,111 @@
+package webhooks
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// TestOptionsFromConfigLaysTheConfigOverThePoliciesDefaults: an unset proxy
+// field and an unset pod security default take the policy's built-in value;
+// a set one replaces just that value.
+func TestOptionsFromConfigLaysTheConfigOverThePoliciesDefaults(t *testing.T) {
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	if opts.Proxy != proxy.BuiltinConfig() {
+		t.Errorf("default proxy = %+v, want the built-in %+v", opts.Proxy, proxy.BuiltinConfig())
+	}
+	if !reflect.DeepEqual(opts.PodDefaults, podsecurity.BuiltinDefaults()) {
+		t.Errorf("default pod defaults = %+v, want the built-in table", opts.PodDefaults)
+	}
+
+	cfg := configv1alpha1.Default()
+	cfg.Harness.Proxy.Port = 8443
+	cfg.PodSecurity.Defaults = configv1alpha1.PodSecurityDefaults{RunAsUser: ptr(int64(2000)), RunAsNonRoot: ptr(false)}
+	opts = OptionsFromConfig(cfg)
+	wantProxy := proxy.BuiltinConfig()
+	wantProxy.Port = 8443
+	if opts.Proxy != wantProxy {
+		t.Errorf("proxy = %+v, want %+v", opts.Proxy, wantProxy)
+	}
+	wantDefaults := podsecurity.BuiltinDefaults()
+	wantDefaults.RunAsUser, wantDefaults.RunAsNonRoot = 2000, false
+	if !reflect.DeepEqual(opts.PodDefaults, wantDefaults) {
+		t.Errorf("pod defaults = %+v, want %+v", opts.PodDefaults, wantDefaults)
+	}
+}
+
+// TestValidateConfig: the policies' rules for the values they read are
+// checked with the configuration's own, each error named by its field, in
+// field order.
+func TestValidateConfig(t *testing.T) {
+	const prefix = "invalid configuration: "
+	runAsRoot := "podSecurity.defaults: pod security defaults: runAsUser: 0 together with runAsNonRoot: true would make " +
+		"every pod that states neither fail RunAsRootConflict; choose a non-zero uid or set runAsNonRoot to false"
+	tests := []struct {
+		name    string
+		mutate  func(c *configv1alpha1.ServerConfig)
+		wantErr string // exact error; empty for none
+	}{
+		{name: "default", mutate: func(c *configv1alpha1.ServerConfig) {}},
+		{name: "proxy port 65535", mutate: func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = 65535 }},
+		{name: "proxy fields unset take the built-in", mutate: func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy = configv1alpha1.HarnessProxy{} }},
+		{
+			name:    "proxy port -1",
+			mutate:  func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = -1 },
+			wantErr: prefix + "harness.proxy: proxy port -1 is outside 1..65535",
+		},
+		{
+			name:    "proxy port 70000",
+			mutate:  func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = 70000 },
+			wantErr: prefix + "harness.proxy: proxy port 70000 is outside 1..65535",
+		},
+		{
+			name:    "runAsUser 0 with the built-in runAsNonRoot",
+			mutate:  func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.RunAsUser = ptr(int64(0)) },
+			wantErr: prefix + runAsRoot,
+		},
+		{
+			name: "runAsUser 0 with runAsNonRoot false",
+			mutate: func(c *configv1alpha1.ServerConfig) {
+				c.PodSecurity.Defaults = configv1alpha1.PodSecurityDefaults{RunAsUser: ptr(int64(0)), RunAsNonRoot: ptr(false)}
+			},
+		},
+		{
+			name: "webhook the registry does not know",
+			mutate: func(c *configv1alpha1.ServerConfig) {
+				c.Webhooks = map[string]configv1alpha1.Webhook{"secret-scop": {}}
+			},
+			wantErr: prefix + "webhooks[secret-scop]: no such webhook (known: " + strings.Join(Names(), ", ") + ")",
+		},
+		{
+			name: "several errors in field order",
+			mutate: func(c *configv1alpha1.ServerConfig) {
+				c.Harness.FailClosedNamespaceLabel = "a=b"
+				c.Harness.Proxy.Port = -1
+				c.PodSecurity.Defaults.RunAsUser = ptr(int64(0))
+				c.Serving.Port = 0
+			},
+			wantErr: prefix + "serving.port: must be between 1 and 65535; " + runAsRoot + "; " +
+				"harness.proxy: proxy port -1 is outside 1..65535; harness.failClosedNamespaceLabel: must be a label key",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := configv1alpha1.Default()
+			tt.mutate(&c)
+			err := ValidateConfig(c)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("ValidateConfig() = %v, want nil", err)
+			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
+				t.Errorf("ValidateConfig() = %v,\nwant %q", err, tt.wantErr)
+			}
+		})
+	}
+}
