@@ -16,56 +16,70 @@ import (
 // other operation on that array's elements has a lower index and is not
 // shifted by them). Sorting a remove's final index in reverse keeps both.
 func canonicalPatch(ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
-	keys := make(map[string][]patchSegment, len(ops))
-	for _, op := range ops {
-		keys[op.Operation+op.Path] = patchKey(op)
-	}
-	sort.SliceStable(ops, func(i, j int) bool {
-		a, b := keys[ops[i].Operation+ops[i].Path], keys[ops[j].Operation+ops[j].Path]
-		for k := 0; k < len(a) && k < len(b); k++ {
-			if c := a[k].compare(b[k]); c != 0 {
-				return c < 0
-			}
-		}
-		if len(a) != len(b) {
-			return len(a) < len(b)
-		}
-		return ops[i].Operation < ops[j].Operation
-	})
+	sort.SliceStable(ops, func(i, j int) bool { return comparePatchPaths(ops[i], ops[j]) < 0 })
 	return ops
 }
 
-// patchSegment is one segment of a patch path, as canonicalPatch orders it.
-type patchSegment struct {
-	index   int // for an array index; reversed for the last one of a remove
-	isIndex bool
-	text    string
-}
-
-func patchKey(op jsonpatch.JsonPatchOperation) []patchSegment {
-	parts := strings.Split(op.Path, "/")[1:]
-	out := make([]patchSegment, len(parts))
-	for i, p := range parts {
-		out[i].text = p
-		if n, err := strconv.Atoi(p); err == nil && n >= 0 && strconv.Itoa(n) == p {
-			out[i].index, out[i].isIndex = n, true
-			if op.Operation == "remove" && i == len(parts)-1 {
-				out[i].index = -n - 1
+// comparePatchPaths orders two operations by path, segment by segment,
+// without allocating: array indices by number (a remove's final index in
+// reverse), an index before a name, names as strings; a parent before its
+// children; then by operation.
+func comparePatchPaths(a, b jsonpatch.JsonPatchOperation) int {
+	pa, pb := a.Path, b.Path
+	for {
+		if pa == "" || pb == "" {
+			if pa != pb {
+				if pa == "" {
+					return -1
+				}
+				return 1
 			}
+			return strings.Compare(a.Operation, b.Operation)
 		}
+		sa, ra := nextSegment(pa)
+		sb, rb := nextSegment(pb)
+		if c := compareSegments(sa, ra == "" && a.Operation == "remove", sb, rb == "" && b.Operation == "remove"); c != 0 {
+			return c
+		}
+		pa, pb = ra, rb
 	}
-	return out
 }
 
-func (s patchSegment) compare(o patchSegment) int {
+// nextSegment splits "/a/b" into "a" and "/b".
+func nextSegment(path string) (segment, rest string) {
+	path = path[1:]
+	if i := strings.IndexByte(path, '/'); i >= 0 {
+		return path[:i], path[i:]
+	}
+	return path, ""
+}
+
+func compareSegments(a string, aRemoved bool, b string, bRemoved bool) int {
+	na, aIndex := arrayIndex(a)
+	nb, bIndex := arrayIndex(b)
 	switch {
-	case s.isIndex && o.isIndex:
-		return s.index - o.index
-	case s.isIndex != o.isIndex:
-		if s.isIndex {
-			return -1
+	case aIndex && bIndex:
+		if aRemoved {
+			na = -na - 1
 		}
+		if bRemoved {
+			nb = -nb - 1
+		}
+		return na - nb
+	case aIndex:
+		return -1
+	case bIndex:
 		return 1
 	}
-	return strings.Compare(s.text, o.text)
+	return strings.Compare(a, b)
+}
+
+// arrayIndex reads a segment written as an array index ("0", "12"; not
+// "01", "-1" or "+1").
+func arrayIndex(s string) (int, bool) {
+	if s == "" || (len(s) > 1 && s[0] == '0') || s[0] < '0' || s[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }

@@ -62,6 +62,9 @@ type sharedReview struct {
 	done   bool
 	review *Review
 	err    error
+	// decodedInto holds the review, so a review costs no allocation of its
+	// own beyond the chain's state.
+	decodedInto Review
 }
 
 // decoded returns the review, or says why the request cannot be decoded:
@@ -70,7 +73,9 @@ type sharedReview struct {
 // the error names. The errors never quote the object.
 func (s *sharedReview) decoded(def Definition) (*Review, error) {
 	if !s.done {
-		s.review, s.err = decode(s.req)
+		if s.err = decode(s.req, &s.decodedInto); s.err == nil {
+			s.review = &s.decodedInto
+		}
 		s.done = true
 	}
 	if u, ok := s.err.(*undecodable); ok {
@@ -80,14 +85,15 @@ func (s *sharedReview) decoded(def Definition) (*Review, error) {
 	return s.review, s.err
 }
 
-func decode(req *admission.Request) (*Review, error) {
+// decode decodes req into r.
+func decode(req *admission.Request, r *Review) error {
 	gvk := schema.GroupVersionKind(req.Kind)
 	op := admissionregistrationv1.OperationType(req.Operation)
 	obj, err := decodeObject("object", req.Object.Raw, gvk)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	r := &Review{
+	*r = Review{
 		Operation:   op,
 		Kind:        gvk,
 		Resource:    schema.GroupVersionResource(req.Resource),
@@ -99,10 +105,10 @@ func decode(req *admission.Request) (*Review, error) {
 	}
 	if op == admissionregistrationv1.Update {
 		if r.OldObject, err = decodeObject("oldObject", req.OldObject.Raw, gvk); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // undecodable is an object of a built-in kind that does not decode into its
