@@ -120,7 +120,7 @@ func placeSamples(t *testing.T, e *env, seed string) []placed {
 		default:
 			ns = testNamespace(t, e, seed+"/"+def.Name, nil, c.namespaceLabels)
 		}
-		out = append(out, placed{def: def, obj: sampleObject(t, c.gvr.GroupResource(), ns, name), gvr: c.gvr, labels: c.namespaceLabels})
+		out = append(out, placed{def: def, obj: actedOn(t, def, sampleObject(t, c.gvr.GroupResource(), ns, name)), gvr: c.gvr, labels: c.namespaceLabels})
 	}
 	if len(out) == 0 {
 		t.Fatal("the registry has no fail-closed webhook")

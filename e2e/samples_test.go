@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
@@ -123,6 +125,41 @@ var sampleBuilders = map[schema.GroupResource]func(name string) (apiVersion, kin
 	{Group: "hdfs.kubedoop.dev", Resource: "hdfsclusters"}: func(string) (string, string, map[string]any) {
 		return "hdfs.kubedoop.dev/v1alpha1", "HdfsCluster", map[string]any{"spec": map[string]any{}}
 	},
+}
+
+// actedOn makes obj one that def's evaluator acts on, where def narrows what
+// it receives by content (docs/contracts.md §10): secret-scope receives only
+// objects with secrets.kubedoop.dev/ annotations, service-account only Pods
+// and workloads a product controls. The object stays valid: a secret
+// volume of the "tls" class, or the HdfsCluster "prod" as controller (whose
+// derived ServiceAccount the pod does not run as, so that service-account
+// denies it when up: the tests using this ask only that it decides).
+func actedOn(t *testing.T, def webhooks.Definition, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	secret := map[string]any{"secrets.kubedoop.dev/class": "tls"}
+	switch def.Name {
+	case "secret-scope":
+		if obj.GetKind() == "PersistentVolumeClaim" {
+			obj.SetAnnotations(map[string]string{"secrets.kubedoop.dev/class": "tls"})
+			return obj
+		}
+		if pod, ok := workload.PodOf(obj.GroupVersionKind().GroupKind(), obj.Object); ok {
+			volumes, _ := pod.Spec["volumes"].([]any)
+			pod.Spec["volumes"] = append(volumes, map[string]any{"name": "tls", "ephemeral": map[string]any{"volumeClaimTemplate": map[string]any{
+				"metadata": map[string]any{"annotations": secret},
+				"spec": map[string]any{"accessModes": []any{"ReadWriteOnce"}, "storageClassName": "secrets.kubedoop.dev",
+					"resources": map[string]any{"requests": map[string]any{"storage": "1"}}},
+			}}})
+		}
+	case "service-account":
+		if _, ok := workload.PodOf(obj.GroupVersionKind().GroupKind(), obj.Object); ok {
+			obj.SetOwnerReferences([]metav1.OwnerReference{{
+				APIVersion: "hdfs.kubedoop.dev/v1alpha1", Kind: "HdfsCluster", Name: "prod",
+				UID: "6b1f7c6e-0f1e-4d7a-9a57-2d8c2f0e7a11", Controller: ptr.To(true),
+			}})
+		}
+	}
+	return obj
 }
 
 // productResource is the product custom resource the samples know.

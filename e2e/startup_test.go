@@ -79,7 +79,8 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 		t.Fatal("ready although its user may not list the state it reads")
 	}
 	ns := testNamespace(t, e, t.Name(), nil, nil)
-	plain := sampleObject(t, schema.GroupResource{Resource: "persistentvolumeclaims"}, ns, "no-state-needed")
+	scope, _ := webhooks.Lookup("secret-scope")
+	plain := actedOn(t, scope, sampleObject(t, schema.GroupResource{Resource: "persistentvolumeclaims"}, ns, "no-state-needed"))
 	plain.SetLabels(map[string]string{instanceLabel: "unsynced"})
 	stateful := map[string]*unstructured.Unstructured{}
 	for name, gr := range stateWebhooks {

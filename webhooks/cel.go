@@ -37,6 +37,12 @@ func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.Matc
 			Expression: labelsChangedExpression,
 		})
 	}
+	if in.Acts != nil {
+		out = append(out, admissionregistrationv1.MatchCondition{
+			Name:       "gatehouse-acts",
+			Expression: in.Acts(opts),
+		})
+	}
 	if in.OneObject {
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name:       "gatehouse-object",

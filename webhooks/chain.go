@@ -175,7 +175,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		m := &c.members[i]
 		p.member.Store(int32(i))
 		start := time.Now()
-		d, taken := c.route(m, req, &p.ns)
+		d, taken := c.route(m, req, &p.ns, shared)
 		if taken {
 			d = c.decide(ctx, m, req, shared)
 			if c.offline && d.Response.Allowed && d.mutated {
@@ -259,7 +259,7 @@ type routed struct {
 // decision (an empty Webhook), except that a webhook's own endpoint refuses
 // it with a 400, and a combined endpoint that cannot read the namespace a
 // member depends on fails as its failure policy says.
-func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (routed, bool) {
+func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shared *sharedReview) (routed, bool) {
 	if c.own {
 		if err := m.refuses(req, c.opts); err != nil {
 			return errored(m.def, http.StatusBadRequest, err), false
@@ -268,6 +268,11 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (rou
 	}
 	if !m.selectsRequest(req, c.opts) {
 		return routed{}, false
+	}
+	if c.offline {
+		if d, taken := c.acts(m, req, shared); !taken {
+			return d, false
+		}
 	}
 	if !m.needsNamespace() {
 		return routed{}, true
@@ -284,6 +289,30 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView) (rou
 		return errored(m.def, http.StatusInternalServerError, err), false
 	}
 	return routed{}, m.selectsNamespace(labels, c.opts)
+}
+
+// acts evaluates m's content predicate offline, on the object as the
+// members before it left it, as the API server evaluates the webhook's
+// matchCondition: false skips the member; an error fails the request for a
+// Fail webhook and skips an Ignore one. An object that does not decode is
+// taken, and the member then says why it cannot decide.
+func (c *chain) acts(m *member, req *admission.Request, shared *sharedReview) (routed, bool) {
+	if m.def.Intercept.Acts == nil {
+		return routed{}, true
+	}
+	review, err := shared.decoded(m.def)
+	if err != nil {
+		return routed{}, true
+	}
+	ok, err := actsOn(m.def.Intercept, c.opts, req, review.Object, review.OldObject)
+	switch {
+	case err != nil && m.def.FailurePolicy == admissionregistrationv1.Fail:
+		return errored(m.def, http.StatusInternalServerError,
+			fmt.Errorf("webhook %s: its matchCondition gatehouse-acts failed, and the API server rejects the request: %w", m.def.Name, err)), false
+	case err != nil:
+		return routed{}, false
+	}
+	return routed{}, ok
 }
 
 // decide runs m's evaluator on the shared review.

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"bytes"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -170,7 +171,7 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 									continue
 								}
 								for _, m := range groupMembers[e.name] {
-									if m.selects(req, nsLabels, opts) {
+									if m.selects(t, req, nsLabels, opts) {
 										got = append(got, m.def.Name)
 									}
 								}
@@ -307,8 +308,31 @@ func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
 	}
 }
 
-// selects reports whether the group runs m on a request: what the member's
-// own entry would be sent, given the namespace's labels.
-func (m member) selects(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
-	return m.selectsRequest(req, opts) && (!m.needsNamespace() || m.selectsNamespace(namespaceLabels, opts))
+// selects reports whether the group runs m on a request, as `gatehouse
+// check` routes it: what the member's own entry would be sent, given the
+// namespace's labels and the content of the request.
+func (m member) selects(t *testing.T, req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
+	return m.selectsRequest(req, opts) && (!m.needsNamespace() || m.selectsNamespace(namespaceLabels, opts)) &&
+		actsOnRaw(t, m.def.Intercept, opts, req)
+}
+
+// actsOnRaw is actsOn for a request whose objects are still raw JSON.
+func actsOnRaw(t *testing.T, in Intercept, opts Options, req *admission.Request) bool {
+	t.Helper()
+	var object, oldObject map[string]any
+	for _, o := range []struct {
+		raw []byte
+		to  *map[string]any
+	}{{req.Object.Raw, &object}, {req.OldObject.Raw, &oldObject}} {
+		if len(o.raw) > 0 {
+			if err := json.Unmarshal(o.raw, o.to); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ok, err := actsOn(in, opts, req, object, oldObject)
+	if err != nil {
+		t.Fatalf("gatehouse-acts: %v", err)
+	}
+	return ok
 }

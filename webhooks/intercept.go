@@ -57,6 +57,11 @@ type Intercept struct {
 	// metadata.labels differ from the old object's, rendered as a
 	// matchConditions expression on object and oldObject.
 	LabelChangesOnly bool
+	// Acts, when set, is the CEL predicate over request, object and
+	// oldObject that is true for every request the evaluator could deny,
+	// warn about or patch (narrowing.go), rendered as the matchCondition
+	// "gatehouse-acts".
+	Acts func(Options) string
 }
 
 // serviceAccountUsers is the user name prefix of every service account.

@@ -8,10 +8,14 @@ import (
 	"testing"
 
 	"github.com/google/cel-go/cel"
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -121,6 +125,14 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 							object, oldObject := rawPair(t, op, labelsChanged)
 							routed := def.Intercept.Matches(op, r.gvr, r.sub, opts) && def.Intercept.ObjectMatches(o[0], o[1], opts) &&
 								def.Intercept.UserMatches(op, user) && def.Intercept.ChangeMatches(op, object, oldObject)
+							if routed {
+								req := &admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+									Operation: admissionv1.Operation(op), Resource: metav1.GroupVersionResource(r.gvr), SubResource: r.sub,
+									Namespace: o[0], Name: o[1], UserInfo: authenticationv1.UserInfo{Username: user},
+									Object: runtime.RawExtension{Raw: object}, OldObject: runtime.RawExtension{Raw: oldObject},
+								}}
+								routed = actsOnRaw(t, def.Intercept, opts, req)
+							}
 							total++
 							if sent {
 								sentCount++

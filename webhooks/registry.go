@@ -94,7 +94,7 @@ var Registry = []Definition{
 		// Every resource (subresources create nothing): any namespaced
 		// object may be created in a scoped namespace. UPDATEs are
 		// harness-labels-guard's.
-		Intercept: Intercept{Operations: create, AllResources: true},
+		Intercept: Intercept{Operations: create, AllResources: true, Acts: labelActs},
 		New:       newHarnessLabels,
 	},
 	{
@@ -102,7 +102,7 @@ var Registry = []Definition{
 		Path:          "/validate/secret-scope",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: append(podResources(), pvcs), Products: true},
+		Intercept:     Intercept{Operations: createUpdate, Resources: append(podResources(), pvcs), Products: true, Acts: scopeActs},
 		New:           newSecretScope,
 	},
 	{
@@ -110,7 +110,7 @@ var Registry = []Definition{
 		Path:          "/validate/service-account",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: podResources(), Products: true},
+		Intercept:     Intercept{Operations: createUpdate, Resources: podResources(), Products: true, Acts: serviceAccountActs},
 		New:           newServiceAccount,
 	},
 	{

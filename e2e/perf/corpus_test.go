@@ -149,6 +149,11 @@ func TestDressKeepsEveryVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 		decisions, _ := chains[r.Webhook].Review(context.Background(), admission.Request{AdmissionRequest: *review.Request})
+		if len(decisions) == 0 {
+			// Narrowed away (docs/contracts.md §10): the API server would
+			// not call the webhook; dressing must not change that either.
+			return true, []string{"not sent"}
+		}
 		if len(decisions) != 1 {
 			t.Fatalf("%s: %s made %d decisions, want its own", r.Fixture, r.Webhook, len(decisions))
 		}

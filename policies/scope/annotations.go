@@ -29,9 +29,13 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
+// AnnotationPrefix begins every annotation key secret-operator reads
+// (upstream); SCOPE judges only annotation maps with such a key.
+const AnnotationPrefix = "secrets.kubedoop.dev/"
+
 // Annotation keys (upstream, secret-operator).
 const (
-	annotationPrefix = "secrets.kubedoop.dev/"
+	annotationPrefix = AnnotationPrefix
 
 	annotationClass                    = annotationPrefix + "class"
 	annotationScope                    = annotationPrefix + "scope"

@@ -1,0 +1,181 @@
+package webhooks
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/policies/scope"
+	"github.com/gatehouse-dev/gatehouse/policies/workload"
+)
+
+// Content narrowing (docs/contracts.md §10): a webhook whose evaluator can
+// act only on requests of a certain content declares it as a CEL predicate
+// (Intercept.Acts), which the webhook configurations carry as the
+// matchCondition "gatehouse-acts". The predicate must be true for every
+// request the evaluator could deny, warn about or patch; where it is false
+// the evaluator gives a plain allow, so the API server need not call.
+// TestNarrowingIsSound proves that over the fixtures and objects generated
+// from them. The expressions use only standard CEL, as the API server
+// evaluates matchConditions; an expression that errors on a malformed
+// object sends it to a Fail webhook (its only user) and the review decides.
+
+// scopeActs: SCOPE acts on annotations under secrets.kubedoop.dev/ of a PVC,
+// of the ephemeral volume templates of a Pod or any pod template, and of a
+// StatefulSet's volumeClaimTemplates; on product custom resources it walks
+// everything.
+func scopeActs(Options) string {
+	prefix := fmt.Sprintf("%q", scope.AnnotationPrefix)
+	secretKeys := func(annotations string) string {
+		return fmt.Sprintf("%s.exists(k, k.startsWith(%s))", annotations, prefix)
+	}
+	volumes := func(spec []string) string {
+		path := "object." + strings.Join(append(spec, "volumes"), ".")
+		return fmt.Sprintf("%s && %s.exists(v, has(v.ephemeral) && has(v.ephemeral.volumeClaimTemplate) && "+
+			"has(v.ephemeral.volumeClaimTemplate.metadata) && has(v.ephemeral.volumeClaimTemplate.metadata.annotations) && %s)",
+			hasPath(append(spec, "volumes")), path, secretKeys("v.ephemeral.volumeClaimTemplate.metadata.annotations"))
+	}
+	var cases []string
+	cases = append(cases, fmt.Sprintf("%s ? (%s && %s)", resourceIs(pvcs), hasPath([]string{"metadata", "annotations"}), secretKeys("object.metadata.annotations")))
+	for _, k := range workload.Kinds {
+		spec := []string{"spec"}
+		if len(k.Template) > 0 {
+			spec = append(append([]string{}, k.Template...), "spec")
+		}
+		check := volumes(spec)
+		if k.Kind == "StatefulSet" {
+			check = fmt.Sprintf("(%s) || (%s && object.spec.volumeClaimTemplates.exists(t, has(t.metadata) && has(t.metadata.annotations) && %s))",
+				check, hasPath([]string{"spec", "volumeClaimTemplates"}), secretKeys("t.metadata.annotations"))
+		}
+		cases = append(cases, fmt.Sprintf("%s ? (%s)", resourceIs(Resource{GVR: k.Resource}), check))
+	}
+	// Product custom resources: every one is walked.
+	return strings.Join(cases, " : ") + " : true"
+}
+
+// serviceAccountActs: SA acts on a product custom resource (its
+// podOverrides) and on a Pod or workload whose controller ownerReference
+// has a product API group.
+func serviceAccountActs(opts Options) string {
+	var groups []string
+	for _, s := range opts.Products.GroupSuffixes {
+		if s != "" {
+			// The group is what comes before the first "/" and must be
+			// longer than the suffix (policies.ProductSelector.Matches).
+			groups = append(groups, fmt.Sprintf("r.apiVersion.matches(%q)", "^[^/]+"+regexp.QuoteMeta(s)+"/"))
+		}
+	}
+	owned := "false"
+	if len(groups) > 0 {
+		owned = fmt.Sprintf("%s && object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller == true && has(r.apiVersion) && (%s))",
+			hasPath([]string{"metadata", "ownerReferences"}), strings.Join(groups, " || "))
+	}
+	var builtin []string
+	for _, r := range podResources() {
+		builtin = append(builtin, resourceIs(r))
+	}
+	return fmt.Sprintf("(%s) ? (%s) : true", strings.Join(builtin, " || "), owned)
+}
+
+// labelActs: LABEL's CREATE rule acts on a namespaced object (its namespace
+// may carry a scope label) and on a cluster-scoped object a service account
+// creates (it may be a harnessed one); a Namespace is cluster-scoped,
+// though its request names it as its namespace.
+func labelActs(Options) string {
+	return fmt.Sprintf("(has(request.namespace) && request.namespace != \"\" && !%s) || request.userInfo.username.startsWith(%q)",
+		resourceIs(Resource{GVR: namespaceFinalize.GVR}), serviceAccountUsers)
+}
+
+// resourceIs tests the request's resource (any subresource).
+func resourceIs(r Resource) string {
+	return fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q)", r.GVR.Group, r.GVR.Resource)
+}
+
+// hasPath is has() for every step of a path below object.
+func hasPath(path []string) string {
+	terms := make([]string, len(path))
+	for i := range path {
+		terms[i] = "has(object." + strings.Join(path[:i+1], ".") + ")"
+	}
+	return strings.Join(terms, " && ")
+}
+
+// actsPrograms caches the compiled predicates by expression.
+var actsPrograms sync.Map
+
+// actsOn evaluates in process what the API server evaluates for the
+// matchCondition "gatehouse-acts": whether a request reaches the webhook.
+// `gatehouse check` routes with it, so that it lists exactly the webhooks
+// the API server would call. The server does not need it: the API server
+// has already evaluated it, and a member of a combined endpoint whose
+// predicate is false decides a plain allow.
+func actsOn(in Intercept, opts Options, req *admission.Request, object, oldObject map[string]any) (bool, error) {
+	if in.Acts == nil {
+		return true, nil
+	}
+	expr := in.Acts(opts)
+	prg, ok := actsPrograms.Load(expr)
+	if !ok {
+		compiled, err := compileMatchCondition(expr)
+		if err != nil {
+			return false, err
+		}
+		prg, _ = actsPrograms.LoadOrStore(expr, compiled)
+	}
+	return evalMatchCondition(prg.(cel.Program), celRequest(req), object, oldObject)
+}
+
+// compileMatchCondition compiles a matchConditions expression with the
+// variables the API server declares for it.
+func compileMatchCondition(expr string) (cel.Program, error) {
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
+	if err != nil {
+		return nil, err
+	}
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return nil, iss.Err()
+	}
+	return env.Program(ast)
+}
+
+// evalMatchCondition evaluates a compiled matchCondition; an error is the
+// API server's error too (it then calls a Fail webhook).
+func evalMatchCondition(prg cel.Program, request, object, oldObject map[string]any) (bool, error) {
+	vars := map[string]any{"request": request, "object": nil, "oldObject": nil}
+	if object != nil {
+		vars["object"] = object
+	}
+	if oldObject != nil {
+		vars["oldObject"] = oldObject
+	}
+	out, _, err := prg.Eval(vars)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return false, fmt.Errorf("matchCondition is not boolean: %v", out)
+	}
+	return b, nil
+}
+
+// celRequest is the request as a matchCondition sees it: fields that are
+// empty (omitempty in AdmissionRequest) are absent, not "".
+func celRequest(req *admission.Request) map[string]any {
+	request := map[string]any{
+		"operation": string(req.Operation),
+		"resource":  map[string]any{"group": req.Resource.Group, "version": req.Resource.Version, "resource": req.Resource.Resource},
+		"userInfo":  map[string]any{"username": req.UserInfo.Username},
+	}
+	for key, v := range map[string]string{"subResource": req.SubResource, "namespace": req.Namespace, "name": req.Name} {
+		if v != "" {
+			request[key] = v
+		}
+	}
+	return request
+}
