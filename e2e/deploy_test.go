@@ -64,6 +64,7 @@ const (
 // deploy/default/rbac.yaml and in the README.
 var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"patch"}},
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups", "operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},

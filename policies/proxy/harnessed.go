@@ -7,6 +7,8 @@
 package proxy
 
 import (
+	"slices"
+
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
 )
@@ -23,4 +25,24 @@ func Harnessed(harnesses []map[string]any, namespace, serviceAccount string) boo
 		}
 	}
 	return false
+}
+
+// InjectedNamespaces returns, sorted and once each, the namespaces that
+// harnesses inject the proxy into: the operator namespace of every harness
+// with spec.operator.injectProxyConfiguration true. These are the harnessed
+// namespaces of docs/contracts.md §4, where a pod must not start without the
+// proxy, so harness-proxy fails closed there.
+func InjectedNamespaces(harnesses []map[string]any) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range harnesses {
+		inject, _ := fields.Bool(h, "spec", "operator", "injectProxyConfiguration")
+		namespace, _ := fields.String(h, "spec", "operator", "namespace")
+		if inject && namespace != "" && !seen[namespace] {
+			seen[namespace] = true
+			out = append(out, namespace)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,5 +67,19 @@ func TestHarnessed(t *testing.T) {
 				t.Errorf("Harnessed(%q, %q) = %v, want %v", tc.ns, tc.sa, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestInjectedNamespaces(t *testing.T) {
+	h := func(namespace string, inject any) map[string]any {
+		return map[string]any{"spec": map[string]any{"operator": map[string]any{"namespace": namespace, "injectProxyConfiguration": inject}}}
+	}
+	got := InjectedNamespaces([]map[string]any{
+		h("zeta", true), h("alpha", true), h("zeta", true), // twice: once
+		h("off", false), h("string", "true"), h("", true), // not injecting, not a bool, no namespace
+		{"spec": "broken"},
+	})
+	if want := []string{"alpha", "zeta"}; !slices.Equal(got, want) {
+		t.Errorf("InjectedNamespaces = %v, want %v", got, want)
 	}
 }

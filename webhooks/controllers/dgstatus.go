@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,13 +45,15 @@ const crdPoll = 10 * time.Second
 // DependencyGroup CRD (helmetica owns it), so the controller starts once the
 // kind is served: until then there is no group to decide.
 func (r *DependencyGroupStatus) SetupWithManager(mgr ctrl.Manager) error {
-	return mgr.Add(waitForKind{mgr: mgr, start: func() error { return r.register(mgr) }})
+	gvk := helmeticav1.SchemeGroupVersion.WithKind("DependencyGroup")
+	return mgr.Add(waitForKind{mgr: mgr, gvk: gvk, start: func() error { return r.register(mgr) }})
 }
 
-// waitForKind is a leader-elected runnable that polls until DependencyGroup
-// is served, then registers the controller with the running manager.
+// waitForKind is a leader-elected runnable that polls until a kind is
+// served, then registers a controller with the running manager.
 type waitForKind struct {
 	mgr   ctrl.Manager
+	gvk   schema.GroupVersionKind
 	start func() error
 }
 
@@ -58,9 +61,8 @@ type waitForKind struct {
 func (waitForKind) NeedLeaderElection() bool { return true }
 
 func (w waitForKind) Start(ctx context.Context) error {
-	gk := helmeticav1.SchemeGroupVersion.WithKind("DependencyGroup").GroupKind()
 	for {
-		if _, err := w.mgr.GetRESTMapper().RESTMapping(gk, helmeticav1.SchemeGroupVersion.Version); err == nil {
+		if _, err := w.mgr.GetRESTMapper().RESTMapping(w.gvk.GroupKind(), w.gvk.Version); err == nil {
 			return w.start()
 		}
 		select {

@@ -55,7 +55,9 @@ type serveFlags struct {
 	metricsAddress string
 	kubeconfig     string
 	reconcileDG    bool
-	leaderNS       string
+	// manageHarnessed runs controllers.HarnessedNamespaces.
+	manageHarnessed bool
+	leaderNS        string
 }
 
 // stateWebhooks read the cluster-state caches (objects by index, namespace
@@ -113,11 +115,9 @@ CA and a certificate for localhost instead, and prints where.`,
 			if err != nil {
 				return err
 			}
-			if f.reconcileDG {
-				if err := srv.EnableDependencyGroupStatus(f.leaderNS); err != nil {
-					srv.probeListener.Close() // Run, which owns it from here on, never ran
-					return err
-				}
+			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, f.manageHarnessed); err != nil {
+				srv.probeListener.Close() // Run, which owns it from here on, never ran
+				return err
 			}
 			return srv.Run(ctx)
 		},
@@ -139,6 +139,8 @@ CA and a certificate for localhost instead, and prints where.`,
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for reading cluster state (default: in-cluster, then $KUBECONFIG)")
 	fl.BoolVar(&f.reconcileDG, "reconcile-dependencygroups", false, "run the leader-elected DependencyGroup status reconciler (deploy/ turns it on)")
+	fl.BoolVar(&f.manageHarnessed, "manage-harnessed-namespaces", false,
+		"label every namespace a harness injects the proxy into, so harness-proxy fails closed there (leader-elected; deploy/ turns it on)")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the reconciler's leader election Lease")
 	return cmd
 }
@@ -214,21 +216,34 @@ type Server struct {
 	manager manager.Manager
 }
 
-// EnableDependencyGroupStatus adds the leader-elected DependencyGroup status
-// reconciler (controllers.DependencyGroupStatus); it needs cluster access.
-func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
+// EnableControllers adds the leader-elected controllers that are asked for:
+// the DependencyGroup status reconciler (controllers.DependencyGroupStatus)
+// and the harnessed-namespace labeller (controllers.HarnessedNamespaces).
+// They share one manager, one Lease and one cache; they need cluster
+// access.
+func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, harnessedNamespaces bool) error {
+	if !dependencyGroups && !harnessedNamespaces {
+		return nil
+	}
 	if s.rc == nil {
-		return usageError("--reconcile-dependencygroups needs cluster access (--kubeconfig or in-cluster)")
+		flag := "--reconcile-dependencygroups"
+		if !dependencyGroups {
+			flag = "--manage-harnessed-namespaces"
+		}
+		return usageError("%s needs cluster access (--kubeconfig or in-cluster)", flag)
 	}
 	scheme := runtime.NewScheme()
 	if err := helmeticav1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	mgr, err := ctrl.NewManager(s.rc, ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: "0"}, // served by the server's own metrics listener
-		HealthProbeBindAddress:        "0",
-		LeaderElection:                true,
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"}, // served by the server's own metrics listener
+		HealthProbeBindAddress: "0",
+		LeaderElection:         true,
+		// The Lease keeps the name it had when the DependencyGroup status
+		// reconciler was alone: a new name would let an old and a new
+		// replica both lead during a rollout.
 		LeaderElectionID:              "gatehouse-dependencygroup-status",
 		LeaderElectionNamespace:       leaderNamespace,
 		LeaderElectionReleaseOnCancel: true,
@@ -236,8 +251,16 @@ func (s *Server) EnableDependencyGroupStatus(leaderNamespace string) error {
 	if err != nil {
 		return err
 	}
-	if err := (&controllers.DependencyGroupStatus{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
-		return err
+	if dependencyGroups {
+		if err := (&controllers.DependencyGroupStatus{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	if harnessedNamespaces {
+		r := &controllers.HarnessedNamespaces{Client: mgr.GetClient(), Label: s.cfg.Harness.FailClosedNamespaceLabel}
+		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
 	s.manager = mgr
 	return nil
