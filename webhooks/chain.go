@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -357,15 +358,21 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 }
 
 // patch is the answer that patches the object as sent into the shared
-// object as the members left it.
+// object as the members left it. The object as sent is decoded again from
+// the request (the members changed the shared one in place) and the two are
+// compared in memory (diffJSON), which writes the patch CreatePatch would.
 func (c *chain) patch(req *admission.Request, shared *sharedReview) admission.Response {
-	final, err := json.Marshal(shared.review.Object)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("webhook %s could not encode the mutated object: %w", c.name, err))
+	var sent map[string]any
+	if err := json.Unmarshal(req.Object.Raw, &sent); err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("webhook %s could not decode the object again to patch it: %w", c.name, err))
 	}
-	patched := admission.PatchResponseFromRaw(req.Object.Raw, final)
-	patched.Patches = canonicalPatch(patched.Patches)
-	return patched
+	resp := admission.Response{Patches: canonicalPatch(diffJSON(sent, shared.review.Object))}
+	resp.Allowed = true
+	if len(resp.Patches) > 0 {
+		pt := admissionv1.PatchTypeJSONPatch
+		resp.PatchType = &pt
+	}
+	return resp
 }
 
 // withPatch is resp carrying patched's patch, or patched when the patch

@@ -202,3 +202,92 @@ func TestMutationIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffJSONWritesWhatCreatePatchWrites: over random documents and random
+// changes to them (evaluators' Go types included: int64, []string), the
+// in-memory diff gives, once ordered, the same patch bytes as
+// gomodules.xyz/jsonpatch's CreatePatch over the two documents encoded.
+func TestDiffJSONWritesWhatCreatePatchWrites(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch k := rng.IntN(8); {
+		case depth > 3 || k == 0:
+			return float64(rng.IntN(3))
+		case k == 1:
+			return []string{"ALL"}
+		case k == 2:
+			return int64(rng.IntN(3))
+		case k == 3:
+			return nil
+		case k == 4:
+			out := make([]any, rng.IntN(6))
+			for i := range out {
+				out[i] = value(depth + 1)
+			}
+			return out
+		case k == 5:
+			return "s/~" + string(rune('a'+rng.IntN(3)))
+		default:
+			out := map[string]any{}
+			for range rng.IntN(4) {
+				out[string(rune('a'+rng.IntN(5)))+"/~"[rng.IntN(2):]] = value(depth + 1)
+			}
+			return out
+		}
+	}
+	// mutate changes v in place or returns a replacement.
+	var mutate func(v any, depth int) any
+	mutate = func(v any, depth int) any {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				switch rng.IntN(5) {
+				case 0:
+					delete(t, k)
+				case 1:
+					t[k] = value(depth + 1)
+				default:
+					t[k] = mutate(e, depth+1)
+				}
+			}
+			if rng.IntN(3) == 0 {
+				t[string(rune('a'+rng.IntN(6)))] = value(depth + 1)
+			}
+			return t
+		case []any:
+			for i := range t {
+				t[i] = mutate(t[i], depth+1)
+			}
+			switch rng.IntN(3) {
+			case 0:
+				return append(t, value(depth+1))
+			case 1:
+				if len(t) > 0 {
+					return t[:rng.IntN(len(t))]
+				}
+			}
+			return t
+		}
+		if rng.IntN(4) == 0 {
+			return value(depth)
+		}
+		return v
+	}
+	for i := range 5000 {
+		var a map[string]any
+		if err := json.Unmarshal(mustJSON(t, map[string]any{"x": value(0), "y": value(0), "z": value(0)}), &a); err != nil {
+			t.Fatal(err)
+		}
+		b := deepCopyJSON(a).(map[string]any)
+		b = mutate(b, 0).(map[string]any)
+		want, err := jsonpatch.CreatePatch(mustJSON(t, a), mustJSON(t, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append([]jsonpatch.JsonPatchOperation{}, diffJSON(a, b)...)
+		if g, w := mustJSON(t, canonicalPatch(got)), mustJSON(t, canonicalPatch(append([]jsonpatch.JsonPatchOperation{}, want...))); string(g) != string(w) {
+			t.Fatalf("case %d:\n a %s\n b %s\n diffJSON    %s\n CreatePatch %s", i, mustJSON(t, a), mustJSON(t, b), g, w)
+		}
+	}
+}

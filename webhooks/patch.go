@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,4 +83,170 @@ func arrayIndex(s string) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil
+}
+
+// diffJSON is the JSON patch from a to b, two decoded JSON documents that
+// the review chain holds in memory (the object as sent, and as the mutating
+// members left it), with the operations gomodules.xyz/jsonpatch's
+// CreatePatch writes for the same documents serialised: keys added,
+// replaced and removed; array tails removed and added; a value whose JSON
+// type changed replaced whole. Comparing in memory spares a mutating review
+// the encoding of the mutated object and the two decodes of CreatePatch.
+// Values compare as JSON does: numbers of any Go type by their float64
+// value, other Go types (an evaluator's []string) by their JSON form.
+func diffJSON(a, b map[string]any) []jsonpatch.JsonPatchOperation {
+	return diffObjects(a, b, "", nil)
+}
+
+func diffObjects(a, b map[string]any, path string, ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
+	for key, bv := range b {
+		p := path + "/" + rfc6901.Replace(key)
+		av, ok := a[key]
+		if !ok {
+			ops = append(ops, jsonpatch.NewOperation("add", p, bv))
+			continue
+		}
+		ops = diffValues(av, bv, p, ops)
+	}
+	for key := range a {
+		if _, ok := b[key]; !ok {
+			ops = append(ops, jsonpatch.NewOperation("remove", path+"/"+rfc6901.Replace(key), nil))
+		}
+	}
+	return ops
+}
+
+var rfc6901 = strings.NewReplacer("~", "~0", "/", "~1")
+
+func diffValues(av, bv any, p string, ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
+	av, bv = asJSON(av), asJSON(bv)
+	ak, bk := jsonKindOf(av), jsonKindOf(bv)
+	switch {
+	case ak == jsonNull && bk == jsonNull:
+		return ops
+	case ak != bk:
+		return append(ops, jsonpatch.NewOperation("replace", p, bv))
+	}
+	switch at := av.(type) {
+	case map[string]any:
+		return diffObjects(at, bv.(map[string]any), p, ops)
+	case []any:
+		bt := bv.([]any)
+		n := min(len(at), len(bt))
+		for i := len(at) - 1; i >= n; i-- {
+			ops = append(ops, jsonpatch.NewOperation("remove", p+"/"+strconv.Itoa(i), nil))
+		}
+		for i := n; i < len(bt); i++ {
+			ops = append(ops, jsonpatch.NewOperation("add", p+"/"+strconv.Itoa(i), bt[i]))
+		}
+		for i := 0; i < n; i++ {
+			ops = diffValues(at[i], bt[i], p+"/"+strconv.Itoa(i), ops)
+		}
+		return ops
+	}
+	if !sameScalar(av, bv) {
+		ops = append(ops, jsonpatch.NewOperation("replace", p, bv))
+	}
+	return ops
+}
+
+// The JSON types, as encoding/json decodes them.
+const (
+	jsonNull = iota
+	jsonBool
+	jsonNumber
+	jsonString
+	jsonObject
+	jsonArray
+)
+
+func jsonKindOf(v any) int {
+	switch v.(type) {
+	case nil:
+		return jsonNull
+	case bool:
+		return jsonBool
+	case string:
+		return jsonString
+	case map[string]any:
+		return jsonObject
+	case []any:
+		return jsonArray
+	}
+	return jsonNumber
+}
+
+// asJSON returns v as encoding/json would decode its encoding, for the Go
+// types an evaluator may write that a decode never makes; numbers stay.
+func asJSON(v any) any {
+	switch v.(type) {
+	case nil, bool, string, map[string]any, []any, float64, float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return v
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(raw, &out) != nil {
+		return v
+	}
+	return out
+}
+
+func sameScalar(a, b any) bool {
+	if jsonKindOf(a) == jsonNumber {
+		return asFloat(a) == asFloat(b)
+	}
+	return a == b
+}
+
+func asFloat(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case float32:
+		return float64(n)
+	case int:
+		return float64(n)
+	case int8:
+		return float64(n)
+	case int16:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case uint:
+		return float64(n)
+	case uint8:
+		return float64(n)
+	case uint16:
+		return float64(n)
+	case uint32:
+		return float64(n)
+	case uint64:
+		return float64(n)
+	}
+	return 0
+}
+
+// deepCopyJSON copies a decoded JSON value; a value of another Go type that
+// an evaluator put in it is copied as its decoded JSON form.
+func deepCopyJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = deepCopyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = deepCopyJSON(e)
+		}
+		return out
+	}
+	return asJSON(v)
 }
