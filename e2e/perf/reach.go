@@ -234,7 +234,22 @@ func ReachByKind(ctx context.Context, m *Mixed, n int, scrape func(context.Conte
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, KindReach{Kind: kind.Name, Operation: kind.Operation, Requests: res.Sent[kind.Name], Errors: res.Errors, Counts: after.Sub(before)})
+		counts := after.Sub(before)
+		// What the control plane wrote meanwhile with another operation
+		// (a status or lease update of its own) is not this kind's.
+		for _, byOp := range []map[string]map[string]int{counts.Calls, counts.Excluded} {
+			for entry, ops := range byOp {
+				for op := range ops {
+					if op != kind.Operation {
+						delete(ops, op)
+					}
+				}
+				if len(ops) == 0 {
+					delete(byOp, entry)
+				}
+			}
+		}
+		out = append(out, KindReach{Kind: kind.Name, Operation: kind.Operation, Requests: res.Sent[kind.Name], Errors: res.Errors, Counts: counts})
 		before = after
 	}
 	return out, ctx.Err()

@@ -100,7 +100,7 @@ func TestAdmissionCountsSubAdd(t *testing.T) {
 }
 
 // ReachByKind credits each kind with what the counters moved by while only
-// its requests were sent.
+// its requests were sent, in its own operation.
 func TestReachByKindCreditsEachKind(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).Build()
 	m := &Mixed{Client: c, LeaseClient: c, Namespace: "perf-mixed"}
@@ -114,7 +114,9 @@ func TestReachByKindCreditsEachKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A stand-in for the API server: every Event created is one call to
-	// mutating-ignore, every Lease renewal one exclusion by validating-fail.
+	// mutating-ignore, every Lease renewal one exclusion by validating-fail,
+	// and something else writes too.
+	scrapes := 0
 	scrape := func(ctx context.Context) (AdmissionCounts, error) {
 		var events corev1.EventList
 		var leases coordinationv1.LeaseList
@@ -129,9 +131,11 @@ func TestReachByKindCreditsEachKind(t *testing.T) {
 			rv, _ := strconv.Atoi(l.ResourceVersion)
 			renewals += rv - 1 // 1 when created
 		}
+		// Background: a DELETE called and one excluded per reading.
+		scrapes++
 		return AdmissionCounts{
-			Calls:     map[string]map[string]int{"mutating-ignore": {"CREATE": len(events.Items)}},
-			Excluded:  map[string]map[string]int{"validating-fail": {"UPDATE": renewals}},
+			Calls:     map[string]map[string]int{"mutating-ignore": {"CREATE": len(events.Items)}, "validating-fail": {"DELETE": scrapes}},
+			Excluded:  map[string]map[string]int{"validating-fail": {"UPDATE": renewals, "DELETE": scrapes}},
 			Decisions: map[string]int{"harness-labels": len(events.Items)},
 		}, nil
 	}
