@@ -87,11 +87,12 @@ bench-micro: ## run every micro-benchmark with allocations (compare runs with be
 	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem ./perf/
 
 # bench: micro-benchmarks (short), then gatehouse against the floor on loopback,
-# end to end on the local control plane, and memory at scale; prints the
+# end to end on the local control plane, a cluster's mixed traffic through it
+# (--mixed-requests, --mixed-rate), and memory at scale; prints the
 # targets and ratios and writes docs/performance.md. BENCH_ARGS go to the load
 # tool (e.g. BENCH_ARGS='--scale=false --rounds 1'); results land in bin/.
 BENCHTIME ?= 100ms
-bench: build e2e-bin ## measure gatehouse against its floor, end to end and at scale (~4 min once e2e-bin is cached); writes docs/performance.md
+bench: build e2e-bin ## measure gatehouse against its floor, end to end, under mixed traffic and at scale (~7.5 min once e2e-bin is cached); writes docs/performance.md
 	@mkdir -p bin
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./policies/... ./webhooks/ > bin/bench.txt
 	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./perf/ >> ../bin/bench.txt

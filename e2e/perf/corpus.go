@@ -3,8 +3,10 @@
 // against `gatehouse serve` and a controller-runtime floor server, readings of
 // the servers' CPU and memory from /proc, and create/delete runs through a
 // local control plane with and without gatehouse's webhooks (and with the
-// ValidatingAdmissionPolicies in vap/). cmd/gatehouse-load runs it all; `make
-// bench` calls it and writes docs/performance.md.
+// ValidatingAdmissionPolicies in vap/), and a mixed workload of a cluster's
+// everyday writes (mixed.go) with what of it reaches gatehouse (reach.go).
+// cmd/gatehouse-load runs it all; `make bench` calls it and writes
+// docs/performance.md.
 package perf
 
 import (

@@ -162,84 +162,31 @@ func RunInterleaved(ctx context.Context, client *http.Client, bases []string, re
 	if len(bases) == 0 || len(reviews) == 0 || o.Concurrency < 1 || o.Requests < 1 || o.Duration <= 0 {
 		return nil, errors.New("load needs servers, reviews, a concurrency, a request bound and a duration bound")
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.Duration)
-	defer cancel()
-	var next atomic.Int64
-	start := time.Now()
-	var jobs chan job
-	if o.Rate > 0 {
-		jobs = make(chan job)
-		go func() {
-			defer close(jobs)
-			interval := time.Duration(float64(time.Second) / o.Rate)
-			for i := 0; i < o.Requests; i++ {
-				due := start.Add(time.Duration(i) * interval)
-				if wait := time.Until(due); wait > 0 {
-					select {
-					case <-ctx.Done():
-						return
-					case <-time.After(wait):
-					}
-				}
-				select {
-				case <-ctx.Done():
-					return
-				case jobs <- job{i: i, due: due}:
-				}
-			}
-		}()
-	}
 	n := len(bases)
 	// results[w][s] is worker w's result for server s.
 	results := make([][]*workerResult, o.Concurrency)
-	var wg sync.WaitGroup
 	for w := range o.Concurrency {
 		results[w] = make([]*workerResult, n)
 		for s := range n {
 			results[w][s] = newWorkerResult()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				var j job
-				if jobs != nil {
-					var ok bool
-					select {
-					case <-ctx.Done():
-						return
-					case j, ok = <-jobs:
-						if !ok {
-							return
-						}
-					}
-				} else {
-					i := int(next.Add(1) - 1)
-					if i >= o.Requests || ctx.Err() != nil {
-						return
-					}
-					j = job{i: i, due: time.Now()}
-				}
-				server := j.i % n
-				res := results[w][server]
-				r := reviews[(j.i/n)%len(reviews)]
-				verdict, kind := send(ctx, client, bases[server], r)
-				if kind != "" {
-					if ctx.Err() != nil {
-						return // the run ended while this request was in flight
-					}
-					res.errors[kind]++
-					continue
-				}
-				d := time.Since(j.due)
-				res.all.Add(d)
-				res.latency[r.Type].Add(d)
-				res.verdicts[verdict]++
-			}
-		}()
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := drive(ctx, o, func(ctx context.Context, w, i int, due time.Time) {
+		server := i % n
+		res := results[w][server]
+		r := reviews[(i/n)%len(reviews)]
+		verdict, kind := send(ctx, client, bases[server], r)
+		if kind != "" {
+			if ctx.Err() == nil { // else the run ended while this request was in flight
+				res.errors[kind]++
+			}
+			return
+		}
+		d := time.Since(due)
+		res.all.Add(d)
+		res.latency[r.Type].Add(d)
+		res.verdicts[verdict]++
+	})
 	outs := make([]*LoadResult, n)
 	for s := range n {
 		out := &LoadResult{
@@ -271,6 +218,73 @@ func RunInterleaved(ctx context.Context, client *http.Client, bases []string, re
 type job struct {
 	i   int
 	due time.Time
+}
+
+// drive calls do for requests 0, 1, ... on o.Concurrency workers until
+// o.Requests were started, o.Duration passed or ctx ended, and returns how
+// long that took. With o.Rate set, request i is due at start + i/Rate and
+// waits for a free worker (open loop); without, each worker starts the next
+// request when its last one answered, due when started (closed loop). do
+// gets the run's context, the worker's index (0 to o.Concurrency-1, so a
+// worker can own state), the request's index and when it was due.
+func drive(ctx context.Context, o LoadOptions, do func(ctx context.Context, worker, i int, due time.Time)) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, o.Duration)
+	defer cancel()
+	var next atomic.Int64
+	start := time.Now()
+	var jobs chan job
+	if o.Rate > 0 {
+		jobs = make(chan job)
+		go func() {
+			defer close(jobs)
+			interval := time.Duration(float64(time.Second) / o.Rate)
+			for i := 0; i < o.Requests; i++ {
+				due := start.Add(time.Duration(i) * interval)
+				if wait := time.Until(due); wait > 0 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(wait):
+					}
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case jobs <- job{i: i, due: due}:
+				}
+			}
+		}()
+	}
+	var wg sync.WaitGroup
+	for w := range o.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var j job
+				if jobs != nil {
+					var ok bool
+					select {
+					case <-ctx.Done():
+						return
+					case j, ok = <-jobs:
+						if !ok {
+							return
+						}
+					}
+				} else {
+					i := int(next.Add(1) - 1)
+					if i >= o.Requests || ctx.Err() != nil {
+						return
+					}
+					j = job{i: i, due: time.Now()}
+				}
+				do(ctx, w, j.i, j.due)
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
 }
 
 // reviewAnswer is the part of an AdmissionReview response the load checks.

@@ -3,9 +3,11 @@ package perf
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gatehouse-dev/gatehouse/webhooks"
@@ -27,6 +29,7 @@ type Report struct {
 	// their spread across rounds.
 	Ratios  map[string]RatioReport   `json:"ratios"`
 	E2E     map[Admission]*E2EReport `json:"e2e,omitempty"`
+	Mixed   *MixedReport             `json:"mixed,omitempty"`
 	Memory  Memory                   `json:"memory"`
 	Bench   []BenchLine              `json:"bench,omitempty"`
 	Targets []Target                 `json:"targets"`
@@ -69,6 +72,9 @@ type Settings struct {
 	Concurrency        int     `json:"concurrency"`
 	E2EObjects         int     `json:"e2eObjects"`
 	E2EConcurrency     int     `json:"e2eConcurrency"`
+	// MixedRequests are sent per setup and round at MixedRate per second.
+	MixedRequests int     `json:"mixedRequests,omitempty"`
+	MixedRate     float64 `json:"mixedRate,omitempty"`
 }
 
 // CorpusReport summarizes the corpus.
@@ -225,6 +231,98 @@ func (e *E2EReport) AddRound(r *LifecycleResult) {
 	}
 }
 
+// MixedReport is the mixed workload's results: per admission setup over all
+// rounds, and what reached gatehouse.
+type MixedReport struct {
+	Kinds  []MixedKindReport               `json:"kinds"`
+	Setups map[Admission]*MixedSetupReport `json:"setups"`
+	Reach  ReachReport                     `json:"reach"`
+}
+
+// MixedKindReport is one kind of the workload and its share.
+type MixedKindReport struct {
+	Name      string `json:"name"`
+	Operation string `json:"operation"`
+	PerCent   int    `json:"perCent"`
+	Contract  bool   `json:"contract,omitempty"`
+}
+
+// NewMixedReport returns an empty report of a workload of kinds.
+func NewMixedReport(kinds []MixedKind) *MixedReport {
+	r := &MixedReport{Setups: map[Admission]*MixedSetupReport{}, Reach: ReachReport{Sent: map[string]int{}}}
+	for _, k := range kinds {
+		r.Kinds = append(r.Kinds, MixedKindReport{Name: k.Name, Operation: k.Operation, PerCent: k.Weight, Contract: k.Contract})
+	}
+	return r
+}
+
+// MixedSetupReport is one admission setup's mixed runs over all rounds.
+type MixedSetupReport struct {
+	All      Summary            `json:"all"`
+	ByKind   map[string]Summary `json:"byKind"`
+	RoundP50 []float64          `json:"roundP50Ms"`
+	RoundP99 []float64          `json:"roundP99Ms"`
+	Sent     map[string]int     `json:"sent"`
+	Errors   map[string]int     `json:"errors"`
+	// Rate is the requests per second the rounds achieved (median).
+	Rate Spread `json:"rate"`
+
+	all        *Latencies
+	byKind     map[string]*Latencies
+	rateRounds []float64
+}
+
+// Setup returns the report of setup a, made on first use.
+func (r *MixedReport) Setup(a Admission) *MixedSetupReport {
+	if r.Setups[a] == nil {
+		r.Setups[a] = &MixedSetupReport{ByKind: map[string]Summary{}, Sent: map[string]int{}, Errors: map[string]int{},
+			all: &Latencies{}, byKind: map[string]*Latencies{}}
+	}
+	return r.Setups[a]
+}
+
+// AddRound adds one mixed run.
+func (s *MixedSetupReport) AddRound(res *MixedResult) {
+	sum := res.All.Summarize()
+	s.RoundP50 = append(s.RoundP50, sum.P50)
+	s.RoundP99 = append(s.RoundP99, sum.P99)
+	s.all.Merge(res.All)
+	for k, l := range res.ByKind {
+		if s.byKind[k] == nil {
+			s.byKind[k] = &Latencies{}
+		}
+		s.byKind[k].Merge(l)
+	}
+	for k, n := range res.Sent {
+		s.Sent[k] += n
+	}
+	for k, n := range res.Errors {
+		s.Errors[k] += n
+	}
+	if res.Elapsed > 0 {
+		sent := 0
+		for _, n := range res.Sent {
+			sent += n
+		}
+		s.rateRounds = append(s.rateRounds, float64(sent)/res.Elapsed.Seconds())
+	}
+	s.All, s.Rate = s.all.Summarize(), SpreadOf(s.rateRounds)
+	for k, l := range s.byKind {
+		s.ByKind[k] = l.Summarize()
+	}
+}
+
+// ReachReport is what reached gatehouse during the mixed runs with
+// gatehouse registered, and per kind of request.
+type ReachReport struct {
+	// Sent counts the requests of each kind of those runs, and During
+	// what the counters moved by while they ran.
+	Sent   map[string]int  `json:"sent"`
+	During AdmissionCounts `json:"during"`
+	// PerKind is a separate pass: a few requests of one kind at a time.
+	PerKind []KindReach `json:"perKind,omitempty"`
+}
+
 // Memory holds the RSS readings, in MiB.
 type Memory struct {
 	ServerIdleMiB      float64 `json:"serverIdleMiB"`
@@ -287,6 +385,17 @@ func (r *Report) Evaluate() {
 		r.Ratios["e2e create p50 gatehouse/"+string(other)] = RatioReport{Ratio(b.Create.P50, o.Create.P50), roundRatios(b.RoundP50, o.RoundP50)}
 		r.Ratios["e2e create p99 gatehouse/"+string(other)] = RatioReport{Ratio(b.Create.P99, o.Create.P99), roundRatios(b.RoundP99, o.RoundP99)}
 	}
+	if r.Mixed != nil {
+		none := r.Mixed.Setups[NoWebhooks]
+		for _, setup := range []Admission{Gatehouse, Floor} {
+			s := r.Mixed.Setups[setup]
+			if s == nil || none == nil {
+				continue
+			}
+			r.Ratios["mixed p50 "+string(setup)+"/none"] = RatioReport{Ratio(s.All.P50, none.All.P50), roundRatios(s.RoundP50, none.RoundP50)}
+			r.Ratios["mixed p99 "+string(setup)+"/none"] = RatioReport{Ratio(s.All.P99, none.All.P99), roundRatios(s.RoundP99, none.RoundP99)}
+		}
+	}
 
 	r.Targets = nil
 	// Targets read the median of the per-round ratios: on a shared machine
@@ -302,6 +411,8 @@ func (r *Report) Evaluate() {
 	ratio("throughput vs floor", "throughput gatehouse/floor", 0.8, true)
 	ratio("e2e p50 all webhooks vs none", "e2e create p50 gatehouse/none", 1.15, false)
 	ratio("e2e p99 all webhooks vs none", "e2e create p99 gatehouse/none", 1.3, false)
+	ratio("mixed p50 vs none", "mixed p50 gatehouse/none", 1.10, false)
+	ratio("mixed p99 vs none", "mixed p99 gatehouse/none", 1.25, false)
 	m := r.Memory
 	r.addTarget("server idle RSS", m.ServerIdleMiB, "MiB", 60, false, m.ServerIdleMiB == 0)
 	r.addTarget("check idle RSS", m.CheckIdleMiB, "MiB", 60, false, m.CheckIdleMiB == 0)
@@ -389,6 +500,18 @@ func (r *Report) Text() string {
 	for _, k := range sortedKeys(r.Ratios) {
 		v := r.Ratios[k]
 		fmt.Fprintf(&b, "  %-40s %.2f   (%.2f / %.2f / %.2f)\n", k, v.Pooled, v.Rounds.Min, v.Rounds.Median, v.Rounds.Max)
+	}
+	if r.Mixed != nil {
+		for _, a := range mixedSetups {
+			if s := r.Mixed.Setups[a]; s != nil {
+				fmt.Fprintf(&b, "mixed %-9s p50 %.2fms p99 %.2fms (%d requests, errors %s)\n", a, s.All.P50, s.All.P99, s.All.Count, counts(s.Errors))
+			}
+		}
+		d := r.Mixed.Reach.During
+		for _, entry := range d.Entries() {
+			fmt.Fprintf(&b, "mixed runs with gatehouse: %s called %s, excluded by matchConditions %s\n", entry, counts(d.Calls[entry]), counts(d.Excluded[entry]))
+		}
+		fmt.Fprintf(&b, "mixed runs with gatehouse: decisions %s; sent %s\n", counts(d.Decisions), counts(r.Mixed.Reach.Sent))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
@@ -484,6 +607,9 @@ func (r *Report) Markdown() string {
 			w("\n")
 		}
 	}
+	if r.Mixed != nil {
+		r.mixedMarkdown(w)
+	}
 	m := r.Memory
 	w("\n## Memory\n\n| process | RSS MiB |\n|---|---|\n")
 	w("| gatehouse serve, idle (informer caches synced, nothing stored) | %.1f |\n", m.ServerIdleMiB)
@@ -525,6 +651,109 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
+// mixedSetups are the setups of the mixed runs, in the order reported: vap
+// is left out, as its policies stand in for two contracts only and say
+// nothing about the rest of a cluster's traffic.
+var mixedSetups = []Admission{NoWebhooks, Floor, Gatehouse}
+
+func (r *Report) mixedMarkdown(w func(string, ...any)) {
+	mx := r.Mixed
+	var kinds []string
+	for _, k := range mx.Kinds {
+		mark := ""
+		if k.Contract {
+			mark = "*"
+		}
+		kinds = append(kinds, fmt.Sprintf("%d%% %s%s", k.PerCent, k.Name, mark))
+	}
+	w("\n## Mixed workload\n\n")
+	w("%d alternating rounds; per round and setup, %d requests at %.0f/s (at most %d in flight) in a namespace that opts in to nothing: %s (*: a fixture of the corpus that a contract applies to; Lease renewals are UPDATEs by a service account, the rest CREATEs). Latency in ms from when a request was due to its answer; setups as above. Lease renewals reach no gatehouse entry (below), so their latency is what the API server's load alone costs under each setup.\n\n",
+		r.Settings.Rounds, r.Settings.MixedRequests, r.Settings.MixedRate, r.Settings.LatencyConcurrency, strings.Join(kinds, ", "))
+	w("| setup | requests | p50 | p90 | p99 | p99.9 | max | req/s (median round) | errors |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, a := range mixedSetups {
+		if s := mx.Setups[a]; s != nil {
+			c := s.All
+			w("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.0f | %s |\n", a, c.Count, c.P50, c.P90, c.P99, c.P999, c.Max, s.Rate.Median, counts(s.Errors))
+		}
+	}
+	w("\np50 by kind (ms):\n\n| kind |")
+	for _, a := range mixedSetups {
+		if mx.Setups[a] != nil {
+			w(" %s |", a)
+		}
+	}
+	w("\n|---|%s\n", strings.Repeat("---|", len(mx.Setups)))
+	for _, k := range mx.Kinds {
+		w("| %s |", k.Name)
+		for _, a := range mixedSetups {
+			if s := mx.Setups[a]; s != nil {
+				w(" %.2f |", s.ByKind[k.Name].P50)
+			}
+		}
+		w("\n")
+	}
+
+	reach := mx.Reach
+	sent := 0
+	for _, n := range reach.Sent {
+		sent += n
+	}
+	w("\n## What reaches gatehouse\n\n")
+	w("While the mixed runs with gatehouse registered sent %d requests, the API server's counters `%s` (calls) and `%s` (requests an entry's rules matched but its matchConditions kept from gatehouse) moved as below, read before and after each run (whatever else the control plane wrote meanwhile counts too):\n\n",
+		sent, webhookCallsMetric, webhookExclusionMetric)
+	w("| entry | calls | by operation | calls per mixed request | excluded by matchConditions |\n|---|---|---|---|---|\n")
+	for _, entry := range reach.During.Entries() {
+		calls := reach.During.Calls[entry]
+		w("| %s | %d | %s | %s | %s |\n", entry, sum(calls), counts(calls), perRequest(sum(calls), sent), counts(reach.During.Excluded[entry]))
+	}
+	w("\ngatehouse's members decided (`%s`): %s.\n", decisionsMetric, counts(reach.During.Decisions))
+	if len(reach.PerKind) == 0 {
+		return
+	}
+	entries := map[string]bool{}
+	for _, k := range reach.PerKind {
+		for _, e := range k.Counts.Entries() {
+			entries[e] = true
+		}
+	}
+	names := sortedKeys(entries)
+	w("\nThen one kind at a time, %d requests each, gatehouse registered: calls per request to each entry (excluded by matchConditions in brackets) and the members that decided, per request.\n\n", reach.PerKind[0].Requests)
+	w("| kind | operation | sent in the gatehouse runs |")
+	for _, e := range names {
+		w(" %s |", e)
+	}
+	w(" members that decided |\n|---|---|---|%s---|\n", strings.Repeat("---|", len(names)))
+	for _, k := range reach.PerKind {
+		w("| %s | %s | %d |", k.Kind, k.Operation, reach.Sent[k.Kind])
+		for _, e := range names {
+			cell := perRequest(sum(k.Counts.Calls[e]), k.Requests)
+			if x := sum(k.Counts.Excluded[e]); x > 0 {
+				cell += " (" + perRequest(x, k.Requests) + ")"
+			}
+			w(" %s |", cell)
+		}
+		var members []string
+		for _, m := range sortedKeys(k.Counts.Decisions) {
+			members = append(members, m+" "+perRequest(k.Counts.Decisions[m], k.Requests))
+		}
+		if len(members) == 0 {
+			members = []string{"none"}
+		}
+		if len(k.Errors) > 0 {
+			members = append(members, "errors: "+counts(k.Errors))
+		}
+		w(" %s |\n", strings.Join(members, ", "))
+	}
+}
+
+// perRequest is n over requests, to two decimals and no trailing zeros.
+func perRequest(n, requests int) string {
+	if requests == 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(math.Round(float64(n)/float64(requests)*100)/100, 'f', -1, 64)
+}
+
 func counts(m map[string]int) string {
 	if len(m) == 0 {
 		return "0"
@@ -561,6 +790,14 @@ benchmarks with ` + "`-cpuprofile`/`-memprofile`" + `):
   saturation either. In-process ValidatingAdmissionPolicies cost a fraction of that. Only fewer webhook registrations
   per kind (one validating endpoint for every pod contract) would cut it; webhook names and paths are public API, so
   that is not done here.
+- **Mixed workload** (see what reaches gatehouse). Every namespaced CREATE reaches mutating-ignore: harness-labels
+  acts on any object created in a namespace a harness may scope (labelActs in webhooks/narrowing.go), and which
+  namespaces are scoped is gatehouse's state, not a label the entry's namespaceSelector could read. Every Pod and
+  pod-template workload (ReplicaSets included) also reaches validating-fail in any namespace: pod-security runs only
+  where a namespace opts in by label, but the combined entry's namespaceSelector is shared with members that run
+  everywhere. Lease renewals (UPDATEs that change no label) and the other CREATEs that validating-fail's rules match
+  are kept away by its matchConditions: a CEL evaluation in the API server, not a call. So most of a cluster's writes
+  pay what the end-to-end section describes, the API server calling a webhook at all.
 - **Policy evaluations above 20 µs.** overrides.Validate on a 5-component document spends ~90% parsing the YAML embedded
   in the ConfigMap (yaml.v3 node parse); that is the format of the contract. proxy.Inject, podsecurity.ValidatePod/Bare
   (a pod with none of the defaults, denied with many findings) and scope.Validate/ProductCR are in the 20-40 µs range

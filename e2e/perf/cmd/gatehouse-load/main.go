@@ -11,7 +11,13 @@
 //     through the local control plane (e2e/localcluster) with no webhooks,
 //     with gatehouse's webhooks, and with the ValidatingAdmissionPolicies of
 //     e2e/perf/vap, in alternating rounds;
-//  3. scale (with --scale): the server's and `gatehouse check --state`'s
+//  3. mixed (unless --mixed=false): a cluster's everyday writes (Events,
+//     Lease renewals, EndpointSlices, ConfigMaps, Secrets, ReplicaSets and
+//     Pods, one request in ten from the contract fixtures) through the local
+//     control plane with no webhooks, the floor and gatehouse, in
+//     alternating rounds at a fixed rate; then the API server's and
+//     gatehouse's counters say what reached gatehouse;
+//  4. scale (with --scale): the server's and `gatehouse check --state`'s
 //     memory with many DependencyGroups, OperatorHarnesses and namespaces.
 //
 // It prints a table, writes JSON (--json) and Markdown (--doc). Every run is
@@ -52,6 +58,9 @@ type flags struct {
 	latencyConc, conc, maxRequests      int
 	e2e                                 bool
 	e2eObjects, e2eConc                 int
+	mixed                               bool
+	mixedRequests                       int
+	mixedRate                           float64
 	scale                               bool
 	scaleNS, scaleDG, scaleHarness      int
 }
@@ -76,6 +85,9 @@ func main() {
 	flag.BoolVar(&f.e2e, "e2e", true, "start the local control plane (KUBEBUILDER_ASSETS) and run the end-to-end comparison")
 	flag.IntVar(&f.e2eObjects, "e2e-objects", 200, "objects created and deleted per admission setup and round")
 	flag.IntVar(&f.e2eConc, "e2e-concurrency", 8, "concurrent clients of the end-to-end runs")
+	flag.BoolVar(&f.mixed, "mixed", true, "run the mixed workload through the local control plane (needs --e2e)")
+	flag.IntVar(&f.mixedRequests, "mixed-requests", 2000, "requests of the mixed workload per admission setup and round")
+	flag.Float64Var(&f.mixedRate, "mixed-rate", 100, "requests per second of the mixed runs (at most --latency-concurrency in flight)")
 	flag.BoolVar(&f.scale, "scale", true, "measure memory with --scale-* objects in the cluster (needs --e2e)")
 	flag.IntVar(&f.scaleNS, "scale-namespaces", 10000, "namespaces of the scale run")
 	flag.IntVar(&f.scaleDG, "scale-dependencygroups", 10000, "DependencyGroups of the scale run")
@@ -122,6 +134,9 @@ func run(f flags) (err error) {
 	rep := &perf.Report{Date: started.UTC().Format(time.RFC3339), Command: f.cmdline, Machine: perf.DescribeMachine()}
 	rep.Settings = perf.Settings{Rounds: f.rounds, Duration: f.duration.String(), Rate: f.rate, LatencyConcurrency: f.latencyConc,
 		Concurrency: f.conc, E2EObjects: f.e2eObjects, E2EConcurrency: f.e2eConc}
+	if f.e2e && f.mixed {
+		rep.Settings.MixedRequests, rep.Settings.MixedRate = f.mixedRequests, f.mixedRate
+	}
 
 	fixtures, err := perf.ReadFixtures(repo)
 	if err != nil {
@@ -160,13 +175,16 @@ func run(f flags) (err error) {
 		}
 	}
 
-	ghPort, probePort, floorPort, err := ports()
+	ghPort, probePort, floorPort, metricsPort, err := ports()
 	if err != nil {
 		return err
 	}
 	probe := "127.0.0.1:" + strconv.Itoa(probePort)
+	// The metrics listener costs a review nothing (the counters count
+	// whether anyone reads them); the mixed run reads the decisions there.
+	ghMetrics := "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
 	ghArgs = append(ghArgs, "--host", "127.0.0.1", "--port", strconv.Itoa(ghPort), "--probe-address", probe,
-		"--metrics-address", "0", "--shutdown-delay", "0s")
+		"--metrics-address", "127.0.0.1:"+strconv.Itoa(metricsPort), "--shutdown-delay", "0s")
 	progress("starting %s %s", f.gatehouse, strings.Join(ghArgs, " "))
 	gh, err := perf.StartProcess("gatehouse", f.gatehouse, ghArgs, ghPort, filepath.Join(f.workDir, "gatehouse.log"),
 		perf.HTTPReady("http://"+probe+"/readyz"), time.Minute)
@@ -202,8 +220,17 @@ func run(f flags) (err error) {
 		return err
 	}
 	if cluster != nil && ctx.Err() == nil {
-		if err := endToEnd(ctx, f, repo, cluster, gh, floor, rep); err != nil {
+		sw, err := admissionSwitch(ctx, repo, cluster, gh, floor)
+		if err != nil {
 			return err
+		}
+		if err := endToEnd(ctx, f, repo, cluster, sw, rep); err != nil {
+			return err
+		}
+		if f.mixed && ctx.Err() == nil {
+			if err := mixed(ctx, f, cluster, sw, fixtures, ghMetrics, rep); err != nil {
+				return err
+			}
 		}
 		if f.scale && ctx.Err() == nil {
 			if err := scale(ctx, f, repo, cluster, gh, rep); err != nil {
@@ -246,14 +273,14 @@ func run(f flags) (err error) {
 	return nil
 }
 
-func ports() (a, b, c int, err error) {
-	var ps [3]int
+func ports() (a, b, c, d int, err error) {
+	var ps [4]int
 	for i := range ps {
 		if ps[i], err = perf.FreePort(); err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 	}
-	return ps[0], ps[1], ps[2], nil
+	return ps[0], ps[1], ps[2], ps[3], nil
 }
 
 // prepareCluster stands up what the end-to-end objects need: the operator
@@ -356,32 +383,45 @@ func loopback(ctx context.Context, f flags, client *http.Client, corpus *perf.Co
 	return nil
 }
 
-func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.Cluster, gh, floor *perf.Process, rep *perf.Report) error {
-	const ns = "perf-e2e"
+// e2eNamespace holds the end-to-end runs' objects and the switch's probe;
+// it opts in to the pod security webhooks.
+const e2eNamespace = "perf-e2e"
+
+// adminClient is the local control plane's admin without client-side rate
+// limits.
+func adminClient(cluster *localcluster.Cluster) (*rest.Config, client.Client, error) {
 	cfg := rest.CopyConfig(cluster.Config)
 	cfg.QPS, cfg.Burst = 1e6, 1e6
 	c, err := client.New(cfg, client.Options{Scheme: localcluster.Scheme()})
+	return cfg, c, err
+}
+
+// admissionSwitch reads gatehouse's webhook configurations, points them at
+// gatehouse and at the floor, and returns the switch between the setups.
+func admissionSwitch(ctx context.Context, repo string, cluster *localcluster.Cluster, gh, floor *perf.Process) (*perf.Switch, error) {
+	const ns = e2eNamespace
+	_, c, err := adminClient(cluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := perf.EnsureNamespace(ctx, c, ns, map[string]string{"gatehouse.dev/security-defaults": "enabled"}); err != nil {
-		return err
+		return nil, err
 	}
 	hooks, err := perf.LiveWebhookConfigs(ctx, c, localcluster.WebhookConfigName, gh.Base)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	floorHooks, err := perf.LiveWebhookConfigs(ctx, c, localcluster.WebhookConfigName, floor.Base)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	policies, err := localcluster.ReadManifests(filepath.Join(repo, "e2e", "perf", "vap", "scope-sa.yaml"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	probeObjs, err := localcluster.ReadManifests(filepath.Join(repo, "policies", "scope", "testdata", "fail", "pod-scope-empty-entry.yaml"))
 	if err != nil || len(probeObjs) != 1 {
-		return fmt.Errorf("reading the probe fixture: %v", err)
+		return nil, fmt.Errorf("reading the probe fixture: %v", err)
 	}
 	probeObj := probeObjs[0]
 	probeObj.SetNamespace(ns)
@@ -391,7 +431,15 @@ func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.C
 	}
 	annotations[perf.FloorProbeAnnotation] = "deny"
 	probeObj.SetAnnotations(annotations)
-	sw := &perf.Switch{Client: c, Webhooks: hooks, FloorWebhooks: floorHooks, Policies: policies, Probe: probeObj}
+	return &perf.Switch{Client: c, Webhooks: hooks, FloorWebhooks: floorHooks, Policies: policies, Probe: probeObj}, nil
+}
+
+func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.Cluster, sw *perf.Switch, rep *perf.Report) error {
+	const ns = e2eNamespace
+	_, c, err := adminClient(cluster)
+	if err != nil {
+		return err
+	}
 	overrides, err := localcluster.ReadManifests(filepath.Join(repo, "deploy", "examples", "overrides-valid.yaml"))
 	if err != nil || len(overrides) != 1 {
 		return fmt.Errorf("reading the overrides example: %v", err)
@@ -434,10 +482,105 @@ func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.C
 	return sw.Set(ctx, perf.NoWebhooks)
 }
 
+// mixed runs the mixed workload in alternating rounds over no webhooks, the
+// floor and gatehouse (not vap: its policies stand in for two contracts only,
+// and the question here is what the rest of a cluster's traffic pays), then
+// sends each kind alone with gatehouse registered to see what it reaches.
+func mixed(ctx context.Context, f flags, cluster *localcluster.Cluster, sw *perf.Switch, fixtures []perf.Fixture, ghMetrics string, rep *perf.Report) error {
+	started := time.Now()
+	cfg, _, err := adminClient(cluster)
+	if err != nil {
+		return err
+	}
+	m, err := perf.NewMixed(cfg, localcluster.Scheme(), "perf-mixed", fixtures)
+	if err != nil {
+		return err
+	}
+	if err := m.Prepare(ctx, f.latencyConc); err != nil {
+		return err
+	}
+	scraper, err := perf.NewAdmissionScraper(cfg, ghMetrics)
+	if err != nil {
+		return err
+	}
+	plan := perf.MixedPlan(m.Kinds, f.mixedRequests)
+	// The rate sets the pace; the duration only stops a run whose API
+	// server fell far behind it.
+	o := perf.LoadOptions{Concurrency: f.latencyConc, Rate: f.mixedRate,
+		Duration: 2*time.Duration(float64(len(plan))/f.mixedRate*float64(time.Second)) + 10*time.Second}
+	modes := []perf.Admission{perf.NoWebhooks, perf.Floor, perf.Gatehouse}
+	rep.Mixed = perf.NewMixedReport(m.Kinds)
+	// A first, unmeasured tenth warms the new namespace's caches.
+	for _, a := range modes {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := sw.Set(ctx, a); err != nil {
+			return err
+		}
+		if _, err := m.Run(ctx, plan[:max(1, len(plan)/10)], "warm-"+string(a), o); err != nil {
+			return err
+		}
+	}
+	for r := range f.rounds {
+		for k := range modes {
+			a := modes[(k+r)%len(modes)]
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err := sw.Set(ctx, a); err != nil {
+				return err
+			}
+			var before perf.AdmissionCounts
+			if a == perf.Gatehouse {
+				if before, err = scraper.Scrape(ctx); err != nil {
+					return err
+				}
+			}
+			res, err := m.Run(ctx, plan, fmt.Sprintf("%s-r%d", a, r+1), o)
+			if err != nil {
+				return err
+			}
+			if a == perf.Gatehouse {
+				after, err := scraper.Scrape(ctx)
+				if err != nil {
+					return err
+				}
+				rep.Mixed.Reach.During.Add(after.Sub(before))
+				for kind, n := range res.Sent {
+					rep.Mixed.Reach.Sent[kind] += n
+				}
+			}
+			rep.Mixed.Setup(a).AddRound(res)
+			s := res.All.Summarize()
+			progress("mixed round %d %-9s p50 %.2fms p99 %.2fms (%d requests, %d errors) in %s",
+				r+1, a, s.P50, s.P99, s.Count, len(res.Errors), res.Elapsed.Round(time.Millisecond))
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err := sw.Set(ctx, perf.Gatehouse); err != nil {
+		return err
+	}
+	perKind, err := perf.ReachByKind(ctx, m, reachRequests, scraper.Scrape)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rep.Mixed.Reach.PerKind = perKind
+	progress("mixed workload done in %s", time.Since(started).Round(time.Second))
+	return sw.Set(ctx, perf.NoWebhooks)
+}
+
+// reachRequests are the requests of each kind sent alone to see what it
+// reaches.
+const reachRequests = 5
+
 func scale(ctx context.Context, f flags, repo string, cluster *localcluster.Cluster, gh *perf.Process, rep *perf.Report) error {
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.QPS, cfg.Burst = 1e6, 1e6
-	c, err := client.New(cfg, client.Options{Scheme: localcluster.Scheme()})
+	_, c, err := adminClient(cluster)
 	if err != nil {
 		return err
 	}
