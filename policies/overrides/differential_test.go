@@ -47,7 +47,8 @@ func TestMatchesBefore(t *testing.T) {
 }
 
 // FuzzMatchesBefore compares Validate with the frozen implementation on
-// random documents, alone under one key and beside a second document.
+// random documents, alone under one key and beside a second document, and
+// the block-style reader's tree with yaml/v3's.
 func FuzzMatchesBefore(f *testing.F) {
 	for _, data := range differentialInputs(f) {
 		for _, value := range data {
@@ -56,6 +57,7 @@ func FuzzMatchesBefore(f *testing.F) {
 	}
 	f.Add([]byte(render(benchDocument())), []byte(render(validDocument())))
 	f.Fuzz(func(t *testing.T, value, other []byte) {
+		checkBlockStyle(t, string(value))
 		compareWithBefore(t, map[string]string{key: string(value)}, nil, typicalLive(), richLive())
 		compareWithBefore(t, map[string]string{key: string(value), "other.yaml": string(other)}, richLive())
 	})

@@ -1,0 +1,376 @@
+// This file reads a document written in plain block style, as kubectl and
+// most people write one, without the general YAML parser, which spends most
+// of a review building its tokens and events. It reads block mappings and
+// lists, plain scalars, quoted scalars without escapes, and {} and []. On
+// anything else it declines, and the document goes to go.yaml.in/yaml/v3 as
+// always: flow collections, anchors, aliases, tags, comments, block and
+// multi-line scalars, complex and quoted keys, a list item that is a list,
+// document markers, tabs, carriage returns and any byte outside printable
+// ASCII. So every parse error and every parser limit stays the parser's
+// own.
+//
+// What it returns is the tree yaml/v3 builds from the same text, in every
+// field this package reads: Kind, Tag, Style, Value and Content (not Line,
+// Column or comments). FuzzMatchesBefore compares the two trees on every
+// document this reader accepts.
+
+package overrides
+
+import (
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Resolved tags of the nodes this reader builds that are not plain scalars
+// (a plain scalar's tag is resolved by yaml/v3 itself: Node.ShortTag).
+const (
+	tagMap = "!!map"
+	tagSeq = "!!seq"
+)
+
+const (
+	// maxBlockDepth bounds the nesting this reader follows; deeper documents
+	// (far past maxDepth, so denied anyway) go to yaml/v3.
+	maxBlockDepth = 1000
+	// maxBlockKey is the longest key this reader reads: yaml/v3 refuses a
+	// key of more than 1024 characters.
+	maxBlockKey = 1000
+	// maxSlab is the most nodes allocated at once (under 32 KiB).
+	maxSlab = 192
+)
+
+// blockParser reads one document. It holds the current line: the first line
+// at or after pos that is not blank.
+type blockParser struct {
+	src string
+	// more is set while there is a current line; indent is its indentation,
+	// text its content without indentation and trailing spaces, and next
+	// where the line after it starts.
+	more   bool
+	indent int
+	text   string
+	next   int
+	depth  int
+	// nodes is what is left of the slab new nodes are taken from, perSlab
+	// the size of the next slab.
+	nodes   []yaml.Node
+	perSlab int
+	// pending holds the children of the collections being read, in order;
+	// a collection takes its own off the end when it is complete, into
+	// Content slices cut from contents.
+	pending  []*yaml.Node
+	contents []*yaml.Node
+}
+
+// parseBlockStyle returns the root node of src, a mapping, when src is a
+// document in the block style this reader reads; ok is false otherwise.
+func parseBlockStyle(src string) (root *yaml.Node, ok bool) {
+	lines, ok := blockStyleText(src)
+	if !ok {
+		return nil, false
+	}
+	// Two nodes a line is typical (a key and its value); more slabs follow
+	// on demand, each small enough for the allocator's size classes.
+	p := &blockParser{src: src, perSlab: min(2*lines+2, maxSlab)}
+	p.load(0)
+	if !p.more || p.indent != 0 {
+		return nil, false
+	}
+	root, ok = p.mapping(0, "")
+	if !ok || p.more {
+		return nil, false
+	}
+	return root, true
+}
+
+// blockStyleText reports whether src holds only bytes this reader reads
+// (printable ASCII but '#', and newlines) and no line starting like a
+// document marker, and counts its lines.
+func blockStyleText(src string) (lines int, ok bool) {
+	lineStart := true
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\n':
+			lines++
+			lineStart = true
+			continue
+		case c < ' ' || c > '~' || c == '#':
+			return 0, false
+		case lineStart && (strings.HasPrefix(src[i:], "---") || strings.HasPrefix(src[i:], "...")):
+			return 0, false
+		}
+		lineStart = false
+	}
+	return lines + 1, true
+}
+
+// load makes the first line at or after pos that is not blank the current
+// line.
+func (p *blockParser) load(pos int) {
+	for pos < len(p.src) {
+		line, next := p.src[pos:], len(p.src)
+		if end := strings.IndexByte(line, '\n'); end >= 0 {
+			line, next = line[:end], pos+end+1
+		}
+		line = strings.TrimRight(line, " ")
+		text := strings.TrimLeft(line, " ")
+		if text != "" {
+			p.more, p.indent, p.text, p.next = true, len(line)-len(text), text, next
+			return
+		}
+		pos = next
+	}
+	p.more, p.indent, p.text, p.next = false, 0, "", len(p.src)
+}
+
+// advance moves to the next line that is not blank.
+func (p *blockParser) advance() { p.load(p.next) }
+
+// mapping reads a block mapping whose keys start at column col. first is
+// the text of its first entry when that follows "- " on the current line;
+// "" when the entry is the current line itself.
+func (p *blockParser) mapping(col int, first string) (*yaml.Node, bool) {
+	if !p.enter() {
+		return nil, false
+	}
+	defer p.leave()
+	n := p.node(yaml.MappingNode, tagMap, "")
+	start := len(p.pending)
+	text := first
+	for {
+		if text == "" {
+			if !p.more || p.indent < col {
+				break
+			}
+			if p.indent > col {
+				return nil, false
+			}
+			text = p.text
+		}
+		key, value, found, ok := splitEntry(text)
+		if !found || !ok {
+			return nil, false
+		}
+		keyNode := p.plain(key)
+		p.advance()
+		var valueNode *yaml.Node
+		if value != "" {
+			valueNode, ok = p.inline(value)
+		} else {
+			valueNode, ok = p.below(col, true)
+		}
+		if !ok {
+			return nil, false
+		}
+		p.pending = append(p.pending, keyNode, valueNode)
+		text = ""
+	}
+	n.Content = p.children(start)
+	return n, true
+}
+
+// sequence reads a block list whose "-" are at column col.
+func (p *blockParser) sequence(col int) (*yaml.Node, bool) {
+	if !p.enter() {
+		return nil, false
+	}
+	defer p.leave()
+	n := p.node(yaml.SequenceNode, tagSeq, "")
+	start := len(p.pending)
+	for p.more && p.indent == col && isListItem(p.text) {
+		content := strings.TrimLeft(p.text[1:], " ")
+		var item *yaml.Node
+		ok := false
+		switch _, _, found, valid := splitEntry(content); {
+		case content == "":
+			p.advance()
+			item, ok = p.below(col, false)
+		case isListItem(content) || (found && !valid):
+			return nil, false
+		case found:
+			// A mapping that starts on the item's line, its keys at the
+			// column of the first.
+			item, ok = p.mapping(col+len(p.text)-len(content), content)
+		default:
+			p.advance()
+			item, ok = p.inline(content)
+		}
+		if !ok {
+			return nil, false
+		}
+		p.pending = append(p.pending, item)
+	}
+	n.Content = p.children(start)
+	return n, true
+}
+
+// below reads the value of a key (mapping set) or list item at column col
+// that ends its line: a collection indented deeper on the next lines, a
+// list at col itself for a key, or else nothing, an empty value (null).
+func (p *blockParser) below(col int, mapping bool) (*yaml.Node, bool) {
+	switch {
+	case p.more && p.indent > col && isListItem(p.text):
+		return p.sequence(p.indent)
+	case p.more && p.indent > col:
+		return p.mapping(p.indent, "")
+	case mapping && p.more && p.indent == col && isListItem(p.text):
+		return p.sequence(col)
+	}
+	return p.plain(""), true
+}
+
+// inline reads a value written on the line of its key or "-": {} or [], a
+// quoted scalar without escapes, or a plain scalar.
+func (p *blockParser) inline(value string) (*yaml.Node, bool) {
+	switch quote := value[0]; {
+	case value == "{}":
+		n := p.node(yaml.MappingNode, tagMap, "")
+		n.Style = yaml.FlowStyle
+		return n, true
+	case value == "[]":
+		n := p.node(yaml.SequenceNode, tagSeq, "")
+		n.Style = yaml.FlowStyle
+		return n, true
+	case quote == '"' || quote == '\'':
+		inner := value[1:]
+		end := strings.IndexByte(inner, quote)
+		if end < 0 || end != len(inner)-1 || (quote == '"' && strings.IndexByte(inner, '\\') >= 0) {
+			return nil, false
+		}
+		n := p.node(yaml.ScalarNode, tagString, inner[:end])
+		n.Style = yaml.DoubleQuotedStyle
+		if quote == '\'' {
+			n.Style = yaml.SingleQuotedStyle
+		}
+		return n, true
+	case !isPlainStart(value) || strings.Contains(value, ": ") || strings.HasSuffix(value, ":"):
+		return nil, false
+	}
+	return p.plain(value), true
+}
+
+// plain returns a plain scalar, tagged as yaml/v3 resolves it.
+func (p *blockParser) plain(value string) *yaml.Node {
+	n := p.node(yaml.ScalarNode, tagString, value)
+	if !isPlainString(value) {
+		n.Tag = ""
+		n.Tag = n.ShortTag()
+	}
+	return n
+}
+
+// isPlainString reports whether yaml/v3 resolves a plain scalar to a string
+// without looking further than this does; for the others the caller asks
+// yaml/v3 (Node.ShortTag). yaml/v3's resolve goes by the first character: a
+// value that does not start like a number, a boolean or null ("+-.0123456789"
+// and "yYnNtTfFoO~") is a string. Of those that do, a value starting with a
+// letter or ~ is something else only when it is one of a few words (true,
+// null, ~ and the like), none longer than five characters; and a number or
+// a timestamp has none but the characters of numberChars.
+func isPlainString(value string) bool {
+	if value == "" {
+		return false
+	}
+	switch c := value[0]; {
+	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+		return len(value) > 5
+	case c == '+' || c == '-' || (c >= '0' && c <= '9'):
+		for i := 1; i < len(value); i++ {
+			if strings.IndexByte(numberChars, value[i]) < 0 {
+				return true
+			}
+		}
+		return false
+	case c == '.':
+		return false
+	}
+	return true
+}
+
+// numberChars are all the characters of the numbers, timestamps, infinities
+// and NaNs yaml/v3 resolves a plain scalar to (in any base, with
+// underscores and exponents), and a few more.
+const numberChars = "0123456789abcdefABCDEFxXoOtTzZiInN+-._: "
+
+// splitEntry splits the text of a mapping entry at its ": " (or final
+// ":"). found is false when the text holds none: it is then a scalar. ok is
+// false when it holds one but the key before it is not a plain key this
+// reader reads.
+func splitEntry(text string) (key, value string, found, ok bool) {
+	at := -1
+	for i := strings.IndexByte(text, ':'); i >= 0; {
+		if i+1 == len(text) || text[i+1] == ' ' {
+			at = i
+			break
+		}
+		next := strings.IndexByte(text[i+1:], ':')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	if at < 0 {
+		return "", "", false, false
+	}
+	key, value = text[:at], strings.TrimLeft(text[at+1:], " ")
+	ok = key != "" && isPlainStart(key) && !strings.HasSuffix(key, " ") && len(key) <= maxBlockKey && key != mergeKey
+	return key, value, true, ok
+}
+
+// isListItem reports whether text starts a list item: "-" alone or "- ".
+func isListItem(text string) bool {
+	return text == "-" || strings.HasPrefix(text, "- ")
+}
+
+// isPlainStart reports whether text starts with a character this reader
+// accepts at the start of a plain scalar: a letter, a digit, one of
+// "./_$~+=", or a "-" that does not start a list item. YAML's indicators
+// are left to yaml/v3.
+func isPlainStart(text string) bool {
+	switch c := text[0]; {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	case strings.IndexByte("./_$~+=", c) >= 0:
+		return true
+	case c == '-':
+		return len(text) > 1 && text[1] != ' '
+	}
+	return false
+}
+
+// node returns a new node from the slab.
+func (p *blockParser) node(kind yaml.Kind, tag, value string) *yaml.Node {
+	if len(p.nodes) == 0 {
+		p.nodes = make([]yaml.Node, p.perSlab)
+	}
+	n := &p.nodes[0]
+	p.nodes = p.nodes[1:]
+	n.Kind, n.Tag, n.Value = kind, tag, value
+	return n
+}
+
+// children takes the pending children from start on as a Content slice.
+func (p *blockParser) children(start int) []*yaml.Node {
+	count := len(p.pending) - start
+	if count == 0 {
+		return nil
+	}
+	if len(p.contents) < count {
+		p.contents = make([]*yaml.Node, max(count, p.perSlab))
+	}
+	content := p.contents[:count:count]
+	p.contents = p.contents[count:]
+	copy(content, p.pending[start:])
+	clear(p.pending[start:])
+	p.pending = p.pending[:start]
+	return content
+}
+
+func (p *blockParser) enter() bool {
+	p.depth++
+	return p.depth <= maxBlockDepth
+}
+
+func (p *blockParser) leave() { p.depth-- }

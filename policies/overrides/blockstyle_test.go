@@ -1,0 +1,113 @@
+package overrides
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// TestBlockStyleReads: the block-style reader reads the documents it is
+// for, declines the rest, and builds what yaml/v3 builds.
+func TestBlockStyleReads(t *testing.T) {
+	read := []string{
+		render(benchDocument()),
+		render(validDocument()),
+		render(document(storageEntry(fuzzBasePatch()))),
+		"a: b\n",
+		"a:\n",
+		"a:\nb: c\n",
+		"a:\n- b\n-\n- c: d\n  e:\n  - f\n  g: ''\n",
+		"a:\n  - b\n  -   c:   d\n      e: \"f g\"\n",
+		"a: {}\nb: []\nc: 'it is'\nd: \"x'y\"\ne: 'a\\b'\n",
+		"a:b: c\n-a: -1\n$patch: x\n~: null\n1: 0x1F\n.5: 2001-12-14\n_: =\n+1: +.inf\n",
+		"a: b:c\nd: e f   \n\n   \ng: http://x/y?z=1&w={v}[0]\n",
+		"a: b -c\n",
+		"a:\n  b:\n    c: d\n  e: f\ng: h",
+	}
+	for _, doc := range read {
+		if _, ok := parseBlockStyle(doc); !ok {
+			t.Errorf("declined %q", doc)
+		}
+		checkBlockStyle(t, doc)
+	}
+	declined := []string{
+		"", "\n", "a\n", "- a\n", " a: b\n", "a: b # c\n", "# c\na: b\n", "---\na: b\n", "a: b\n...\n", "a: b\n---\n",
+		"a: {b: c}\n", "a: [b]\n", "a: &x b\nc: *x\n", "a: !!str b\n", "a: |\n  b\n", "a: >\n  b\n", "a: b\n  c\n",
+		"a: \"b\\n\"\n", "a: 'b''c'\n", "a: 'b\n  c'\n", "\"a\": b\n", "? a\n: b\n", "<<: {}\n", "a: b: c\n", "a: b:\n",
+		"a:\tb\n", "a: b\r\n", "\xef\xbb\xbfa: b\n", "a: é\n", "a: -\n", "a: - b\n", "a:\n- - b\n", "a :b\n", "a : b\n",
+		"a:\n  b: c\n d: e\n", "a:\n  - b\n  c: d\n", "a: b\n- c\n", "a: '\n", "a: \"\n", "a: @b\n", "a: `b`\n", "a: %b\n",
+		"a:\n  b\n", "a:\n- b\n  c\n", "a:\n- b: c\n   d: e\n", strings.Repeat("a", 1100) + ": b\n",
+	}
+	for _, doc := range declined {
+		if _, ok := parseBlockStyle(doc); ok {
+			t.Errorf("read %q", doc)
+		}
+	}
+	rng := rand.New(rand.NewPCG(13, 17))
+	accepted := 0
+	for _, data := range differentialInputs(t) {
+		for _, value := range data {
+			checkBlockStyle(t, value)
+			for range 40 {
+				edited := editYAML(rng, value)
+				checkBlockStyle(t, edited)
+				if _, ok := parseBlockStyle(edited); ok {
+					accepted++
+				}
+			}
+		}
+	}
+	if accepted < 1000 {
+		t.Errorf("only %d edited documents were in block style", accepted)
+	}
+}
+
+// checkBlockStyle fails the test when the block-style reader reads doc to
+// another tree than yaml/v3, or reads a document that yaml/v3 refuses or
+// finds more than one document in.
+func checkBlockStyle(t *testing.T, doc string) {
+	t.Helper()
+	got, ok := parseBlockStyle(doc)
+	if !ok {
+		return
+	}
+	decoder := yaml.NewDecoder(strings.NewReader(doc))
+	var want, extra yaml.Node
+	if err := decoder.Decode(&want); err != nil {
+		t.Fatalf("read %q, which yaml/v3 refuses: %v", doc, err)
+	}
+	if err := decoder.Decode(&extra); !errors.Is(err, io.EOF) {
+		t.Fatalf("read %q, in which yaml/v3 finds more than one document: %v", doc, err)
+	}
+	if want.Kind != yaml.DocumentNode || len(want.Content) != 1 {
+		t.Fatalf("read %q, which yaml/v3 reads as %v", doc, want.Kind)
+	}
+	if diff := treeDiff(got, want.Content[0], "$"); diff != "" {
+		t.Fatalf("read %q to another tree than yaml/v3: %s", doc, diff)
+	}
+}
+
+// treeDiff describes the first difference between two trees in the fields
+// this package reads, "" when there is none.
+func treeDiff(got, want *yaml.Node, at string) string {
+	switch {
+	case got.Kind != want.Kind || got.Tag != want.Tag || got.Style != want.Style || got.Value != want.Value:
+		return fmt.Sprintf("at %s: got %v %q %v %q, want %v %q %v %q", at,
+			got.Kind, got.Tag, got.Style, got.Value, want.Kind, want.Tag, want.Style, want.Value)
+	case got.Anchor != want.Anchor || got.Alias != nil || want.Alias != nil:
+		return fmt.Sprintf("at %s: an anchor or alias", at)
+	case len(got.Content) != len(want.Content) || (got.Content == nil) != (want.Content == nil):
+		return fmt.Sprintf("at %s: got %d children, want %d", at, len(got.Content), len(want.Content))
+	}
+	for i := range got.Content {
+		if diff := treeDiff(got.Content[i], want.Content[i], fmt.Sprintf("%s/%d", at, i)); diff != "" {
+			return diff
+		}
+	}
+	return ""
+}
