@@ -77,10 +77,10 @@ func (w *walker) applyChecks(e *entry) {
 	}
 	for _, c := range patchedContainers(e.patch) {
 		env := lookup(c.node, "env")
-		if env == nil || env.Kind != yaml.SequenceNode {
+		if env == nil || env.kind != yaml.SequenceNode {
 			continue
 		}
-		for i, item := range env.Content {
+		for i, item := range env.content {
 			if lookup(item, "value") != nil && lookup(item, "valueFrom") != nil {
 				w.deny(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), w.evidence(item), msgEnvValueAndValueFrom)
 			}
@@ -96,12 +96,12 @@ func (w *walker) applyChecks(e *entry) {
 		if typ == nil || isNull(typ) {
 			continue
 		}
-		if !isString(typ) || (typ.Value != r.types[0] && typ.Value != r.types[1]) {
+		if !isString(typ) || (typ.value != r.types[0] && typ.value != r.types[1]) {
 			w.deny(CodeStrategyInvalid, path.Child("type"), w.evidence(typ), msgStrategyType,
 				"spec."+r.field+".type", r.types[0]+" or "+r.types[1])
 			continue
 		}
-		if typ.Value == r.exclusive && lookup(strategy, "rollingUpdate") != nil {
+		if typ.value == r.exclusive && lookup(strategy, "rollingUpdate") != nil {
 			w.deny(CodeStrategyInvalid, path.Child("rollingUpdate"), w.evidence(strategy), msgStrategyRolling,
 				"a strategy of type", r.exclusive)
 		}
@@ -113,20 +113,20 @@ func (w *walker) applyChecks(e *entry) {
 // required node affinity terms.
 func (w *walker) checkAffinity(e *entry) {
 	affinity := lookup(e.patch, "spec", "template", "spec", "affinity")
-	if affinity == nil || affinity.Kind != yaml.MappingNode {
+	if affinity == nil || affinity.kind != yaml.MappingNode {
 		return
 	}
 	base := e.path.Child(fieldPatch, "spec", "template", "spec", "affinity")
 	if terms := lookup(affinity, requiredTerms...); terms != nil && !isNull(terms) {
 		path := base.Child(requiredTerms[0], requiredTerms[1:]...)
 		switch {
-		case terms.Kind != yaml.SequenceNode:
+		case terms.kind != yaml.SequenceNode:
 			w.deny(CodeAffinityInvalid, path, w.evidence(terms), msgAffinityNotList, "nodeSelectorTerms")
-		case len(terms.Content) == 0:
+		case len(terms.content) == 0:
 			w.deny(CodeAffinityInvalid, path, "", msgTermsEmpty)
 		default:
-			e.terms, e.termsPath = len(terms.Content), path
-			for i, term := range terms.Content {
+			e.terms, e.termsPath = len(terms.content), path
+			for i, term := range terms.content {
 				w.checkTerm(deref(term), path.Index(i))
 			}
 		}
@@ -137,19 +137,19 @@ func (w *walker) checkAffinity(e *entry) {
 }
 
 // checkTerm checks one node selector term at path.
-func (w *walker) checkTerm(term *yaml.Node, path *field.Path) {
+func (w *walker) checkTerm(term *node, path *field.Path) {
 	switch {
 	case term == nil || isNull(term):
 		return
-	case term.Kind != yaml.MappingNode:
+	case term.kind != yaml.MappingNode:
 		w.deny(CodeAffinityInvalid, path, w.evidence(term), msgAffinityNotMapping, "nodeSelectorTerms")
 		return
 	}
 	requirements := 0
 	for _, list := range []string{"matchExpressions", "matchFields"} {
 		n := lookup(term, list)
-		if n != nil && n.Kind == yaml.SequenceNode {
-			requirements += len(n.Content)
+		if n != nil && n.kind == yaml.SequenceNode {
+			requirements += len(n.content)
 		}
 		w.checkMappings(n, path.Child(list), list)
 	}
@@ -160,16 +160,16 @@ func (w *walker) checkTerm(term *yaml.Node, path *field.Path) {
 
 // checkMappings checks that n (at path, named name), when present, is a
 // list of mappings.
-func (w *walker) checkMappings(n *yaml.Node, path *field.Path, name string) {
+func (w *walker) checkMappings(n *node, path *field.Path, name string) {
 	switch {
 	case n == nil || isNull(n):
 		return
-	case n.Kind != yaml.SequenceNode:
+	case n.kind != yaml.SequenceNode:
 		w.deny(CodeAffinityInvalid, path, w.evidence(n), msgAffinityNotList, name)
 		return
 	}
-	for i, item := range n.Content {
-		if item = deref(item); !isNull(item) && item.Kind != yaml.MappingNode {
+	for i, item := range n.content {
+		if item = deref(item); !isNull(item) && item.kind != yaml.MappingNode {
 			w.deny(CodeAffinityInvalid, path.Index(i), w.evidence(item), msgAffinityNotMapping, name)
 		}
 	}

@@ -9,10 +9,9 @@
 // ASCII. So every parse error and every parser limit stays the parser's
 // own.
 //
-// What it returns is the tree yaml/v3 builds from the same text, in every
-// field this package reads: Kind, Tag, Style, Value and Content (not Line,
-// Column or comments). FuzzMatchesBefore compares the two trees on every
-// document this reader accepts.
+// What it returns is what yaml/v3's tree for the same text converts to
+// (node.go). TestBlockStyleReads and FuzzMatchesBefore compare the two on
+// every document this reader accepts.
 
 package overrides
 
@@ -36,8 +35,6 @@ const (
 	// maxBlockKey is the longest key this reader reads: yaml/v3 refuses a
 	// key of more than 1024 characters.
 	maxBlockKey = 1000
-	// maxSlab is the most nodes allocated at once (under 32 KiB).
-	maxSlab = 192
 )
 
 // blockParser reads one document. It holds the current line: the first line
@@ -52,27 +49,23 @@ type blockParser struct {
 	text   string
 	next   int
 	depth  int
-	// nodes is what is left of the slab new nodes are taken from, perSlab
-	// the size of the next slab.
-	nodes   []yaml.Node
-	perSlab int
+	slab   nodeSlab
 	// pending holds the children of the collections being read, in order;
 	// a collection takes its own off the end when it is complete, into
-	// Content slices cut from contents.
-	pending  []*yaml.Node
-	contents []*yaml.Node
+	// content slices cut from contents.
+	pending  []*node
+	contents []*node
 }
 
 // parseBlockStyle returns the root node of src, a mapping, when src is a
 // document in the block style this reader reads; ok is false otherwise.
-func parseBlockStyle(src string) (root *yaml.Node, ok bool) {
+func parseBlockStyle(src string) (root *node, ok bool) {
 	lines, ok := blockStyleText(src)
 	if !ok {
 		return nil, false
 	}
-	// Two nodes a line is typical (a key and its value); more slabs follow
-	// on demand, each small enough for the allocator's size classes.
-	p := &blockParser{src: src, perSlab: min(2*lines+2, maxSlab)}
+	// Two nodes a line is typical (a key and its value).
+	p := &blockParser{src: src, slab: nodeSlab{size: min(2*lines+2, nodesPerSlab)}}
 	p.load(0)
 	if !p.more || p.indent != 0 {
 		return nil, false
@@ -131,12 +124,12 @@ func (p *blockParser) advance() { p.load(p.next) }
 // mapping reads a block mapping whose keys start at column col. first is
 // the text of its first entry when that follows "- " on the current line;
 // "" when the entry is the current line itself.
-func (p *blockParser) mapping(col int, first string) (*yaml.Node, bool) {
+func (p *blockParser) mapping(col int, first string) (*node, bool) {
 	if !p.enter() {
 		return nil, false
 	}
 	defer p.leave()
-	n := p.node(yaml.MappingNode, tagMap, "")
+	n := p.slab.take(yaml.MappingNode, tagMap, "")
 	start := len(p.pending)
 	text := first
 	for {
@@ -155,7 +148,7 @@ func (p *blockParser) mapping(col int, first string) (*yaml.Node, bool) {
 		}
 		keyNode := p.plain(key)
 		p.advance()
-		var valueNode *yaml.Node
+		var valueNode *node
 		if value != "" {
 			valueNode, ok = p.inline(value)
 		} else {
@@ -167,21 +160,21 @@ func (p *blockParser) mapping(col int, first string) (*yaml.Node, bool) {
 		p.pending = append(p.pending, keyNode, valueNode)
 		text = ""
 	}
-	n.Content = p.children(start)
+	n.content = p.children(start)
 	return n, true
 }
 
 // sequence reads a block list whose "-" are at column col.
-func (p *blockParser) sequence(col int) (*yaml.Node, bool) {
+func (p *blockParser) sequence(col int) (*node, bool) {
 	if !p.enter() {
 		return nil, false
 	}
 	defer p.leave()
-	n := p.node(yaml.SequenceNode, tagSeq, "")
+	n := p.slab.take(yaml.SequenceNode, tagSeq, "")
 	start := len(p.pending)
 	for p.more && p.indent == col && isListItem(p.text) {
 		content := strings.TrimLeft(p.text[1:], " ")
-		var item *yaml.Node
+		var item *node
 		ok := false
 		switch _, _, found, valid := splitEntry(content); {
 		case content == "":
@@ -202,14 +195,14 @@ func (p *blockParser) sequence(col int) (*yaml.Node, bool) {
 		}
 		p.pending = append(p.pending, item)
 	}
-	n.Content = p.children(start)
+	n.content = p.children(start)
 	return n, true
 }
 
 // below reads the value of a key (mapping set) or list item at column col
 // that ends its line: a collection indented deeper on the next lines, a
 // list at col itself for a key, or else nothing, an empty value (null).
-func (p *blockParser) below(col int, mapping bool) (*yaml.Node, bool) {
+func (p *blockParser) below(col int, mapping bool) (*node, bool) {
 	switch {
 	case p.more && p.indent > col && isListItem(p.text):
 		return p.sequence(p.indent)
@@ -223,28 +216,19 @@ func (p *blockParser) below(col int, mapping bool) (*yaml.Node, bool) {
 
 // inline reads a value written on the line of its key or "-": {} or [], a
 // quoted scalar without escapes, or a plain scalar.
-func (p *blockParser) inline(value string) (*yaml.Node, bool) {
+func (p *blockParser) inline(value string) (*node, bool) {
 	switch quote := value[0]; {
 	case value == "{}":
-		n := p.node(yaml.MappingNode, tagMap, "")
-		n.Style = yaml.FlowStyle
-		return n, true
+		return p.slab.take(yaml.MappingNode, tagMap, ""), true
 	case value == "[]":
-		n := p.node(yaml.SequenceNode, tagSeq, "")
-		n.Style = yaml.FlowStyle
-		return n, true
+		return p.slab.take(yaml.SequenceNode, tagSeq, ""), true
 	case quote == '"' || quote == '\'':
 		inner := value[1:]
 		end := strings.IndexByte(inner, quote)
 		if end < 0 || end != len(inner)-1 || (quote == '"' && strings.IndexByte(inner, '\\') >= 0) {
 			return nil, false
 		}
-		n := p.node(yaml.ScalarNode, tagString, inner[:end])
-		n.Style = yaml.DoubleQuotedStyle
-		if quote == '\'' {
-			n.Style = yaml.SingleQuotedStyle
-		}
-		return n, true
+		return p.slab.take(yaml.ScalarNode, tagString, inner[:end]), true
 	case !isPlainStart(value) || strings.Contains(value, ": ") || strings.HasSuffix(value, ":"):
 		return nil, false
 	}
@@ -252,13 +236,12 @@ func (p *blockParser) inline(value string) (*yaml.Node, bool) {
 }
 
 // plain returns a plain scalar, tagged as yaml/v3 resolves it.
-func (p *blockParser) plain(value string) *yaml.Node {
-	n := p.node(yaml.ScalarNode, tagString, value)
+func (p *blockParser) plain(value string) *node {
+	tag := tagString
 	if !isPlainString(value) {
-		n.Tag = ""
-		n.Tag = n.ShortTag()
+		tag = (&yaml.Node{Kind: yaml.ScalarNode, Value: value}).ShortTag()
 	}
-	return n
+	return p.slab.take(yaml.ScalarNode, tag, value)
 }
 
 // isPlainString reports whether yaml/v3 resolves a plain scalar to a string
@@ -340,25 +323,14 @@ func isPlainStart(text string) bool {
 	return false
 }
 
-// node returns a new node from the slab.
-func (p *blockParser) node(kind yaml.Kind, tag, value string) *yaml.Node {
-	if len(p.nodes) == 0 {
-		p.nodes = make([]yaml.Node, p.perSlab)
-	}
-	n := &p.nodes[0]
-	p.nodes = p.nodes[1:]
-	n.Kind, n.Tag, n.Value = kind, tag, value
-	return n
-}
-
-// children takes the pending children from start on as a Content slice.
-func (p *blockParser) children(start int) []*yaml.Node {
+// children takes the pending children from start on as a content slice.
+func (p *blockParser) children(start int) []*node {
 	count := len(p.pending) - start
 	if count == 0 {
 		return nil
 	}
 	if len(p.contents) < count {
-		p.contents = make([]*yaml.Node, max(count, p.perSlab))
+		p.contents = make([]*node, max(count, 2*p.slab.size))
 	}
 	content := p.contents[:count:count]
 	p.contents = p.contents[count:]

@@ -87,25 +87,24 @@ func checkBlockStyle(t *testing.T, doc string) {
 	if want.Kind != yaml.DocumentNode || len(want.Content) != 1 {
 		t.Fatalf("read %q, which yaml/v3 reads as %v", doc, want.Kind)
 	}
-	if diff := treeDiff(got, want.Content[0], "$"); diff != "" {
+	if diff := treeDiff(got, fromYAML(want.Content[0]), "$"); diff != "" {
 		t.Fatalf("read %q to another tree than yaml/v3: %s", doc, diff)
 	}
 }
 
-// treeDiff describes the first difference between two trees in the fields
-// this package reads, "" when there is none.
-func treeDiff(got, want *yaml.Node, at string) string {
+// treeDiff describes the first difference between two trees, "" when
+// there is none.
+func treeDiff(got, want *node, at string) string {
 	switch {
-	case got.Kind != want.Kind || got.Tag != want.Tag || got.Style != want.Style || got.Value != want.Value:
-		return fmt.Sprintf("at %s: got %v %q %v %q, want %v %q %v %q", at,
-			got.Kind, got.Tag, got.Style, got.Value, want.Kind, want.Tag, want.Style, want.Value)
-	case got.Anchor != want.Anchor || got.Alias != nil || want.Alias != nil:
-		return fmt.Sprintf("at %s: an anchor or alias", at)
-	case len(got.Content) != len(want.Content) || (got.Content == nil) != (want.Content == nil):
-		return fmt.Sprintf("at %s: got %d children, want %d", at, len(got.Content), len(want.Content))
+	case got.kind != want.kind || got.tag != want.tag || got.value != want.value:
+		return fmt.Sprintf("at %s: got %v %q %q, want %v %q %q", at, got.kind, got.tag, got.value, want.kind, want.tag, want.value)
+	case got.alias != nil || want.alias != nil:
+		return fmt.Sprintf("at %s: an alias", at)
+	case len(got.content) != len(want.content) || (got.content == nil) != (want.content == nil):
+		return fmt.Sprintf("at %s: got %d children, want %d", at, len(got.content), len(want.content))
 	}
-	for i := range got.Content {
-		if diff := treeDiff(got.Content[i], want.Content[i], fmt.Sprintf("%s/%d", at, i)); diff != "" {
+	for i := range got.content {
+		if diff := treeDiff(got.content[i], want.content[i], fmt.Sprintf("%s/%d", at, i)); diff != "" {
 			return diff
 		}
 	}

@@ -261,7 +261,7 @@ func (c *composition) add(e *entry) {
 		if e.kind != r.kind {
 			continue
 		}
-		if typ := lookup(e.patch, "spec", r.field, "type"); typ != nil && isString(typ) && typ.Value == r.exclusive {
+		if typ := lookup(e.patch, "spec", r.field, "type"); typ != nil && isString(typ) && typ.value == r.exclusive {
 			c.exclusive[r.field] = append(c.exclusive[r.field], e)
 		}
 		if lookup(e.patch, "spec", r.field, "rollingUpdate") != nil {
@@ -356,8 +356,8 @@ func (w *walker) claimsOf(e *entry, report reporter) {
 		return
 	}
 	seen := map[string]int{}
-	var visit func(n *yaml.Node, schema, key string, path *field.Path, depth int)
-	visit = func(n *yaml.Node, schema, key string, path *field.Path, depth int) {
+	var visit func(n *node, schema, key string, path *field.Path, depth int)
+	visit = func(n *node, schema, key string, path *field.Path, depth int) {
 		n = deref(n)
 		if n == nil || depth > maxDepth || additivePaths[schema] {
 			return
@@ -374,19 +374,19 @@ func (w *walker) claimsOf(e *entry, report reporter) {
 			seen[key] = len(e.claims)
 			e.claims = append(e.claims, c)
 		}
-		switch n.Kind {
+		switch n.kind {
 		case yaml.MappingNode:
 			owner := schema[strings.LastIndexByte(schema, '.')+1:]
 			keys := map[string]bool{}
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := deref(n.Content[i])
+			for i := 0; i+1 < len(n.content); i += 2 {
+				k := deref(n.content[i])
 				// Repeated keys, merge keys and directives are denied by the
 				// walk; the first of repeated keys is read, as lookup does.
-				if k.Kind != yaml.ScalarNode || k.Tag == tagMerge || strings.HasPrefix(k.Value, directivePrefix) || keys[k.Value] {
+				if k.kind != yaml.ScalarNode || k.tag == tagMerge || strings.HasPrefix(k.value, directivePrefix) || keys[k.value] {
 					continue
 				}
-				keys[k.Value] = true
-				visit(n.Content[i+1], join(schema, k.Value), join(key, k.Value), pathOf(path, k.Value, dataKeyed[owner]), depth+1)
+				keys[k.value] = true
+				visit(n.content[i+1], join(schema, k.value), join(key, k.value), pathOf(path, k.value, dataKeyed[owner]), depth+1)
 			}
 		case yaml.SequenceNode:
 			mergeKey, keyed := mergeKeys[schema]
@@ -394,22 +394,22 @@ func (w *walker) claimsOf(e *entry, report reporter) {
 				set()
 				return
 			}
-			for i, item := range n.Content {
+			for i, item := range n.content {
 				item = deref(item)
 				id := lookup(item, mergeKey)
-				if id == nil || id.Kind != yaml.ScalarNode {
+				if id == nil || id.kind != yaml.ScalarNode {
 					set()
 					return
 				}
 				itemKey := fmt.Sprintf("%s[%s=%s]", key, mergeKey, canonical(id))
 				keys := map[string]bool{mergeKey: true}
-				for j := 0; j+1 < len(item.Content); j += 2 {
-					k := deref(item.Content[j])
-					if k.Kind != yaml.ScalarNode || k.Tag == tagMerge || strings.HasPrefix(k.Value, directivePrefix) || keys[k.Value] {
+				for j := 0; j+1 < len(item.content); j += 2 {
+					k := deref(item.content[j])
+					if k.kind != yaml.ScalarNode || k.tag == tagMerge || strings.HasPrefix(k.value, directivePrefix) || keys[k.value] {
 						continue
 					}
-					keys[k.Value] = true
-					visit(item.Content[j+1], schema+".*."+k.Value, itemKey+"."+k.Value, pathOf(path.Index(i), k.Value, false), depth+2)
+					keys[k.value] = true
+					visit(item.content[j+1], schema+".*."+k.value, itemKey+"."+k.value, pathOf(path.Index(i), k.value, false), depth+2)
 				}
 			}
 		default:
@@ -429,8 +429,8 @@ func join(prefix, key string) string {
 // canonical renders a value for comparison: scalars with their resolved
 // tag, mappings and lists in document order, aliases expanded. The walk
 // already bounded what it renders.
-func canonical(n *yaml.Node) string {
+func canonical(n *node) string {
 	var b strings.Builder
-	writeCanonical(&b, n, "", func(n *yaml.Node, depth int) bool { return n != nil && depth <= maxDepth })
+	writeCanonical(&b, n, "", func(n *node, depth int) bool { return n != nil && depth <= maxDepth })
 	return b.String()
 }

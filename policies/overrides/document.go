@@ -81,7 +81,7 @@ func (w *walker) document(path *field.Path, raw string) {
 	if !ok {
 		return
 	}
-	if root.Kind != yaml.MappingNode {
+	if root.kind != yaml.MappingNode {
 		w.deny(CodeDocumentInvalid, path, raw, msgRootNotMapping)
 		return
 	}
@@ -89,7 +89,7 @@ func (w *walker) document(path *field.Path, raw string) {
 }
 
 // parse returns the root node of the only document in raw.
-func (w *walker) parse(path *field.Path, raw string) (*yaml.Node, bool) {
+func (w *walker) parse(path *field.Path, raw string) (*node, bool) {
 	if root, ok := parseBlockStyle(raw); ok {
 		return root, true
 	}
@@ -125,7 +125,7 @@ func (w *walker) parse(path *field.Path, raw string) (*yaml.Node, bool) {
 		w.deny(CodeDocumentInvalid, path, raw, msgRootNotMapping)
 		return nil, false
 	}
-	return doc.Content[0], true
+	return fromYAML(doc.Content[0]), true
 }
 
 // parserDepthLimit is how the YAML parser words its own nesting limit (10000

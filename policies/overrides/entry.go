@@ -51,7 +51,7 @@ const (
 
 // value enters the value n of an entry field at path, reporting a null. It
 // returns false when there is nothing more to check.
-func (w *walker) value(n *yaml.Node, path *field.Path) (*yaml.Node, bool) {
+func (w *walker) value(n *node, path *field.Path) (*node, bool) {
 	if n == nil {
 		return nil, false
 	}
@@ -66,7 +66,7 @@ func (w *walker) value(n *yaml.Node, path *field.Path) (*yaml.Node, bool) {
 	return n, true
 }
 
-func (w *walker) component(e *entry, n *yaml.Node) {
+func (w *walker) component(e *entry, n *node) {
 	path := e.path.Child(fieldComponent)
 	if n == nil {
 		w.deny(CodeComponentUnknown, path, "", msgComponentRequired)
@@ -86,7 +86,7 @@ func (w *walker) component(e *entry, n *yaml.Node) {
 }
 
 // kind checks the entry's kind; component must have run first.
-func (w *walker) kind(e *entry, n *yaml.Node) {
+func (w *walker) kind(e *entry, n *node) {
 	path := e.path.Child(fieldKind)
 	if n == nil {
 		if e.component != "" {
@@ -116,26 +116,26 @@ func (w *walker) kind(e *entry, n *yaml.Node) {
 }
 
 // sites checks the Site selector; component must have run first.
-func (w *walker) sites(e *entry, n *yaml.Node) {
+func (w *walker) sites(e *entry, n *node) {
 	path := e.path.Child(fieldSites)
 	n, ok := w.value(n, path)
 	switch {
 	case !ok:
 		return
-	case n.Kind != yaml.SequenceNode:
+	case n.kind != yaml.SequenceNode:
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgSitesNotList)
 		return
 	case e.component != "" && !e.comp.perSite:
 		w.deny(CodeSitesInvalid, path, w.evidence(n), msgSitesSingleton, e.component)
 		return
-	case len(n.Content) == 0:
+	case len(n.content) == 0:
 		e.hasSites = true
 		w.deny(CodeSitesInvalid, path, "", msgSitesEmpty)
 		return
 	}
 	e.hasSites = true
 	seen := map[string]bool{}
-	for j, item := range n.Content {
+	for j, item := range n.content {
 		w.descend(func() {
 			itemPath := path.Index(j)
 			item, ok := w.value(item, itemPath)
@@ -156,17 +156,17 @@ func (w *walker) sites(e *entry, n *yaml.Node) {
 	}
 }
 
-func (w *walker) extraArgs(e *entry, n *yaml.Node) {
+func (w *walker) extraArgs(e *entry, n *node) {
 	path := e.path.Child(fieldExtraArgs)
 	n, ok := w.value(n, path)
 	if !ok {
 		return
 	}
-	if n.Kind != yaml.MappingNode {
+	if n.kind != yaml.MappingNode {
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgExtraArgsNotMap)
 		return
 	}
-	w.pairs(n, path, true, func(name string, args *yaml.Node) {
+	w.pairs(n, path, true, func(name string, args *node) {
 		argsPath := path.Key(name)
 		if name == "" {
 			w.deny(CodeNameInvalid, argsPath, "", msgNameEmpty)
@@ -178,14 +178,14 @@ func (w *walker) extraArgs(e *entry, n *yaml.Node) {
 			switch {
 			case !ok:
 				return
-			case args.Kind != yaml.SequenceNode:
+			case args.kind != yaml.SequenceNode:
 				w.deny(CodeTypeInvalid, argsPath, w.evidence(args), msgArgsNotList, name)
 				return
-			case len(args.Content) == 0:
+			case len(args.content) == 0:
 				w.deny(CodeEmpty, argsPath, "", msgArgsEmpty, name)
 				return
 			}
-			for k, arg := range args.Content {
+			for k, arg := range args.content {
 				w.descend(func() {
 					if arg, ok := w.value(arg, argsPath.Index(k)); ok {
 						if _, isScalar := scalarString(arg); !isScalar {
@@ -200,13 +200,13 @@ func (w *walker) extraArgs(e *entry, n *yaml.Node) {
 
 // additions checks the add list fieldName of the entry; with init set it is
 // addInitContainers, which runs after addContainers.
-func (w *walker) additions(e *entry, n *yaml.Node, fieldName string, init bool) {
+func (w *walker) additions(e *entry, n *node, fieldName string, init bool) {
 	path := e.path.Child(fieldName)
 	n, ok := w.value(n, path)
 	if !ok {
 		return
 	}
-	if n.Kind != yaml.SequenceNode {
+	if n.kind != yaml.SequenceNode {
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgAddNotList, fieldName)
 		return
 	}
@@ -214,7 +214,7 @@ func (w *walker) additions(e *entry, n *yaml.Node, fieldName string, init bool) 
 	if init {
 		listName = "initContainers"
 	}
-	for j, item := range n.Content {
+	for j, item := range n.content {
 		w.descend(func() {
 			itemPath := path.Index(j)
 			item, ok := w.value(item, itemPath)
@@ -247,13 +247,13 @@ func (w *walker) additions(e *entry, n *yaml.Node, fieldName string, init bool) 
 }
 
 // patch checks the entry's patch against the allowlist (patch.go).
-func (w *walker) patch(e *entry, n *yaml.Node) {
+func (w *walker) patch(e *entry, n *node) {
 	path := e.path.Child(fieldPatch)
 	n, ok := w.value(n, path)
 	if !ok {
 		return
 	}
-	if n.Kind != yaml.MappingNode {
+	if n.kind != yaml.MappingNode {
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgPatchNotMap)
 		return
 	}

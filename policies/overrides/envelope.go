@@ -60,7 +60,7 @@ type entry struct {
 	hasSites bool
 	sites    []string
 	// patch is the patch mapping, nil when absent or not a mapping.
-	patch *yaml.Node
+	patch *node
 	// terms is the number of the patch's required node affinity terms, and
 	// termsPath where they are (apply.go).
 	terms     int
@@ -87,9 +87,9 @@ type addition struct {
 }
 
 // envelope checks the document mapping root at path.
-func (w *walker) envelope(root *yaml.Node, path *field.Path) {
-	var apiVersion, overrides *yaml.Node
-	w.pairs(root, path, false, func(key string, value *yaml.Node) {
+func (w *walker) envelope(root *node, path *field.Path) {
+	var apiVersion, overrides *node
+	w.pairs(root, path, false, func(key string, value *node) {
 		switch key {
 		case "apiVersion":
 			apiVersion = value
@@ -111,11 +111,11 @@ func (w *walker) envelope(root *yaml.Node, path *field.Path) {
 		case isNull(list):
 			w.deny(CodeNull, listPath, "", msgNull)
 			return
-		case list.Kind != yaml.SequenceNode:
+		case list.kind != yaml.SequenceNode:
 			w.deny(CodeTypeInvalid, listPath, w.evidence(list), msgOverridesNotList)
 			return
 		}
-		for i, item := range list.Content {
+		for i, item := range list.content {
 			w.descend(func() { w.entry(item, listPath.Index(i)) })
 		}
 	})
@@ -123,7 +123,7 @@ func (w *walker) envelope(root *yaml.Node, path *field.Path) {
 
 // apiVersion checks the document's apiVersion, n (nil when absent). It
 // returns false when the rest of the document must not be checked.
-func (w *walker) apiVersion(n *yaml.Node, path *field.Path) bool {
+func (w *walker) apiVersion(n *node, path *field.Path) bool {
 	if n == nil {
 		w.deny(CodeAPIVersionUnknown, path, "", msgAPIVersionMissing)
 		return true
@@ -145,7 +145,7 @@ func (w *walker) apiVersion(n *yaml.Node, path *field.Path) bool {
 }
 
 // entry checks one override, item, at path.
-func (w *walker) entry(item *yaml.Node, path *field.Path) {
+func (w *walker) entry(item *node, path *field.Path) {
 	n, ok := w.enter(item)
 	switch {
 	case !ok:
@@ -153,12 +153,12 @@ func (w *walker) entry(item *yaml.Node, path *field.Path) {
 	case isNull(n):
 		w.deny(CodeNull, path, "", msgNull)
 		return
-	case n.Kind != yaml.MappingNode:
+	case n.kind != yaml.MappingNode:
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgEntryNotMapping)
 		return
 	}
-	fields := map[string]*yaml.Node{}
-	w.pairs(n, path, false, func(key string, value *yaml.Node) {
+	fields := map[string]*node{}
+	w.pairs(n, path, false, func(key string, value *node) {
 		switch key {
 		case fieldComponent, fieldKind, fieldSites, fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers:
 			fields[key] = value
@@ -194,13 +194,13 @@ func (w *walker) entry(item *yaml.Node, path *field.Path) {
 // hasEffect reports whether any of the fields that change a workload is
 // present and not an empty mapping or list. A null counts as present: it is
 // reported as null.
-func hasEffect(fields map[string]*yaml.Node) bool {
+func hasEffect(fields map[string]*node) bool {
 	for _, name := range []string{fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers} {
 		n := deref(fields[name])
 		if n == nil {
 			continue
 		}
-		if (n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode) || len(n.Content) > 0 {
+		if (n.kind != yaml.MappingNode && n.kind != yaml.SequenceNode) || len(n.content) > 0 {
 			return true
 		}
 	}

@@ -39,8 +39,8 @@ const (
 
 // walkFields checks mapping n at path against the fields r permits. owner
 // is the key that holds n ("" for the patch itself and for list entries).
-func (w *walker) walkFields(n *yaml.Node, r *rule, path *field.Path, owner string, kind workloadKind) {
-	w.pairs(n, path, false, func(key string, value *yaml.Node) {
+func (w *walker) walkFields(n *node, r *rule, path *field.Path, owner string, kind workloadKind) {
+	w.pairs(n, path, false, func(key string, value *node) {
 		keyPath := pathOf(path, key, false)
 		if reason, ok := r.protected[key]; ok {
 			w.deny(CodePathProtected, keyPath, w.evidence(value), msgProtected, reason)
@@ -63,7 +63,7 @@ func (w *walker) walkFields(n *yaml.Node, r *rule, path *field.Path, owner strin
 }
 
 // walkValue checks the value n, at path under the key owner, against r.
-func (w *walker) walkValue(n *yaml.Node, r *rule, path *field.Path, owner string, kind workloadKind) {
+func (w *walker) walkValue(n *node, r *rule, path *field.Path, owner string, kind workloadKind) {
 	n, ok := w.enter(n)
 	switch {
 	case !ok:
@@ -77,7 +77,7 @@ func (w *walker) walkValue(n *yaml.Node, r *rule, path *field.Path, owner string
 	switch {
 	case r.strings:
 		w.walkStrings(n, path, r.reserved)
-	case n.Kind == yaml.SequenceNode:
+	case n.kind == yaml.SequenceNode:
 		w.walkList(n, r, path, kind)
 	case r.open:
 		w.walkOpen(n, path, owner)
@@ -89,8 +89,8 @@ func (w *walker) walkValue(n *yaml.Node, r *rule, path *field.Path, owner string
 }
 
 // walkList checks the entries of list n at path against r.
-func (w *walker) walkList(n *yaml.Node, r *rule, path *field.Path, kind workloadKind) {
-	for i, item := range n.Content {
+func (w *walker) walkList(n *node, r *rule, path *field.Path, kind workloadKind) {
+	for i, item := range n.content {
 		itemPath := path.Index(i)
 		w.descend(func() {
 			item, ok := w.enter(item)
@@ -119,12 +119,12 @@ func (w *walker) walkList(n *yaml.Node, r *rule, path *field.Path, kind workload
 // subtree: only what walker.go rejects everywhere and reserved label and
 // annotation keys. Field names are not matched here: the protected fields
 // are positions outside every permitted subtree.
-func (w *walker) walkOpen(n *yaml.Node, path *field.Path, owner string) {
-	switch n.Kind {
+func (w *walker) walkOpen(n *node, path *field.Path, owner string) {
+	switch n.kind {
 	case yaml.MappingNode:
 		keyed := dataKeyed[owner]
 		reserved := owner == "labels" || owner == "annotations"
-		w.pairs(n, path, keyed, func(key string, value *yaml.Node) {
+		w.pairs(n, path, keyed, func(key string, value *node) {
 			keyPath := pathOf(path, key, keyed)
 			if keyed && reserved && isReserved(key) {
 				w.deny(CodeReservedKey, keyPath, w.evidence(value), msgReserved)
@@ -142,7 +142,7 @@ func (w *walker) walkOpen(n *yaml.Node, path *field.Path, owner string) {
 			})
 		})
 	case yaml.SequenceNode:
-		for i, item := range n.Content {
+		for i, item := range n.content {
 			w.descend(func() {
 				item, ok := w.enter(item)
 				switch {
@@ -161,8 +161,8 @@ func (w *walker) walkOpen(n *yaml.Node, path *field.Path, owner string) {
 
 // walkStrings checks a map of strings (labels, annotations, nodeSelector);
 // with reserved set its keys must not use the operator's prefix.
-func (w *walker) walkStrings(n *yaml.Node, path *field.Path, reserved bool) {
-	w.pairs(n, path, true, func(key string, value *yaml.Node) {
+func (w *walker) walkStrings(n *node, path *field.Path, reserved bool) {
+	w.pairs(n, path, true, func(key string, value *node) {
 		keyPath := path.Key(key)
 		if reserved && isReserved(key) {
 			w.deny(CodeReservedKey, keyPath, w.evidence(value), msgReserved)
@@ -182,15 +182,15 @@ func (w *walker) walkStrings(n *yaml.Node, path *field.Path, reserved bool) {
 }
 
 // checkShape reports n at path unless it has shape s.
-func (w *walker) checkShape(n *yaml.Node, s shape, path *field.Path) bool {
+func (w *walker) checkShape(n *node, s shape, path *field.Path) bool {
 	var ok bool
 	switch s {
 	case shapeScalar:
-		ok = n.Kind == yaml.ScalarNode
+		ok = n.kind == yaml.ScalarNode
 	case shapeMap:
-		ok = n.Kind == yaml.MappingNode
+		ok = n.kind == yaml.MappingNode
 	case shapeList:
-		ok = n.Kind == yaml.SequenceNode
+		ok = n.kind == yaml.SequenceNode
 	default:
 		ok = true
 	}
@@ -202,11 +202,11 @@ func (w *walker) checkShape(n *yaml.Node, s shape, path *field.Path) bool {
 
 // checkScalar reports a scalar (not null) that JSON cannot carry as the
 // operator's merge needs it.
-func (w *walker) checkScalar(n *yaml.Node, path *field.Path) {
-	switch n.ShortTag() {
+func (w *walker) checkScalar(n *node, path *field.Path) {
+	switch n.tag {
 	case tagString, tagInt, tagBool:
 	case tagFloat:
-		if !isFinite(n.Value) {
+		if !isFinite(n.value) {
 			w.deny(CodeTypeInvalid, path, w.evidence(n), msgNotFinite)
 		}
 	case tagTimestamp:
@@ -219,7 +219,7 @@ func (w *walker) checkScalar(n *yaml.Node, path *field.Path) {
 // checkListKey reports an entry, item, of a merged list that lacks its
 // merge key or holds one of the wrong type. A null key is reported as null
 // by the walk.
-func (w *walker) checkListKey(item *yaml.Node, key listKey, path *field.Path) {
+func (w *walker) checkListKey(item *node, key listKey, path *field.Path) {
 	value := lookup(item, key.field)
 	switch {
 	case value == nil:
@@ -227,7 +227,7 @@ func (w *walker) checkListKey(item *yaml.Node, key listKey, path *field.Path) {
 	case isNull(value):
 	case key.number && !isNumber(value):
 		w.deny(CodeListKeyInvalid, path.Child(key.field), w.evidence(value), msgListKeyNotPort, key.field)
-	case !key.number && (!isString(value) || value.Value == ""):
+	case !key.number && (!isString(value) || value.value == ""):
 		w.deny(CodeListKeyInvalid, path.Child(key.field), w.evidence(value), msgListKeyNotName, key.field)
 	}
 }

@@ -191,7 +191,7 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 }
 
 // resolveOne checks entry e against one live workload.
-func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContainer, labels, volumes, nodeSelector *yaml.Node,
+func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContainer, labels, volumes, nodeSelector *node,
 	r *resolution) {
 	add := func(code policies.Code, path *field.Path, evidence, format string, args ...any) {
 		r.add(live.Site, code, path, evidence, fmt.Sprintf(format, args...))
@@ -226,33 +226,33 @@ func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContain
 				msgNodeSelectorOwned, key, e.kindName, e.component)
 		}
 	})
-	if volumes != nil && volumes.Kind == yaml.SequenceNode {
-		for j, item := range volumes.Content {
+	if volumes != nil && volumes.kind == yaml.SequenceNode {
+		for j, item := range volumes.content {
 			item = deref(item)
 			name := lookup(item, "name")
-			if name == nil || !isString(name) || !slices.Contains(live.Volumes, name.Value) {
+			if name == nil || !isString(name) || !slices.Contains(live.Volumes, name.value) {
 				continue
 			}
 			// An entry holding nothing but the name changes nothing.
-			if len(item.Content) > 2 {
+			if len(item.content) > 2 {
 				add((CodeVolumeRedefined), patchPath.Child("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
-					name.Value, e.kindName, e.component)
+					name.value, e.kindName, e.component)
 			}
 		}
 	}
 	for _, c := range containers {
 		mounts := lookup(c.node, "volumeMounts")
-		if mounts == nil || mounts.Kind != yaml.SequenceNode {
+		if mounts == nil || mounts.kind != yaml.SequenceNode {
 			continue
 		}
-		for j, item := range mounts.Content {
+		for j, item := range mounts.content {
 			item = deref(item)
 			mountPath, name := lookup(item, "mountPath"), lookup(item, "name")
 			if mountPath == nil || !isString(mountPath) {
 				continue
 			}
-			operatorVolume, mounted := live.Mounts[c.name][mountPath.Value]
-			if !mounted || (name != nil && isString(name) && name.Value == operatorVolume) {
+			operatorVolume, mounted := live.Mounts[c.name][mountPath.value]
+			if !mounted || (name != nil && isString(name) && name.value == operatorVolume) {
 				continue
 			}
 			add((CodeVolumeRedefined), c.path(e.path).Child("volumeMounts").Index(j), w.evidence(item), msgMountRedefined,
@@ -262,19 +262,19 @@ func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContain
 }
 
 // forStrings calls fn for every string-valued entry of mapping n.
-func forStrings(n *yaml.Node, fn func(key, value string)) {
-	if n == nil || n.Kind != yaml.MappingNode {
+func forStrings(n *node, fn func(key, value string)) {
+	if n == nil || n.kind != yaml.MappingNode {
 		return
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, value := deref(n.Content[i]), deref(n.Content[i+1])
-		if key.Kind == yaml.ScalarNode && isString(value) {
-			fn(key.Value, value.Value)
+	for i := 0; i+1 < len(n.content); i += 2 {
+		key, value := deref(n.content[i]), deref(n.content[i+1])
+		if key.kind == yaml.ScalarNode && isString(value) {
+			fn(key.value, value.value)
 		}
 	}
 }
 
 // hasEntries reports whether n is a mapping or list with entries.
-func hasEntries(n *yaml.Node) bool {
-	return n != nil && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && len(n.Content) > 0
+func hasEntries(n *node) bool {
+	return n != nil && (n.kind == yaml.MappingNode || n.kind == yaml.SequenceNode) && len(n.content) > 0
 }

@@ -137,7 +137,7 @@ func (w *walker) count() bool {
 // enter returns n with an alias followed, charging the walk budget. It
 // returns false, having reported why once per document, when the document is
 // too large or too deep to walk further.
-func (w *walker) enter(n *yaml.Node) (*yaml.Node, bool) {
+func (w *walker) enter(n *node) (*node, bool) {
 	if w.stopped || n == nil {
 		return nil, false
 	}
@@ -198,22 +198,22 @@ func (w *walker) descend(fn func()) {
 // merge keys, repeated keys, keys that are null or not scalars, and
 // directives. keyed renders key paths as path[key] (for maps whose keys are
 // data, such as labels) instead of path.key.
-func (w *walker) pairs(n *yaml.Node, path *field.Path, keyed bool, fn func(key string, value *yaml.Node)) {
+func (w *walker) pairs(n *node, path *field.Path, keyed bool, fn func(key string, value *node)) {
 	var seen map[string]bool
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		keyNode, value := deref(n.Content[i]), n.Content[i+1]
+	for i := 0; i+1 < len(n.content); i += 2 {
+		keyNode, value := deref(n.content[i]), n.content[i+1]
 		switch {
-		case keyNode.Kind != yaml.ScalarNode:
+		case keyNode.kind != yaml.ScalarNode:
 			w.deny(CodeTypeInvalid, path, w.evidence(keyNode), msgKeyNotString)
 			continue
-		case keyNode.ShortTag() == tagNull:
+		case keyNode.tag == tagNull:
 			w.deny(CodeNull, path, "", msgNull)
 			continue
 		}
-		key := keyNode.Value
+		key := keyNode.value
 		keyPath := func() *field.Path { return pathOf(path, key, keyed) }
 		switch {
-		case keyNode.Tag == tagMerge || key == mergeKey:
+		case keyNode.tag == tagMerge || key == mergeKey:
 			w.deny(CodeYAMLMergeKey, path.Key(mergeKey), w.evidence(value), msgMergeKey)
 			continue
 		case isDuplicate(n, i, key, &seen):
@@ -229,18 +229,18 @@ func (w *walker) pairs(n *yaml.Node, path *field.Path, keyed bool, fn func(key s
 
 // isDuplicate reports whether the key at Content[i] of mapping n repeats an
 // earlier key. Small mappings are scanned; large ones use seen.
-func isDuplicate(n *yaml.Node, i int, key string, seen *map[string]bool) bool {
+func isDuplicate(n *node, i int, key string, seen *map[string]bool) bool {
 	const scanLimit = 32
-	if len(n.Content) <= 2*scanLimit {
+	if len(n.content) <= 2*scanLimit {
 		for j := 0; j < i; j += 2 {
-			if k := deref(n.Content[j]); k.Kind == yaml.ScalarNode && k.Value == key {
+			if k := deref(n.content[j]); k.kind == yaml.ScalarNode && k.value == key {
 				return true
 			}
 		}
 		return false
 	}
 	if *seen == nil {
-		*seen = make(map[string]bool, len(n.Content)/2)
+		*seen = make(map[string]bool, len(n.content)/2)
 	}
 	if (*seen)[key] {
 		return true
@@ -277,47 +277,47 @@ func isFieldName(key string) bool {
 
 // deref follows an alias. Anchors are never aliases themselves, so one step
 // is enough.
-func deref(n *yaml.Node) *yaml.Node {
-	if n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		return n.Alias
+func deref(n *node) *node {
+	if n != nil && n.kind == yaml.AliasNode && n.alias != nil {
+		return n.alias
 	}
 	return n
 }
 
 // isNull reports whether n (an entered node) is an explicit null: null, ~,
 // an empty value, or a !!null tag.
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == tagNull
+func isNull(n *node) bool {
+	return n.kind == yaml.ScalarNode && n.tag == tagNull
 }
 
 // scalarString returns the text of a scalar that a string field accepts:
 // the operator decodes any plain scalar into a string field as written.
-func scalarString(n *yaml.Node) (string, bool) {
-	if n.Kind != yaml.ScalarNode {
+func scalarString(n *node) (string, bool) {
+	if n.kind != yaml.ScalarNode {
 		return "", false
 	}
-	switch n.ShortTag() {
+	switch n.tag {
 	case tagString, tagInt, tagFloat, tagBool, tagTimestamp:
-		return n.Value, true
+		return n.value, true
 	}
 	return "", false
 }
 
 // isString reports whether n is a string scalar.
-func isString(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == tagString
+func isString(n *node) bool {
+	return n.kind == yaml.ScalarNode && n.tag == tagString
 }
 
 // isNumber reports whether n is a finite number.
-func isNumber(n *yaml.Node) bool {
-	if n.Kind != yaml.ScalarNode {
+func isNumber(n *node) bool {
+	if n.kind != yaml.ScalarNode {
 		return false
 	}
-	switch n.ShortTag() {
+	switch n.tag {
 	case tagInt:
 		return true
 	case tagFloat:
-		return isFinite(n.Value)
+		return isFinite(n.value)
 	}
 	return false
 }
@@ -332,16 +332,16 @@ func isFinite(value string) bool {
 // lookup returns the value of key in mapping n, following aliases, or nil.
 // It is for reading a document after it was walked: the first of repeated
 // keys wins, and merge keys are not expanded (both are denied anyway).
-func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+func lookup(n *node, keys ...string) *node {
 	for _, key := range keys {
 		n = deref(n)
-		if n == nil || n.Kind != yaml.MappingNode {
+		if n == nil || n.kind != yaml.MappingNode {
 			return nil
 		}
-		var value *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if k := deref(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key && k.Tag != tagMerge {
-				value = n.Content[i+1]
+		var value *node
+		for i := 0; i+1 < len(n.content); i += 2 {
+			if k := deref(n.content[i]); k.kind == yaml.ScalarNode && k.value == key && k.tag != tagMerge {
+				value = n.content[i+1]
 				break
 			}
 		}
@@ -351,8 +351,8 @@ func lookup(n *yaml.Node, keys ...string) *yaml.Node {
 }
 
 // kindName names a node's YAML type for messages.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
+func kindName(n *node) string {
+	switch n.kind {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:
@@ -369,12 +369,12 @@ func kindName(n *yaml.Node) string {
 // is stopped or its findings are capped, evidence is not rendered. Evidence
 // is never cut short silently: a value nesting past maxDepth, or past the
 // budget, stops the document with a limit finding that never ratchets.
-func (w *walker) evidence(n *yaml.Node) string {
+func (w *walker) evidence(n *node) string {
 	if w.stopped || w.docFindings >= maxFindings {
 		return ""
 	}
 	var b strings.Builder
-	writeCanonical(&b, n, "...", func(n *yaml.Node, depth int) bool {
+	writeCanonical(&b, n, "...", func(n *node, depth int) bool {
 		if n != nil && w.depth+depth > maxDepth && !w.stopped {
 			// Evidence that stopped short of the value would let an UPDATE
 			// that changes only what lies past the limit ratchet: the
@@ -390,31 +390,31 @@ func (w *walker) evidence(n *yaml.Node) string {
 // and lists in document order, aliases expanded. Before each node (at its
 // depth below n) enter decides whether to write it; a node it refuses is
 // written as refused.
-func writeCanonical(b *strings.Builder, n *yaml.Node, refused string, enter func(n *yaml.Node, depth int) bool) {
-	var render func(n *yaml.Node, depth int)
-	render = func(n *yaml.Node, depth int) {
+func writeCanonical(b *strings.Builder, n *node, refused string, enter func(n *node, depth int) bool) {
+	var render func(n *node, depth int)
+	render = func(n *node, depth int) {
 		n = deref(n)
 		if !enter(n, depth) {
 			b.WriteString(refused)
 			return
 		}
-		switch n.Kind {
+		switch n.kind {
 		case yaml.ScalarNode:
-			b.WriteString(n.ShortTag())
+			b.WriteString(n.tag)
 			b.WriteByte(':')
-			b.WriteString(strconv.Quote(n.Value))
+			b.WriteString(strconv.Quote(n.value))
 		case yaml.MappingNode:
 			b.WriteByte('{')
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				render(n.Content[i], depth+1)
+			for i := 0; i+1 < len(n.content); i += 2 {
+				render(n.content[i], depth+1)
 				b.WriteByte('=')
-				render(n.Content[i+1], depth+1)
+				render(n.content[i+1], depth+1)
 				b.WriteByte(',')
 			}
 			b.WriteByte('}')
 		case yaml.SequenceNode:
 			b.WriteByte('[')
-			for _, item := range n.Content {
+			for _, item := range n.content {
 				render(item, depth+1)
 				b.WriteByte(',')
 			}
