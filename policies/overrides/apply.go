@@ -56,7 +56,7 @@ var affinitySections = [][]string{
 var requiredTerms = []string{"nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"}
 
 // strategyRules are the strategy field of each kind and its types.
-var strategyRules = []struct {
+var strategyRules = [...]struct {
 	kind      workloadKind
 	field     string
 	types     []string

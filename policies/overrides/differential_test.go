@@ -130,6 +130,20 @@ func differentialInputs(tb testing.TB) []map[string]string {
 	} {
 		out = append(out, one(render(doc)))
 	}
+	// One entry setting a position twice: by a repeated merge key, and by
+	// a dotted key that spells a nested one.
+	for _, patch := range []string{
+		"{spec: {template: {spec: {containers: [{name: run, image: a}, {name: run, image: b}]}}}}",
+		"{spec: {template: {spec: {containers: [{name: run, image: a}, {name: run, image: a}]}}}}",
+		"{metadata: {labels: {a: '1'}, labels.a: '2'}}",
+		"{spec: {template: {spec: {containers: [{name: run, env: [{name: A, value: x}, {name: A, value: y}]}]}}}}",
+	} {
+		item := "{component: storage, kind: DaemonSet, patch: " + patch + "}"
+		out = append(out, one(apiLine+"overrides:\n- "+item+"\n"))
+		if block, ok := blockStyle(item); ok {
+			out = append(out, one(apiLine+"overrides:\n- "+strings.ReplaceAll(strings.TrimSuffix(block, "\n"), "\n", "\n  ")+"\n"))
+		}
+	}
 	rng := rand.New(rand.NewPCG(3, 5))
 	for range 24 {
 		var flow, block strings.Builder

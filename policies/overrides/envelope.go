@@ -65,8 +65,11 @@ type entry struct {
 	// termsPath where they are (apply.go).
 	terms     int
 	termsPath *field.Path
-	// claims are the values the patch sets at merged positions (compose.go).
+	// claims are the values the patch sets at merged positions (compose.go),
+	// and meets is set when another entry reaches a workload this one
+	// reaches, so that they can conflict.
 	claims []entryClaim
+	meets  bool
 	// args are the containers extraArgs names.
 	args []namedRef
 	// added are the containers addContainers (init false) and

@@ -88,6 +88,8 @@ type walker struct {
 	// are known, in key and document order, for the checks across entries
 	// (compose.go).
 	entries []*entry
+	// positions is the walk of claimsOf.
+	positions positionWalk
 	// budget is what is left of maxVisits.
 	budget int
 	// docBudget is what the current document may still walk.
@@ -373,8 +375,7 @@ func (w *walker) evidence(n *node) string {
 	if w.stopped || w.docFindings >= maxFindings {
 		return ""
 	}
-	var b strings.Builder
-	writeCanonical(&b, n, "...", func(n *node, depth int) bool {
+	return string(appendCanonical(nil, n, "...", func(n *node, depth int) bool {
 		if n != nil && w.depth+depth > maxDepth && !w.stopped {
 			// Evidence that stopped short of the value would let an UPDATE
 			// that changes only what lies past the limit ratchet: the
@@ -382,44 +383,43 @@ func (w *walker) evidence(n *node) string {
 			w.stop(CodeDocumentTooDeep, msgTooDeep)
 		}
 		return n != nil && !w.stopped && w.charge()
-	})
-	return b.String()
+	}))
 }
 
-// writeCanonical writes n to b: every scalar with its resolved tag, mappings
-// and lists in document order, aliases expanded. Before each node (at its
-// depth below n) enter decides whether to write it; a node it refuses is
-// written as refused.
-func writeCanonical(b *strings.Builder, n *node, refused string, enter func(n *node, depth int) bool) {
-	var render func(n *node, depth int)
-	render = func(n *node, depth int) {
-		n = deref(n)
-		if !enter(n, depth) {
-			b.WriteString(refused)
-			return
-		}
-		switch n.kind {
-		case yaml.ScalarNode:
-			b.WriteString(n.tag)
-			b.WriteByte(':')
-			b.WriteString(strconv.Quote(n.value))
-		case yaml.MappingNode:
-			b.WriteByte('{')
-			for i := 0; i+1 < len(n.content); i += 2 {
-				render(n.content[i], depth+1)
-				b.WriteByte('=')
-				render(n.content[i+1], depth+1)
-				b.WriteByte(',')
-			}
-			b.WriteByte('}')
-		case yaml.SequenceNode:
-			b.WriteByte('[')
-			for _, item := range n.content {
-				render(item, depth+1)
-				b.WriteByte(',')
-			}
-			b.WriteByte(']')
-		}
+// appendCanonical appends n to b: every scalar with its resolved tag,
+// mappings and lists in document order, aliases expanded. Before each node
+// (at its depth below n) enter decides whether to write it; a node it
+// refuses is written as refused.
+func appendCanonical(b []byte, n *node, refused string, enter func(n *node, depth int) bool) []byte {
+	return appendCanonicalAt(b, n, 0, refused, enter)
+}
+
+func appendCanonicalAt(b []byte, n *node, depth int, refused string, enter func(n *node, depth int) bool) []byte {
+	n = deref(n)
+	if !enter(n, depth) {
+		return append(b, refused...)
 	}
-	render(n, 0)
+	switch n.kind {
+	case yaml.ScalarNode:
+		b = append(b, n.tag...)
+		b = append(b, ':')
+		b = strconv.AppendQuote(b, n.value)
+	case yaml.MappingNode:
+		b = append(b, '{')
+		for i := 0; i+1 < len(n.content); i += 2 {
+			b = appendCanonicalAt(b, n.content[i], depth+1, refused, enter)
+			b = append(b, '=')
+			b = appendCanonicalAt(b, n.content[i+1], depth+1, refused, enter)
+			b = append(b, ',')
+		}
+		b = append(b, '}')
+	case yaml.SequenceNode:
+		b = append(b, '[')
+		for _, item := range n.content {
+			b = appendCanonicalAt(b, item, depth+1, refused, enter)
+			b = append(b, ',')
+		}
+		b = append(b, ']')
+	}
+	return b
 }
