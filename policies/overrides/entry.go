@@ -166,7 +166,7 @@ func (w *walker) extraArgs(e *entry, n *node) {
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgExtraArgsNotMap)
 		return
 	}
-	w.pairs(n, path, true, func(name string, args *node) {
+	w.pairs(n, placeOf(path), true, func(name string, args *node) {
 		argsPath := path.Key(name)
 		if name == "" {
 			w.deny(CodeNameInvalid, argsPath, "", msgNameEmpty)
@@ -258,5 +258,5 @@ func (w *walker) patch(e *entry, n *node) {
 		return
 	}
 	e.patch = n
-	w.walkFields(n, patchRule, path, "", e.kind)
+	w.walkFields(n, patchRule, placeOf(path), "", e.kind)
 }

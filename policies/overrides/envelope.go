@@ -92,7 +92,7 @@ type addition struct {
 // envelope checks the document mapping root at path.
 func (w *walker) envelope(root *node, path *field.Path) {
 	var apiVersion, overrides *node
-	w.pairs(root, path, false, func(key string, value *node) {
+	w.pairs(root, placeOf(path), false, func(key string, value *node) {
 		switch key {
 		case "apiVersion":
 			apiVersion = value
@@ -161,7 +161,7 @@ func (w *walker) entry(item *node, path *field.Path) {
 		return
 	}
 	fields := map[string]*node{}
-	w.pairs(n, path, false, func(key string, value *node) {
+	w.pairs(n, placeOf(path), false, func(key string, value *node) {
 		switch key {
 		case fieldComponent, fieldKind, fieldSites, fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers:
 			fields[key] = value

@@ -90,6 +90,8 @@ type walker struct {
 	entries []*entry
 	// positions is the walk of claimsOf.
 	positions positionWalk
+	// steps are the keys and indexes below the place being walked.
+	steps []step
 	// budget is what is left of maxVisits.
 	budget int
 	// docBudget is what the current document may still walk.
@@ -195,38 +197,83 @@ func (w *walker) descend(fn func()) {
 	w.depth--
 }
 
-// pairs calls fn for every key of mapping n (at path) in document order,
+// pairs calls fn for every key of mapping n (at p) in document order,
 // after reporting, and skipping, the keys no document may hold anywhere:
 // merge keys, repeated keys, keys that are null or not scalars, and
 // directives. keyed renders key paths as path[key] (for maps whose keys are
 // data, such as labels) instead of path.key.
-func (w *walker) pairs(n *node, path *field.Path, keyed bool, fn func(key string, value *node)) {
+func (w *walker) pairs(n *node, p place, keyed bool, fn func(key string, value *node)) {
 	var seen map[string]bool
 	for i := 0; i+1 < len(n.content); i += 2 {
 		keyNode, value := deref(n.content[i]), n.content[i+1]
 		switch {
 		case keyNode.kind != yaml.ScalarNode:
-			w.deny(CodeTypeInvalid, path, w.evidence(keyNode), msgKeyNotString)
+			w.deny(CodeTypeInvalid, w.path(p), w.evidence(keyNode), msgKeyNotString)
 			continue
 		case keyNode.tag == tagNull:
-			w.deny(CodeNull, path, "", msgNull)
+			w.deny(CodeNull, w.path(p), "", msgNull)
 			continue
 		}
 		key := keyNode.value
-		keyPath := func() *field.Path { return pathOf(path, key, keyed) }
 		switch {
 		case keyNode.tag == tagMerge || key == mergeKey:
-			w.deny(CodeYAMLMergeKey, path.Key(mergeKey), w.evidence(value), msgMergeKey)
+			w.deny(CodeYAMLMergeKey, w.path(p).Key(mergeKey), w.evidence(value), msgMergeKey)
 			continue
 		case isDuplicate(n, i, key, &seen):
-			w.deny(CodeDuplicateKey, keyPath(), w.evidence(value), msgDuplicateKey)
+			w.deny(CodeDuplicateKey, w.path(w.child(p, key, keyed)), w.evidence(value), msgDuplicateKey)
 			continue
 		case strings.HasPrefix(key, directivePrefix):
-			w.deny(CodeDirective, keyPath(), w.evidence(value), msgDirective)
+			w.deny(CodeDirective, w.path(w.child(p, key, keyed)), w.evidence(value), msgDirective)
 			continue
 		}
 		fn(key, value)
 	}
+}
+
+// place is where the walk is in a document: a built path and, below it,
+// the first depth steps of the walker's stack of keys and indexes. The walk
+// of a patch visits hundreds of keys and finds few problems, so a path is
+// built only for a finding (walker.path). A place is valid while the walk
+// is at or below it: the steps below a place are rewritten as the walk
+// moves on to its next key or item.
+type place struct {
+	base  *field.Path
+	depth int
+}
+
+// step is a key or an index (at least 0) below a place.
+type step struct {
+	key   string
+	index int
+	keyed bool
+}
+
+// placeOf is the place of path itself.
+func placeOf(path *field.Path) place { return place{base: path} }
+
+// child is the place of key below p, rendered as pathOf renders it.
+func (w *walker) child(p place, key string, keyed bool) place {
+	w.steps = append(w.steps[:p.depth], step{key: key, index: -1, keyed: keyed})
+	return place{base: p.base, depth: p.depth + 1}
+}
+
+// item is the place of the i-th item of the list at p.
+func (w *walker) item(p place, i int) place {
+	w.steps = append(w.steps[:p.depth], step{index: i})
+	return place{base: p.base, depth: p.depth + 1}
+}
+
+// path builds the path of p.
+func (w *walker) path(p place) *field.Path {
+	path := p.base
+	for _, s := range w.steps[:p.depth] {
+		if s.index >= 0 {
+			path = path.Index(s.index)
+		} else {
+			path = pathOf(path, s.key, s.keyed)
+		}
+	}
+	return path
 }
 
 // isDuplicate reports whether the key at Content[i] of mapping n repeats an
