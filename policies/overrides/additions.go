@@ -111,7 +111,7 @@ func (w *walker) checkAdditions(e *entry) {
 	if len(e.added) == 0 {
 		return
 	}
-	defined := patchedContainers(e.patch)
+	defined := e.containers
 	for _, a := range e.added {
 		found := false
 		for _, c := range defined {

@@ -71,11 +71,10 @@ func (w *walker) applyChecks(e *entry) {
 	if e.patch == nil {
 		return
 	}
-	patchPath := e.path.Child(fieldPatch)
 	if replicas := lookup(e.patch, "spec", "replicas"); replicas != nil && e.component == "metalman" && e.kind == deployment {
-		w.deny(CodeFieldOwnedBySite, patchPath.Child("spec", "replicas"), w.evidence(replicas), msgFieldOwnedBySite)
+		w.deny(CodeFieldOwnedBySite, e.path.Child(fieldPatch, "spec", "replicas"), w.evidence(replicas), msgFieldOwnedBySite)
 	}
-	for _, c := range patchedContainers(e.patch) {
+	for _, c := range e.containers {
 		env := lookup(c.node, "env")
 		if env == nil || env.kind != yaml.SequenceNode {
 			continue
@@ -91,19 +90,18 @@ func (w *walker) applyChecks(e *entry) {
 			continue
 		}
 		strategy := lookup(e.patch, "spec", r.field)
-		path := patchPath.Child("spec", r.field)
 		typ := lookup(strategy, "type")
 		if typ == nil || isNull(typ) {
 			continue
 		}
 		if !isString(typ) || (typ.value != r.types[0] && typ.value != r.types[1]) {
-			w.deny(CodeStrategyInvalid, path.Child("type"), w.evidence(typ), msgStrategyType,
+			w.deny(CodeStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "type"), w.evidence(typ), msgStrategyType,
 				"spec."+r.field+".type", r.types[0]+" or "+r.types[1])
 			continue
 		}
 		if typ.value == r.exclusive && lookup(strategy, "rollingUpdate") != nil {
-			w.deny(CodeStrategyInvalid, path.Child("rollingUpdate"), w.evidence(strategy), msgStrategyRolling,
-				"a strategy of type", r.exclusive)
+			w.deny(CodeStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "rollingUpdate"), w.evidence(strategy),
+				msgStrategyRolling, "a strategy of type", r.exclusive)
 		}
 	}
 	w.checkAffinity(e)
@@ -116,9 +114,12 @@ func (w *walker) checkAffinity(e *entry) {
 	if affinity == nil || affinity.kind != yaml.MappingNode {
 		return
 	}
-	base := e.path.Child(fieldPatch, "spec", "template", "spec", "affinity")
+	// The paths below affinity, built only for a finding or for terms.
+	below := func(names ...string) *field.Path {
+		return e.path.Child(fieldPatch, "spec", "template", "spec", "affinity").Child(names[0], names[1:]...)
+	}
 	if terms := lookup(affinity, requiredTerms...); terms != nil && !isNull(terms) {
-		path := base.Child(requiredTerms[0], requiredTerms[1:]...)
+		path := below(requiredTerms...)
 		switch {
 		case terms.kind != yaml.SequenceNode:
 			w.deny(CodeAffinityInvalid, path, w.evidence(terms), msgAffinityNotList, "nodeSelectorTerms")
@@ -132,7 +133,9 @@ func (w *walker) checkAffinity(e *entry) {
 		}
 	}
 	for _, section := range affinitySections {
-		w.checkMappings(lookup(affinity, section...), base.Child(section[0], section[1:]...), section[len(section)-1])
+		if n := lookup(affinity, section...); n != nil {
+			w.checkMappings(n, below(section...), section[len(section)-1])
+		}
 	}
 }
 
@@ -148,7 +151,10 @@ func (w *walker) checkTerm(term *node, path *field.Path) {
 	requirements := 0
 	for _, list := range []string{"matchExpressions", "matchFields"} {
 		n := lookup(term, list)
-		if n != nil && n.kind == yaml.SequenceNode {
+		if n == nil {
+			continue
+		}
+		if n.kind == yaml.SequenceNode {
 			requirements += len(n.content)
 		}
 		w.checkMappings(n, path.Child(list), list)

@@ -65,7 +65,7 @@ func parseBlockStyle(src string) (root *node, ok bool) {
 		return nil, false
 	}
 	// Two nodes a line is typical (a key and its value).
-	p := &blockParser{src: src, slab: nodeSlab{size: min(2*lines+2, nodesPerSlab)}}
+	p := &blockParser{src: src, slab: nodeSlab{size: min(2*lines+2, nodesPerSlab)}, pending: make([]*node, 0, 64)}
 	p.load(0)
 	if !p.more || p.indent != 0 {
 		return nil, false

@@ -318,7 +318,7 @@ func (c *composition) addClaims(e *entry) {
 			c.report(CodeConflict, a.path, a.name, msgConflictArgs, first.entry.path, a.name)
 		}
 	}
-	for _, pc := range patchedContainers(e.patch) {
+	for _, pc := range e.containers {
 		if !e.adds(pc) {
 			continue
 		}

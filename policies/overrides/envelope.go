@@ -59,8 +59,10 @@ type entry struct {
 	// distinct Site names. Without one the entry selects every Site.
 	hasSites bool
 	sites    []string
-	// patch is the patch mapping, nil when absent or not a mapping.
-	patch *node
+	// patch is the patch mapping, nil when absent or not a mapping, and
+	// containers the named entries of its containers and initContainers.
+	patch      *node
+	containers []patchedContainer
 	// terms is the number of the patch's required node affinity terms, and
 	// termsPath where they are (apply.go).
 	terms     int
@@ -182,6 +184,7 @@ func (w *walker) entry(item *node, path *field.Path) {
 	if w.stopped {
 		return
 	}
+	e.containers = patchedContainers(e.patch)
 	if !hasEffect(fields) {
 		w.deny(CodeEmpty, path, w.evidence(n), msgEntryNoEffect)
 	}

@@ -114,7 +114,7 @@ func (w *walker) resolve(e *entry) {
 	if e.component == "" || e.kindName == "" {
 		return
 	}
-	containers := patchedContainers(e.patch)
+	containers := e.containers
 	labels := lookup(e.patch, "spec", "template", "metadata", "labels")
 	volumes := lookup(e.patch, "spec", "template", "spec", "volumes")
 	nodeSelector := lookup(e.patch, "spec", "template", "spec", "nodeSelector")
@@ -156,6 +156,7 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 	if !ok {
 		return nil, nil, false
 	}
+	targets = make([]Workload, 0, len(all))
 	for _, live := range all {
 		// A workload of another kind than asked for is not this one.
 		if live.Kind == "" || live.Kind == e.kindName {
@@ -163,7 +164,7 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 		}
 	}
 	// Site order, so that nothing depends on the order Live lists them in.
-	sort.SliceStable(targets, func(i, j int) bool { return targets[i].Site < targets[j].Site })
+	slices.SortStableFunc(targets, bySite)
 	if e.hasSites {
 		var selected []Workload
 		for _, site := range e.sites {
@@ -177,7 +178,7 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 				missing = append(missing, site)
 			}
 		}
-		sort.SliceStable(selected, func(i, j int) bool { return selected[i].Site < selected[j].Site })
+		slices.SortStableFunc(selected, bySite)
 		sort.Strings(missing)
 		targets = selected
 		if len(targets) == 0 && len(missing) == 0 {
@@ -189,6 +190,9 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 	}
 	return targets, missing, true
 }
+
+// bySite orders workloads by Site.
+func bySite(a, b Workload) int { return strings.Compare(a.Site, b.Site) }
 
 // resolveOne checks entry e against one live workload.
 func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContainer, labels, volumes, nodeSelector *node,
@@ -212,17 +216,20 @@ func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContain
 			add((CodeContainerUnknown), a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
 		}
 	}
-	patchPath := e.path.Child(fieldPatch, "spec", "template")
+	// Paths below the patch's pod template, built only for a finding.
+	templatePath := func(names ...string) *field.Path {
+		return e.path.Child(fieldPatch, "spec", "template").Child(names[0], names[1:]...)
+	}
 	forStrings(labels, func(key, value string) {
 		// A reserved key is denied by the walk already.
 		if selected, ok := live.SelectorLabels[key]; ok && selected != value && !isReserved(key) {
-			add((CodeSelectorLabel), patchPath.Child("metadata", "labels").Key(key), key+"="+value, msgSelectorLabel,
+			add((CodeSelectorLabel), templatePath("metadata", "labels").Key(key), key+"="+value, msgSelectorLabel,
 				key, e.kindName, e.component)
 		}
 	})
 	forStrings(nodeSelector, func(key, value string) {
 		if set, ok := live.NodeSelector[key]; ok && set != value {
-			add((CodeNodeSelectorOwned), patchPath.Child("spec", "nodeSelector").Key(key), key+"="+value,
+			add((CodeNodeSelectorOwned), templatePath("spec", "nodeSelector").Key(key), key+"="+value,
 				msgNodeSelectorOwned, key, e.kindName, e.component)
 		}
 	})
@@ -235,7 +242,7 @@ func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContain
 			}
 			// An entry holding nothing but the name changes nothing.
 			if len(item.content) > 2 {
-				add((CodeVolumeRedefined), patchPath.Child("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
+				add((CodeVolumeRedefined), templatePath("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
 					name.value, e.kindName, e.component)
 			}
 		}

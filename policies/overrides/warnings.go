@@ -23,7 +23,7 @@ const (
 
 // warnReplacements reports the warnings of this file for entry e.
 func (w *walker) warnReplacements(e *entry) {
-	for _, c := range patchedContainers(e.patch) {
+	for _, c := range e.containers {
 		if e.adds(c) {
 			continue
 		}
