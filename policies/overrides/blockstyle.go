@@ -48,8 +48,10 @@ type blockParser struct {
 	indent int
 	text   string
 	next   int
-	depth  int
-	slab   nodeSlab
+	// declined is set once a line is found this reader does not read.
+	declined bool
+	depth    int
+	slab     nodeSlab
 	// pending holds the children of the collections being read, in order;
 	// a collection takes its own off the end when it is complete, into
 	// content slices cut from contents.
@@ -60,62 +62,54 @@ type blockParser struct {
 // parseBlockStyle returns the root node of src, a mapping, when src is a
 // document in the block style this reader reads; ok is false otherwise.
 func parseBlockStyle(src string) (root *node, ok bool) {
-	lines, ok := blockStyleText(src)
-	if !ok {
-		return nil, false
-	}
-	// Two nodes a line is typical (a key and its value).
-	p := &blockParser{src: src, slab: nodeSlab{size: min(2*lines+2, nodesPerSlab)}, pending: make([]*node, 0, 64)}
+	// A node takes a line, and a line at least a few bytes.
+	p := &blockParser{src: src, slab: nodeSlab{size: min(len(src)/4+2, nodesPerSlab)}, pending: make([]*node, 0, 64)}
 	p.load(0)
 	if !p.more || p.indent != 0 {
 		return nil, false
 	}
 	root, ok = p.mapping(0, "")
-	if !ok || p.more {
+	if !ok || p.more || p.declined {
 		return nil, false
 	}
 	return root, true
 }
 
-// blockStyleText reports whether src holds only bytes this reader reads
-// (printable ASCII but '#', and newlines) and no line starting like a
-// document marker, and counts its lines.
-func blockStyleText(src string) (lines int, ok bool) {
-	lineStart := true
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch {
-		case c == '\n':
-			lines++
-			lineStart = true
-			continue
-		case c < ' ' || c > '~' || c == '#':
-			return 0, false
-		case lineStart && (strings.HasPrefix(src[i:], "---") || strings.HasPrefix(src[i:], "...")):
-			return 0, false
-		}
-		lineStart = false
-	}
-	return lines + 1, true
-}
-
 // load makes the first line at or after pos that is not blank the current
-// line.
+// line. A line holding a byte this reader does not read (anything but
+// printable ASCII without '#') or starting like a document marker ends the
+// document, declined.
 func (p *blockParser) load(pos int) {
-	for pos < len(p.src) {
+	for pos < len(p.src) && !p.declined {
 		line, next := p.src[pos:], len(p.src)
 		if end := strings.IndexByte(line, '\n'); end >= 0 {
 			line, next = line[:end], pos+end+1
 		}
 		line = strings.TrimRight(line, " ")
 		text := strings.TrimLeft(line, " ")
-		if text != "" {
-			p.more, p.indent, p.text, p.next = true, len(line)-len(text), text, next
-			return
+		if text == "" {
+			pos = next
+			continue
 		}
-		pos = next
+		indent := len(line) - len(text)
+		if !isBlockText(text) || (indent == 0 && (strings.HasPrefix(text, "---") || strings.HasPrefix(text, "..."))) {
+			p.declined = true
+			break
+		}
+		p.more, p.indent, p.text, p.next = true, indent, text, next
+		return
 	}
 	p.more, p.indent, p.text, p.next = false, 0, "", len(p.src)
+}
+
+// isBlockText reports whether text holds only printable ASCII but '#'.
+func isBlockText(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c < ' ' || c > '~' || c == '#' {
+			return false
+		}
+	}
+	return true
 }
 
 // advance moves to the next line that is not blank.
@@ -335,7 +329,6 @@ func (p *blockParser) children(start int) []*node {
 	content := p.contents[:count:count]
 	p.contents = p.contents[count:]
 	copy(content, p.pending[start:])
-	clear(p.pending[start:])
 	p.pending = p.pending[:start]
 	return content
 }

@@ -453,8 +453,9 @@ func (w *walker) claimsOf(e *entry, report reporter) {
 // serves every entry of a review, so that its buffers are allocated once.
 type positionWalk struct {
 	// position and schema (spec.template.spec.containers.*.image) are
-	// those of the node visited.
+	// those of the node visited, and hash is the hash of position.
 	position, schema []byte
+	hash             uint64
 	paths            bool
 	set              func(n *node, position []byte, path *field.Path)
 	hashes           []uint64
@@ -462,7 +463,11 @@ type positionWalk struct {
 
 // walk walks patch, whose path is path (nil for none).
 func (pw *positionWalk) walk(patch *node, path *field.Path, set func(n *node, position []byte, path *field.Path)) {
-	pw.position, pw.schema, pw.paths, pw.set = pw.position[:0], pw.schema[:0], path != nil, set
+	if pw.position == nil {
+		// Room for a typical patch's positions, grown on demand.
+		pw.position, pw.schema, pw.hashes = make([]byte, 0, 256), make([]byte, 0, 128), make([]uint64, 0, 64)
+	}
+	pw.position, pw.schema, pw.hash, pw.paths, pw.set = pw.position[:0], pw.schema[:0], hashStart, path != nil, set
 	pw.visit(patch, path, 0)
 	pw.set = nil
 }
@@ -473,7 +478,23 @@ func (pw *positionWalk) setWhole(n *node, path *field.Path) {
 		pw.set(n, pw.position, path)
 		return
 	}
-	pw.hashes = append(pw.hashes, hashPosition(pw.position))
+	pw.hashes = append(pw.hashes, pw.hash)
+}
+
+// mark returns what restore needs to return to the node visited.
+func (pw *positionWalk) mark() (position, schema int, hash uint64) {
+	return len(pw.position), len(pw.schema), pw.hash
+}
+
+// restore returns to the node that mark was called at.
+func (pw *positionWalk) restore(position, schema int, hash uint64) {
+	pw.position, pw.schema, pw.hash = pw.position[:position], pw.schema[:schema], hash
+}
+
+// hashFrom adds what was appended to the position from from on to its
+// hash.
+func (pw *positionWalk) hashFrom(from int) {
+	pw.hash = hashMore(pw.hash, pw.position[from:])
 }
 
 func (pw *positionWalk) visit(n *node, path *field.Path, depth int) {
@@ -483,8 +504,10 @@ func (pw *positionWalk) visit(n *node, path *field.Path, depth int) {
 	}
 	switch n.kind {
 	case yaml.MappingNode:
-		owner := pw.schema[bytes.LastIndexByte(pw.schema, '.')+1:]
-		keyed := dataKeyed[string(owner)]
+		keyed := false
+		if pw.paths {
+			keyed = dataKeyed[string(pw.schema[bytes.LastIndexByte(pw.schema, '.')+1:])]
+		}
 		var seen map[string]bool
 		for i := 0; i+1 < len(n.content); i += 2 {
 			k := deref(n.content[i])
@@ -493,14 +516,15 @@ func (pw *positionWalk) visit(n *node, path *field.Path, depth int) {
 			if !isMerged(k) || repeatsMerged(n, i, k.value, &seen) {
 				continue
 			}
-			position, schema := len(pw.position), len(pw.schema)
+			position, schema, hash := pw.mark()
 			pw.position, pw.schema = appendJoined(pw.position, k.value), appendJoined(pw.schema, k.value)
+			pw.hashFrom(position)
 			var keyPath *field.Path
 			if pw.paths {
 				keyPath = pathOf(path, k.value, keyed)
 			}
 			pw.visit(n.content[i+1], keyPath, depth+1)
-			pw.position, pw.schema = pw.position[:position], pw.schema[:schema]
+			pw.restore(position, schema, hash)
 		}
 	case yaml.SequenceNode:
 		mergeKey, keyed := mergeKeys[string(pw.schema)]
@@ -515,13 +539,14 @@ func (pw *positionWalk) visit(n *node, path *field.Path, depth int) {
 				pw.setWhole(n, path)
 				return
 			}
-			position, schema := len(pw.position), len(pw.schema)
+			position, schema, hash := pw.mark()
 			pw.position = append(pw.position, '[')
 			pw.position = append(pw.position, mergeKey...)
 			pw.position = append(pw.position, '=')
 			pw.position = appendCanonical(pw.position, id, "", withinDepth)
 			pw.position = append(pw.position, ']')
 			pw.schema = append(pw.schema, ".*"...)
+			pw.hashFrom(position)
 			var itemPath *field.Path
 			if pw.paths {
 				itemPath = path.Index(i)
@@ -532,17 +557,18 @@ func (pw *positionWalk) visit(n *node, path *field.Path, depth int) {
 				if !isMerged(k) || k.value == mergeKey || repeatsMerged(item, j, k.value, &seen) {
 					continue
 				}
-				itemPosition, itemSchema := len(pw.position), len(pw.schema)
+				itemPosition, itemSchema, itemHash := pw.mark()
 				pw.position = append(append(pw.position, '.'), k.value...)
 				pw.schema = append(append(pw.schema, '.'), k.value...)
+				pw.hashFrom(itemPosition)
 				var keyPath *field.Path
 				if pw.paths {
 					keyPath = pathOf(itemPath, k.value, false)
 				}
 				pw.visit(item.content[j+1], keyPath, depth+2)
-				pw.position, pw.schema = pw.position[:itemPosition], pw.schema[:itemSchema]
+				pw.restore(itemPosition, itemSchema, itemHash)
 			}
-			pw.position, pw.schema = pw.position[:position], pw.schema[:schema]
+			pw.restore(position, schema, hash)
 		}
 	default:
 		pw.setWhole(n, path)
@@ -595,10 +621,12 @@ func appendJoined(position []byte, key string) []byte {
 	return append(position, key...)
 }
 
-// hashPosition is the 64-bit FNV-1a hash of a position.
-func hashPosition(position []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range position {
+// hashStart is the 64-bit FNV-1a hash of nothing; hashMore adds bytes to
+// a hash.
+const hashStart uint64 = 14695981039346656037
+
+func hashMore(h uint64, b []byte) uint64 {
+	for _, c := range b {
 		h ^= uint64(c)
 		h *= 1099511628211
 	}
