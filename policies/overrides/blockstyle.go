@@ -62,7 +62,7 @@ type blockParser struct {
 // parseBlockStyle returns the root node of src, a mapping, when src is a
 // document in the block style this reader reads; ok is false otherwise.
 func parseBlockStyle(src string) (root *node, ok bool) {
-	// A node takes a line, and a line at least a few bytes.
+	// A node takes at least a few bytes of text.
 	p := &blockParser{src: src, slab: nodeSlab{size: min(len(src)/4+2, nodesPerSlab)}, pending: make([]*node, 0, 64)}
 	p.load(0)
 	if !p.more || p.indent != 0 {
@@ -85,31 +85,37 @@ func (p *blockParser) load(pos int) {
 		if end := strings.IndexByte(line, '\n'); end >= 0 {
 			line, next = line[:end], pos+end+1
 		}
-		line = strings.TrimRight(line, " ")
-		text := strings.TrimLeft(line, " ")
-		if text == "" {
-			pos = next
-			continue
+		indent := 0
+		for indent < len(line) && line[indent] == ' ' {
+			indent++
 		}
-		indent := len(line) - len(text)
-		if !isBlockText(text) || (indent == 0 && (strings.HasPrefix(text, "---") || strings.HasPrefix(text, "..."))) {
+		text, ok := blockText(line[indent:])
+		switch {
+		case !ok || (indent == 0 && (strings.HasPrefix(text, "---") || strings.HasPrefix(text, "..."))):
 			p.declined = true
-			break
+		case text != "":
+			p.more, p.indent, p.text, p.next = true, indent, text, next
+			return
 		}
-		p.more, p.indent, p.text, p.next = true, indent, text, next
-		return
+		pos = next
 	}
 	p.more, p.indent, p.text, p.next = false, 0, "", len(p.src)
 }
 
-// isBlockText reports whether text holds only printable ASCII but '#'.
-func isBlockText(text string) bool {
+// blockText returns text without its trailing spaces; ok is false when it
+// holds a byte this reader does not read: anything but printable ASCII
+// without '#'.
+func blockText(text string) (trimmed string, ok bool) {
+	end := 0
 	for i := 0; i < len(text); i++ {
-		if c := text[i]; c < ' ' || c > '~' || c == '#' {
-			return false
+		switch c := text[i]; {
+		case c < ' ' || c > '~' || c == '#':
+			return "", false
+		case c != ' ':
+			end = i + 1
 		}
 	}
-	return true
+	return text[:end], true
 }
 
 // advance moves to the next line that is not blank.

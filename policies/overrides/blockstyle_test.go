@@ -98,7 +98,7 @@ func treeDiff(got, want *node, at string) string {
 	switch {
 	case got.kind != want.kind || got.tag != want.tag || got.value != want.value:
 		return fmt.Sprintf("at %s: got %v %q %q, want %v %q %q", at, got.kind, got.tag, got.value, want.kind, want.tag, want.value)
-	case got.alias != nil || want.alias != nil:
+	case got.kind == yaml.AliasNode || want.kind == yaml.AliasNode:
 		return fmt.Sprintf("at %s: an alias", at)
 	case len(got.content) != len(want.content) || (got.content == nil) != (want.content == nil):
 		return fmt.Sprintf("at %s: got %d children, want %d", at, len(got.content), len(want.content))

@@ -327,8 +327,8 @@ func isFieldName(key string) bool {
 // deref follows an alias. Anchors are never aliases themselves, so one step
 // is enough.
 func deref(n *node) *node {
-	if n != nil && n.kind == yaml.AliasNode && n.alias != nil {
-		return n.alias
+	if n != nil && n.kind == yaml.AliasNode && len(n.content) == 1 {
+		return n.content[0]
 	}
 	return n
 }
