@@ -237,8 +237,13 @@ func (p *blockParser) inline(value string) (*node, bool) {
 
 // plain returns a plain scalar, tagged as yaml/v3 resolves it.
 func (p *blockParser) plain(value string) *node {
-	tag := tagString
-	if !isPlainString(value) {
+	var tag string
+	switch {
+	case isPlainString(value):
+		tag = tagString
+	case isDecimal(value):
+		tag = tagInt
+	default:
 		tag = (&yaml.Node{Kind: yaml.ScalarNode, Value: value}).ShortTag()
 	}
 	return p.slab.take(yaml.ScalarNode, tag, value)
@@ -268,6 +273,24 @@ func isPlainString(value string) bool {
 		return false
 	case c == '.':
 		return false
+	}
+	return true
+}
+
+// isDecimal reports whether value is a decimal integer that yaml/v3
+// resolves to an int as it is: 0, or up to 18 digits without a leading zero
+// (a leading zero makes it octal, or a float).
+func isDecimal(value string) bool {
+	if value == "0" {
+		return true
+	}
+	if value == "" || len(value) > 18 || value[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(value); i++ {
+		if value[i] < '0' || value[i] > '9' {
+			return false
+		}
 	}
 	return true
 }

@@ -67,6 +67,38 @@ func TestBlockStyleReads(t *testing.T) {
 	}
 }
 
+// TestPlainTags: the reader tags plain scalars as yaml/v3 resolves them,
+// also those its shortcuts decide (strings by their first characters,
+// decimal integers).
+func TestPlainTags(t *testing.T) {
+	values := []string{
+		"", "0", "00", "01", "07", "08", "09", "0123", "1", "10", "8081", "999999999999999999", "9999999999999999999",
+		"-1", "+1", "-0", "1_000", "0x1F", "0o17", "0b101", "-0b1", "1e3", "1E-3", ".5", "5.", "-.5", "+.inf", "-.Inf", ".nan",
+		"1.2.3", "2001-12-14", "2001-12-14T21:59:43.10Z", "2001-12-14 21:59:43.10", "20011-12-14", "1:2", "10%", "512Mi",
+		"100m", "1Gi", "--flag", "-x", "true", "True", "TRUE", "tRUE", "false", "no", "yes", "on", "off", "y", "n", "null",
+		"Null", "NULL", "nULL", "~", "~x", "Never", "Always", "OnDelete", "node", "nan", "inf", "Infinity", "0x", "0b", "0o",
+		"1e", "e1", "+", "-", ".", "1a", "1-2", "12:30", "190:20:30", "0.0.0.0", "1 2", "=", "$x", "_1", "/x",
+	}
+	for _, digits := range []string{"0123456789", "0123456789abcdefxXoObBeE_+-.:tTzZ "} {
+		rng := rand.New(rand.NewPCG(29, uint64(len(digits))))
+		for range 3000 {
+			value := make([]byte, 1+rng.IntN(12))
+			for i := range value {
+				value[i] = digits[rng.IntN(len(digits))]
+			}
+			values = append(values, string(value))
+		}
+	}
+	var p blockParser
+	p.slab.size = nodesPerSlab
+	for _, value := range values {
+		want := (&yaml.Node{Kind: yaml.ScalarNode, Value: value}).ShortTag()
+		if got := p.plain(value).tag; got != want {
+			t.Errorf("plain %q is tagged %s, yaml/v3 resolves %s", value, got, want)
+		}
+	}
+}
+
 // checkBlockStyle fails the test when the block-style reader reads doc to
 // another tree than yaml/v3, or reads a document that yaml/v3 refuses or
 // finds more than one document in.

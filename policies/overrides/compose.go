@@ -114,31 +114,34 @@ func (w *walker) compose() {
 		// not counted against a document's cap.
 		w.findings = append(w.findings, policies.Denial(code, path, evidence, format, args...))
 	}
-	type target struct{ component, kind string }
-	var order []target
-	byTarget := map[target]*reach{}
+	// The targets in the order their first entries come; a handful at
+	// most (a component and kind each).
+	var targets []*reach
 	for _, e := range w.entries {
-		t := target{e.component, e.kindName}
-		r, ok := byTarget[t]
-		if !ok {
-			r = &reach{}
-			byTarget[t] = r
-			order = append(order, t)
+		var r *reach
+		for _, t := range targets {
+			if t.component == e.component && t.kind == e.kindName {
+				r = t
+				break
+			}
 		}
-		r.add(e, components[t.component].perSite)
+		if r == nil {
+			r = &reach{component: e.component, kind: e.kindName}
+			targets = append(targets, r)
+		}
+		r.add(e, components[r.component].perSite)
 	}
-	for _, t := range order {
-		byTarget[t].markMeets()
+	for _, r := range targets {
+		r.markMeets()
 	}
 	for _, e := range w.entries {
 		w.claimsOf(e, report)
 	}
-	for _, t := range order {
+	for _, r := range targets {
 		var live []Workload
 		if w.live != nil {
-			live, _ = w.live.Workloads(t.component, t.kind)
+			live, _ = w.live.Workloads(r.component, r.kind)
 		}
-		r := byTarget[t]
 		sort.Strings(r.sites)
 		base := newComposition(nil, report)
 		for _, e := range r.everySite {
@@ -159,8 +162,9 @@ func (w *walker) compose() {
 // reach: those that select every Site (or whose component has one workload)
 // reach all, the others the workloads of the Sites they name.
 type reach struct {
-	everySite []*entry
-	bySite    map[string][]*entry
+	component, kind string
+	everySite       []*entry
+	bySite          map[string][]*entry
 	// sites are the keys of bySite, in the order entries name them.
 	sites []string
 }

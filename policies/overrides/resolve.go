@@ -148,7 +148,7 @@ func (w *walker) resolve(e *entry) {
 // targets returns the live workloads entry e is checked against, in Site
 // order, and the Sites it names that have none. ok is false when the
 // workloads cannot be read at all.
-func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok bool) {
+func (w *walker) targets(e *entry) (targets []*Workload, missing []string, ok bool) {
 	if w.live == nil {
 		return nil, nil, false
 	}
@@ -156,17 +156,17 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 	if !ok {
 		return nil, nil, false
 	}
-	targets = make([]Workload, 0, len(all))
-	for _, live := range all {
+	targets = make([]*Workload, 0, len(all))
+	for i := range all {
 		// A workload of another kind than asked for is not this one.
-		if live.Kind == "" || live.Kind == e.kindName {
+		if live := &all[i]; live.Kind == "" || live.Kind == e.kindName {
 			targets = append(targets, live)
 		}
 	}
 	// Site order, so that nothing depends on the order Live lists them in.
 	slices.SortStableFunc(targets, bySite)
 	if e.hasSites {
-		var selected []Workload
+		var selected []*Workload
 		for _, site := range e.sites {
 			n := len(selected)
 			for _, live := range targets {
@@ -192,10 +192,10 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 }
 
 // bySite orders workloads by Site.
-func bySite(a, b Workload) int { return strings.Compare(a.Site, b.Site) }
+func bySite(a, b *Workload) int { return strings.Compare(a.Site, b.Site) }
 
 // resolveOne checks entry e against one live workload.
-func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContainer, labels, volumes, nodeSelector *node,
+func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContainer, labels, volumes, nodeSelector *node,
 	r *resolution) {
 	add := func(code policies.Code, path *field.Path, evidence, format string, args ...any) {
 		r.add(live.Site, code, path, evidence, fmt.Sprintf(format, args...))
