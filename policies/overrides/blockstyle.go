@@ -353,7 +353,7 @@ func (p *blockParser) children(start int) []*node {
 		return nil
 	}
 	if len(p.contents) < count {
-		p.contents = make([]*node, max(count, 2*p.slab.size))
+		p.contents = make([]*node, max(count, p.slab.size))
 	}
 	content := p.contents[:count:count]
 	p.contents = p.contents[count:]

@@ -63,6 +63,20 @@ var additivePaths = map[string]bool{
 	"spec.template.spec.affinity":                  true,
 }
 
+// additiveLengths has bit l set when an additive path is l bytes long.
+var additiveLengths = func() (lengths uint64) {
+	for path := range additivePaths {
+		lengths |= 1 << len(path)
+	}
+	return lengths
+}()
+
+// isAdditive reports whether additivePaths holds schema. Most positions
+// are not as long as any of them, which is quicker to tell than a lookup.
+func isAdditive(schema []byte) bool {
+	return len(schema) < 64 && additiveLengths&(1<<len(schema)) != 0 && additivePaths[string(schema)]
+}
+
 // atomicLists are replaced whole by strategic merge.
 var atomicLists = map[string]bool{
 	"spec.template.spec.containers.*.args":        true,
@@ -503,7 +517,7 @@ func (pw *positionWalk) hashFrom(from int) {
 
 func (pw *positionWalk) visit(n *node, path *field.Path, depth int) {
 	n = deref(n)
-	if n == nil || depth > maxDepth || additivePaths[string(pw.schema)] {
+	if n == nil || depth > maxDepth || isAdditive(pw.schema) {
 		return
 	}
 	switch n.kind {
