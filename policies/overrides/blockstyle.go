@@ -21,8 +21,8 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// Resolved tags of the nodes this reader builds that are not plain scalars
-// (a plain scalar's tag is resolved by yaml/v3 itself: Node.ShortTag).
+// Resolved tags of the collections this reader builds (a scalar's is
+// resolved by plain, or is !!str for a quoted one).
 const (
 	tagMap = "!!map"
 	tagSeq = "!!seq"
@@ -37,8 +37,8 @@ const (
 	maxBlockKey = 1000
 )
 
-// blockParser reads one document. It holds the current line: the first line
-// at or after pos that is not blank.
+// blockParser reads one document. It holds the current line: the next line
+// that is not blank.
 type blockParser struct {
 	src string
 	// more is set while there is a current line; indent is its indentation,

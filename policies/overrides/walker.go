@@ -276,7 +276,7 @@ func (w *walker) path(p place) *field.Path {
 	return path
 }
 
-// isDuplicate reports whether the key at Content[i] of mapping n repeats an
+// isDuplicate reports whether the key at content[i] of mapping n repeats an
 // earlier key. Small mappings are scanned; large ones use seen.
 func isDuplicate(n *node, i int, key string, seen *map[string]bool) bool {
 	const scanLimit = 32
