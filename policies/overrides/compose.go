@@ -152,6 +152,9 @@ func (w *walker) compose() {
 		w.claimsOf(e, report)
 	}
 	for _, r := range targets {
+		if !r.composes() {
+			continue
+		}
 		var live []Workload
 		if w.live != nil {
 			live, _ = w.live.Workloads(r.component, r.kind)
@@ -197,6 +200,22 @@ func (r *reach) add(e *entry, perSite bool) {
 		}
 		r.bySite[site] = append(r.bySite[site], e)
 	}
+}
+
+// composes reports whether composing the entries can find anything: not
+// when none meets another and none has required node affinity terms, which
+// the engine multiplies with the operator's.
+func (r *reach) composes() bool {
+	composes := func(e *entry) bool { return e.meets || e.terms > 0 }
+	if slices.ContainsFunc(r.everySite, composes) {
+		return true
+	}
+	for _, entries := range r.bySite {
+		if slices.ContainsFunc(entries, composes) {
+			return true
+		}
+	}
+	return false
 }
 
 // markMeets sets entry.meets on every entry that reaches a workload another
