@@ -79,6 +79,11 @@ type entry struct {
 	added []addition
 }
 
+// entryFields are the values of an entry's fields, nil for those it lacks.
+type entryFields struct {
+	component, kind, sites, patch, extraArgs, addContainers, addInitContainers *node
+}
+
 // namedRef is a container name and where the document gives it.
 type namedRef struct {
 	name string
@@ -162,24 +167,36 @@ func (w *walker) entry(item *node, path *field.Path) {
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgEntryNotMapping)
 		return
 	}
-	fields := map[string]*node{}
+	var fields entryFields
 	w.pairs(n, placeOf(path), false, func(key string, value *node) {
 		switch key {
-		case fieldComponent, fieldKind, fieldSites, fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers:
-			fields[key] = value
+		case fieldComponent:
+			fields.component = value
+		case fieldKind:
+			fields.kind = value
+		case fieldSites:
+			fields.sites = value
+		case fieldPatch:
+			fields.patch = value
+		case fieldExtraArgs:
+			fields.extraArgs = value
+		case fieldAddContainers:
+			fields.addContainers = value
+		case fieldAddInitContainers:
+			fields.addInitContainers = value
 		default:
 			w.deny(CodeUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownEntryField)
 		}
 	})
 	e := &entry{path: path, kind: eitherKind}
 	w.descend(func() {
-		w.component(e, fields[fieldComponent])
-		w.kind(e, fields[fieldKind])
-		w.sites(e, fields[fieldSites])
-		w.extraArgs(e, fields[fieldExtraArgs])
-		w.additions(e, fields[fieldAddContainers], fieldAddContainers, false)
-		w.additions(e, fields[fieldAddInitContainers], fieldAddInitContainers, true)
-		w.patch(e, fields[fieldPatch])
+		w.component(e, fields.component)
+		w.kind(e, fields.kind)
+		w.sites(e, fields.sites)
+		w.extraArgs(e, fields.extraArgs)
+		w.additions(e, fields.addContainers, fieldAddContainers, false)
+		w.additions(e, fields.addInitContainers, fieldAddInitContainers, true)
+		w.patch(e, fields.patch)
 	})
 	if w.stopped {
 		return
@@ -200,9 +217,9 @@ func (w *walker) entry(item *node, path *field.Path) {
 // hasEffect reports whether any of the fields that change a workload is
 // present and not an empty mapping or list. A null counts as present: it is
 // reported as null.
-func hasEffect(fields map[string]*node) bool {
-	for _, name := range []string{fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers} {
-		n := deref(fields[name])
+func hasEffect(fields entryFields) bool {
+	for _, n := range []*node{fields.patch, fields.extraArgs, fields.addContainers, fields.addInitContainers} {
+		n = deref(n)
 		if n == nil {
 			continue
 		}
