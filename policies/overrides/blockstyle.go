@@ -256,22 +256,22 @@ func (p *blockParser) plain(value string) *node {
 // and "yYnNtTfFoO~") is a string. Of those that do, a value starting with a
 // letter or ~ is something else only when it is one of a few words (true,
 // null, ~ and the like), none longer than five characters; and a number or
-// a timestamp has none but the characters of numberChars.
+// a timestamp has no character but those isNumberChar accepts.
 func isPlainString(value string) bool {
 	if value == "" {
 		return false
 	}
-	switch c := value[0]; {
-	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+	switch value[0] {
+	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O', '~':
 		return len(value) > 5
-	case c == '+' || c == '-' || (c >= '0' && c <= '9'):
+	case '+', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		for i := 1; i < len(value); i++ {
-			if strings.IndexByte(numberChars, value[i]) < 0 {
+			if !isNumberChar(value[i]) {
 				return true
 			}
 		}
 		return false
-	case c == '.':
+	case '.':
 		return false
 	}
 	return true
@@ -295,10 +295,20 @@ func isDecimal(value string) bool {
 	return true
 }
 
-// numberChars are all the characters of the numbers, timestamps, infinities
-// and NaNs yaml/v3 resolves a plain scalar to (in any base, with
-// underscores and exponents), and a few more.
-const numberChars = "0123456789abcdefABCDEFxXoOtTzZiInN+-._: "
+// isNumberChar reports whether c is one of the characters of the numbers,
+// timestamps, infinities and NaNs yaml/v3 resolves a plain scalar to (in
+// any base, with underscores and exponents), or one of a few more.
+func isNumberChar(c byte) bool {
+	switch {
+	case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		return true
+	}
+	switch c {
+	case 'x', 'X', 'o', 'O', 't', 'T', 'z', 'Z', 'i', 'I', 'n', 'N', '+', '-', '.', '_', ':', ' ':
+		return true
+	}
+	return false
+}
 
 // splitEntry splits the text of a mapping entry at its ": " (or final
 // ":"). found is false when the text holds none: it is then a scalar. ok is
@@ -338,7 +348,7 @@ func isPlainStart(text string) bool {
 	switch c := text[0]; {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		return true
-	case strings.IndexByte("./_$~+=", c) >= 0:
+	case c == '.', c == '/', c == '_', c == '$', c == '~', c == '+', c == '=':
 		return true
 	case c == '-':
 		return len(text) > 1 && text[1] != ' '
