@@ -58,8 +58,13 @@ func FuzzMatchesBefore(f *testing.F) {
 	f.Add([]byte(render(benchDocument())), []byte(render(validDocument())))
 	f.Fuzz(func(t *testing.T, value, other []byte) {
 		checkBlockStyle(t, string(value))
-		compareWithBefore(t, map[string]string{key: string(value)}, nil, typicalLive(), richLive())
-		compareWithBefore(t, map[string]string{key: string(value), "other.yaml": string(other)}, richLive())
+		// One live view an input, so that the frozen implementation, the
+		// slow half, runs as few times as it can.
+		lives := []Live{nil, typicalLive(), richLive()}
+		compareWithBefore(t, map[string]string{key: string(value)}, lives[len(value)%len(lives)])
+		if len(other) > 0 {
+			compareWithBefore(t, map[string]string{key: string(value), "other.yaml": string(other)}, richLive())
+		}
 	})
 }
 
