@@ -51,7 +51,7 @@ func TestBlockStyleReads(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 17))
 	accepted := 0
 	for _, data := range differentialInputs(t) {
-		for _, value := range data {
+		for value := range sortedValues(data) {
 			checkBlockStyle(t, value)
 			for range 40 {
 				edited := editYAML(rng, value)

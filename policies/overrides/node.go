@@ -1,8 +1,8 @@
 // This file holds the YAML node the checks read: of what yaml/v3's Node
 // holds, only its kind, resolved tag, value, and children or alias target,
-// in 64 bytes instead of 160, since a review builds hundreds of nodes. A document
-// in block style is read straight into nodes (blockstyle.go); any other is
-// parsed by yaml/v3 and converted, aliases kept as aliases.
+// in 64 bytes instead of 160, since a review builds hundreds of nodes. A
+// document in block style is read straight into nodes (blockstyle.go); any
+// other is parsed by yaml/v3 and converted, aliases kept as aliases.
 
 package overrides
 
