@@ -28,7 +28,7 @@ type patchedContainer struct {
 	init bool
 	// index is the entry's position in its list.
 	index int
-	node  *yaml.Node
+	node  *node
 }
 
 // listName is the pod spec field that holds the container.
@@ -67,19 +67,19 @@ func addField(init bool) string {
 // patchedContainers returns the named entries of the patch's containers and
 // initContainers, in that order. Entries without a string name were reported
 // by the walk.
-func patchedContainers(patch *yaml.Node) []patchedContainer {
+func patchedContainers(patch *node) []patchedContainer {
 	var out []patchedContainer
 	for _, init := range []bool{false, true} {
 		list := lookup(patch, "spec", "template", "spec", containerList(init))
-		if list == nil || list.Kind != yaml.SequenceNode {
+		if list == nil || list.kind != yaml.SequenceNode {
 			continue
 		}
-		for i, item := range list.Content {
+		for i, item := range list.content {
 			name := lookup(item, "name")
-			if name == nil || !isString(name) || name.Value == "" {
+			if name == nil || !isString(name) || name.value == "" {
 				continue
 			}
-			out = append(out, patchedContainer{name: name.Value, init: init, index: i, node: deref(item)})
+			out = append(out, patchedContainer{name: name.value, init: init, index: i, node: deref(item)})
 		}
 	}
 	return out
@@ -111,7 +111,7 @@ func (w *walker) checkAdditions(e *entry) {
 	if len(e.added) == 0 {
 		return
 	}
-	defined := patchedContainers(e.patch)
+	defined := e.containers
 	for _, a := range e.added {
 		found := false
 		for _, c := range defined {

@@ -56,7 +56,7 @@ var affinitySections = [][]string{
 var requiredTerms = []string{"nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"}
 
 // strategyRules are the strategy field of each kind and its types.
-var strategyRules = []struct {
+var strategyRules = [...]struct {
 	kind      workloadKind
 	field     string
 	types     []string
@@ -71,16 +71,15 @@ func (w *walker) applyChecks(e *entry) {
 	if e.patch == nil {
 		return
 	}
-	patchPath := e.path.Child(fieldPatch)
 	if replicas := lookup(e.patch, "spec", "replicas"); replicas != nil && e.component == "metalman" && e.kind == deployment {
-		w.deny(CodeFieldOwnedBySite, patchPath.Child("spec", "replicas"), w.evidence(replicas), msgFieldOwnedBySite)
+		w.deny(CodeFieldOwnedBySite, e.path.Child(fieldPatch, "spec", "replicas"), w.evidence(replicas), msgFieldOwnedBySite)
 	}
-	for _, c := range patchedContainers(e.patch) {
+	for _, c := range e.containers {
 		env := lookup(c.node, "env")
-		if env == nil || env.Kind != yaml.SequenceNode {
+		if env == nil || env.kind != yaml.SequenceNode {
 			continue
 		}
-		for i, item := range env.Content {
+		for i, item := range env.content {
 			if lookup(item, "value") != nil && lookup(item, "valueFrom") != nil {
 				w.deny(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), w.evidence(item), msgEnvValueAndValueFrom)
 			}
@@ -91,19 +90,18 @@ func (w *walker) applyChecks(e *entry) {
 			continue
 		}
 		strategy := lookup(e.patch, "spec", r.field)
-		path := patchPath.Child("spec", r.field)
 		typ := lookup(strategy, "type")
 		if typ == nil || isNull(typ) {
 			continue
 		}
-		if !isString(typ) || (typ.Value != r.types[0] && typ.Value != r.types[1]) {
-			w.deny(CodeStrategyInvalid, path.Child("type"), w.evidence(typ), msgStrategyType,
+		if !isString(typ) || (typ.value != r.types[0] && typ.value != r.types[1]) {
+			w.deny(CodeStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "type"), w.evidence(typ), msgStrategyType,
 				"spec."+r.field+".type", r.types[0]+" or "+r.types[1])
 			continue
 		}
-		if typ.Value == r.exclusive && lookup(strategy, "rollingUpdate") != nil {
-			w.deny(CodeStrategyInvalid, path.Child("rollingUpdate"), w.evidence(strategy), msgStrategyRolling,
-				"a strategy of type", r.exclusive)
+		if typ.value == r.exclusive && lookup(strategy, "rollingUpdate") != nil {
+			w.deny(CodeStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "rollingUpdate"), w.evidence(strategy),
+				msgStrategyRolling, "a strategy of type", r.exclusive)
 		}
 	}
 	w.checkAffinity(e)
@@ -113,43 +111,51 @@ func (w *walker) applyChecks(e *entry) {
 // required node affinity terms.
 func (w *walker) checkAffinity(e *entry) {
 	affinity := lookup(e.patch, "spec", "template", "spec", "affinity")
-	if affinity == nil || affinity.Kind != yaml.MappingNode {
+	if affinity == nil || affinity.kind != yaml.MappingNode {
 		return
 	}
-	base := e.path.Child(fieldPatch, "spec", "template", "spec", "affinity")
+	// The paths below affinity, built only for a finding or for terms.
+	below := func(names ...string) *field.Path {
+		return e.path.Child(fieldPatch, "spec", "template", "spec", "affinity").Child(names[0], names[1:]...)
+	}
 	if terms := lookup(affinity, requiredTerms...); terms != nil && !isNull(terms) {
-		path := base.Child(requiredTerms[0], requiredTerms[1:]...)
+		path := below(requiredTerms...)
 		switch {
-		case terms.Kind != yaml.SequenceNode:
+		case terms.kind != yaml.SequenceNode:
 			w.deny(CodeAffinityInvalid, path, w.evidence(terms), msgAffinityNotList, "nodeSelectorTerms")
-		case len(terms.Content) == 0:
+		case len(terms.content) == 0:
 			w.deny(CodeAffinityInvalid, path, "", msgTermsEmpty)
 		default:
-			e.terms, e.termsPath = len(terms.Content), path
-			for i, term := range terms.Content {
+			e.terms, e.termsPath = len(terms.content), path
+			for i, term := range terms.content {
 				w.checkTerm(deref(term), path.Index(i))
 			}
 		}
 	}
 	for _, section := range affinitySections {
-		w.checkMappings(lookup(affinity, section...), base.Child(section[0], section[1:]...), section[len(section)-1])
+		if n := lookup(affinity, section...); n != nil {
+			w.checkMappings(n, below(section...), section[len(section)-1])
+		}
 	}
 }
 
 // checkTerm checks one node selector term at path.
-func (w *walker) checkTerm(term *yaml.Node, path *field.Path) {
+func (w *walker) checkTerm(term *node, path *field.Path) {
 	switch {
 	case term == nil || isNull(term):
 		return
-	case term.Kind != yaml.MappingNode:
+	case term.kind != yaml.MappingNode:
 		w.deny(CodeAffinityInvalid, path, w.evidence(term), msgAffinityNotMapping, "nodeSelectorTerms")
 		return
 	}
 	requirements := 0
 	for _, list := range []string{"matchExpressions", "matchFields"} {
 		n := lookup(term, list)
-		if n != nil && n.Kind == yaml.SequenceNode {
-			requirements += len(n.Content)
+		if n == nil {
+			continue
+		}
+		if n.kind == yaml.SequenceNode {
+			requirements += len(n.content)
 		}
 		w.checkMappings(n, path.Child(list), list)
 	}
@@ -160,16 +166,16 @@ func (w *walker) checkTerm(term *yaml.Node, path *field.Path) {
 
 // checkMappings checks that n (at path, named name), when present, is a
 // list of mappings.
-func (w *walker) checkMappings(n *yaml.Node, path *field.Path, name string) {
+func (w *walker) checkMappings(n *node, path *field.Path, name string) {
 	switch {
 	case n == nil || isNull(n):
 		return
-	case n.Kind != yaml.SequenceNode:
+	case n.kind != yaml.SequenceNode:
 		w.deny(CodeAffinityInvalid, path, w.evidence(n), msgAffinityNotList, name)
 		return
 	}
-	for i, item := range n.Content {
-		if item = deref(item); !isNull(item) && item.Kind != yaml.MappingNode {
+	for i, item := range n.content {
+		if item = deref(item); !isNull(item) && item.kind != yaml.MappingNode {
 			w.deny(CodeAffinityInvalid, path.Index(i), w.evidence(item), msgAffinityNotMapping, name)
 		}
 	}

@@ -22,11 +22,15 @@
 //
 // Each finding is reported at every entry involved, so the verdict and the
 // findings of an entry do not depend on the order of the entries or Sites.
+// Only entries that reach a common workload can disagree: what an entry
+// that meets no other sets is compared with nothing (its own keys aside),
+// so a review pays for the comparison only where two entries meet.
 
 package overrides
 
 import (
-	"fmt"
+	"bytes"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +61,20 @@ var additivePaths = map[string]bool{
 	"spec.template.spec.tolerations":               true,
 	"spec.template.spec.topologySpreadConstraints": true,
 	"spec.template.spec.affinity":                  true,
+}
+
+// additiveLengths has bit l set when an additive path is l bytes long.
+var additiveLengths = func() (lengths uint64) {
+	for path := range additivePaths {
+		lengths |= 1 << len(path)
+	}
+	return lengths
+}()
+
+// isAdditive reports whether additivePaths holds schema. Most positions
+// are not as long as any of them, which is quicker to tell than a lookup.
+func isAdditive(schema []byte) bool {
+	return len(schema) < 64 && additiveLengths&(1<<len(schema)) != 0 && additivePaths[string(schema)]
 }
 
 // atomicLists are replaced whole by strategic merge.
@@ -96,63 +114,123 @@ type reporter func(code policies.Code, path *field.Path, evidence, format string
 // entries are composed on top of them, so the work stays linear in the
 // entries however many Sites they name.
 func (w *walker) compose() {
-	reported := map[string]bool{}
+	var reported map[string]bool
 	report := func(code policies.Code, path *field.Path, evidence, format string, args ...any) {
 		key := string(code) + "\x00" + path.String()
 		if reported[key] {
 			return
+		}
+		if reported == nil {
+			reported = map[string]bool{}
 		}
 		reported[key] = true
 		// Findings of compose belong to no single document walk: they are
 		// not counted against a document's cap.
 		w.findings = append(w.findings, policies.Denial(code, path, evidence, format, args...))
 	}
+	// The targets in the order their first entries come; a handful at
+	// most (a component and kind each).
+	var targets []*reach
+	for _, e := range w.entries {
+		var r *reach
+		for _, t := range targets {
+			if t.component == e.component && t.kind == e.kindName {
+				r = t
+				break
+			}
+		}
+		if r == nil {
+			r = &reach{component: e.component, kind: e.kindName}
+			targets = append(targets, r)
+		}
+		r.add(e, components[r.component].perSite)
+	}
+	for _, r := range targets {
+		r.markMeets()
+	}
 	for _, e := range w.entries {
 		w.claimsOf(e, report)
 	}
-	type target struct{ component, kind string }
-	var order []target
-	byTarget := map[target][]*entry{}
-	for _, e := range w.entries {
-		t := target{e.component, e.kindName}
-		if _, ok := byTarget[t]; !ok {
-			order = append(order, t)
+	for _, r := range targets {
+		if !r.composes() {
+			continue
 		}
-		byTarget[t] = append(byTarget[t], e)
-	}
-	for _, t := range order {
 		var live []Workload
 		if w.live != nil {
-			live, _ = w.live.Workloads(t.component, t.kind)
+			live, _ = w.live.Workloads(r.component, r.kind)
 		}
-		perSite := components[t.component].perSite
-		var everySite []*entry
-		bySite := map[string][]*entry{}
-		var sites []string
-		for _, e := range byTarget[t] {
-			if !perSite || !e.hasSites {
-				everySite = append(everySite, e)
-				continue
-			}
-			for _, site := range e.sites {
-				if _, ok := bySite[site]; !ok {
-					sites = append(sites, site)
-				}
-				bySite[site] = append(bySite[site], e)
-			}
-		}
-		sort.Strings(sites)
+		sort.Strings(r.sites)
 		base := newComposition(nil, report)
-		for _, e := range everySite {
+		for _, e := range r.everySite {
 			base.add(e)
 		}
 		base.finish(maxTerms(live, nil))
-		for _, site := range sites {
+		for _, site := range r.sites {
 			c := newComposition(base, report)
-			for _, e := range bySite[site] {
+			for _, e := range r.bySite[site] {
 				c.add(e)
 			}
 			c.finish(maxTerms(live, &site))
+		}
+	}
+}
+
+// reach is which workloads of a component and kind the entries for it
+// reach: those that select every Site (or whose component has one workload)
+// reach all, the others the workloads of the Sites they name.
+type reach struct {
+	component, kind string
+	everySite       []*entry
+	bySite          map[string][]*entry
+	// sites are the keys of bySite, in the order entries name them.
+	sites []string
+}
+
+func (r *reach) add(e *entry, perSite bool) {
+	if !perSite || !e.hasSites {
+		r.everySite = append(r.everySite, e)
+		return
+	}
+	for _, site := range e.sites {
+		if _, ok := r.bySite[site]; !ok {
+			if r.bySite == nil {
+				r.bySite = map[string][]*entry{}
+			}
+			r.sites = append(r.sites, site)
+		}
+		r.bySite[site] = append(r.bySite[site], e)
+	}
+}
+
+// composes reports whether composing the entries can find anything: not
+// when none meets another and none has required node affinity terms, which
+// the engine multiplies with the operator's.
+func (r *reach) composes() bool {
+	composes := func(e *entry) bool { return e.meets || e.terms > 0 }
+	if slices.ContainsFunc(r.everySite, composes) {
+		return true
+	}
+	for _, entries := range r.bySite {
+		if slices.ContainsFunc(entries, composes) {
+			return true
+		}
+	}
+	return false
+}
+
+// markMeets sets entry.meets on every entry that reaches a workload another
+// entry reaches.
+func (r *reach) markMeets() {
+	if len(r.everySite) > 1 || (len(r.everySite) == 1 && len(r.sites) > 0) {
+		for _, e := range r.everySite {
+			e.meets = true
+		}
+	}
+	for _, entries := range r.bySite {
+		if len(r.everySite)+len(entries) > 1 {
+			for _, e := range entries {
+				e.meets = true
+			}
 		}
 	}
 }
@@ -176,20 +254,24 @@ func maxTerms(live []Workload, site *string) int {
 type composition struct {
 	base   *composition
 	report reporter
+	// claims, args and added are the first claim at each position, of
+	// each extraArgs container and of each added container, of the entries
+	// that meet another (entry.meets); nil until one is.
 	claims map[string]claim
 	args   map[string]claim
 	added  map[string]claim
 	// exclusive and rolling are the entries setting a Recreate (OnDelete)
-	// strategy type and rollingUpdate, per strategy field.
-	exclusive, rolling map[string][]*entry
+	// strategy type and rollingUpdate, per strategy rule.
+	exclusive, rolling [len(strategyRules)][]*entry
 	// withTerms are the entries with required node affinity terms, and
 	// product the capped product of their counts.
 	withTerms []*entry
 	product   int
 	// over is set once the base's entries were reported past the product;
-	// met records which of its strategy lists met a Site's entries.
-	over bool
-	met  map[string]bool
+	// metExclusive and metRolling record which of its strategy lists met a
+	// Site's entries.
+	over                     bool
+	metExclusive, metRolling [len(strategyRules)]bool
 }
 
 // partner returns the first entry of lists that is not e (a search of at
@@ -206,8 +288,15 @@ func partner(e *entry, lists ...[]*entry) *entry {
 }
 
 func newComposition(base *composition, report reporter) *composition {
-	return &composition{base: base, report: report, claims: map[string]claim{}, args: map[string]claim{}, added: map[string]claim{},
-		exclusive: map[string][]*entry{}, rolling: map[string][]*entry{}, product: 1, met: map[string]bool{}}
+	return &composition{base: base, report: report, product: 1}
+}
+
+// setFirst records the first claim at key in *table.
+func setFirst(table *map[string]claim, key string, first claim) {
+	if *table == nil {
+		*table = map[string]claim{}
+	}
+	(*table)[key] = first
 }
 
 // first returns the claim at key of this composition or its base.
@@ -221,12 +310,36 @@ func (c *composition) first(table func(*composition) map[string]claim, key strin
 }
 
 // add composes entry e, reporting its conflicts with the entries before it.
+// What an entry that meets no other sets, adds or appends is never
+// recorded: nothing can conflict with it.
 func (c *composition) add(e *entry) {
+	if e.meets {
+		c.addClaims(e)
+	}
+	for i, r := range strategyRules {
+		if e.kind != r.kind {
+			continue
+		}
+		if typ := lookup(e.patch, "spec", r.field, "type"); typ != nil && isString(typ) && typ.value == r.exclusive {
+			c.exclusive[i] = append(c.exclusive[i], e)
+		}
+		if lookup(e.patch, "spec", r.field, "rollingUpdate") != nil {
+			c.rolling[i] = append(c.rolling[i], e)
+		}
+	}
+	if e.terms > 0 {
+		c.withTerms = append(c.withTerms, e)
+		c.product = min(c.product*e.terms, maxRequiredTerms+1)
+	}
+}
+
+// addClaims composes the claims, extraArgs and added containers of e.
+func (c *composition) addClaims(e *entry) {
 	for _, ec := range e.claims {
 		first, ok := c.first(func(c *composition) map[string]claim { return c.claims }, ec.key)
 		switch {
 		case !ok:
-			c.claims[ec.key] = ec.claim
+			setFirst(&c.claims, ec.key, ec.claim)
 		case first.entry != e && first.value != ec.value:
 			c.report(CodeConflict, first.path, first.value+"\x00"+ec.value, msgConflict, e.path)
 			c.report(CodeConflict, ec.path, ec.value+"\x00"+first.value, msgConflict, first.entry.path)
@@ -236,13 +349,13 @@ func (c *composition) add(e *entry) {
 		first, ok := c.first(func(c *composition) map[string]claim { return c.args }, a.name)
 		switch {
 		case !ok:
-			c.args[a.name] = claim{entry: e, value: a.name, path: a.path}
+			setFirst(&c.args, a.name, claim{entry: e, value: a.name, path: a.path})
 		case first.entry != e:
 			c.report(CodeConflict, first.path, a.name, msgConflictArgs, e.path, a.name)
 			c.report(CodeConflict, a.path, a.name, msgConflictArgs, first.entry.path, a.name)
 		}
 	}
-	for _, pc := range patchedContainers(e.patch) {
+	for _, pc := range e.containers {
 		if !e.adds(pc) {
 			continue
 		}
@@ -250,27 +363,12 @@ func (c *composition) add(e *entry) {
 		first, ok := c.first(func(c *composition) map[string]claim { return c.added }, key)
 		switch {
 		case !ok:
-			c.added[key] = claim{entry: e, value: value, path: pc.path(e.path)}
+			setFirst(&c.added, key, claim{entry: e, value: value, path: pc.path(e.path)})
 		case first.entry != e && first.value != value:
 			noun := containerNoun(pc.init)
 			c.report(CodeConflict, first.path, first.value, msgConflictAddition, e.path, noun, pc.name)
 			c.report(CodeConflict, pc.path(e.path), value, msgConflictAddition, first.entry.path, noun, pc.name)
 		}
-	}
-	for _, r := range strategyRules {
-		if e.kind != r.kind {
-			continue
-		}
-		if typ := lookup(e.patch, "spec", r.field, "type"); typ != nil && isString(typ) && typ.Value == r.exclusive {
-			c.exclusive[r.field] = append(c.exclusive[r.field], e)
-		}
-		if lookup(e.patch, "spec", r.field, "rollingUpdate") != nil {
-			c.rolling[r.field] = append(c.rolling[r.field], e)
-		}
-	}
-	if e.terms > 0 {
-		c.withTerms = append(c.withTerms, e)
-		c.product = min(c.product*e.terms, maxRequiredTerms+1)
 	}
 }
 
@@ -278,7 +376,7 @@ func (c *composition) add(e *entry) {
 // strategy types against rollingUpdate in other entries, and the product of
 // required node affinity terms with the operator's.
 func (c *composition) finish(operatorTerms int) {
-	for _, r := range strategyRules {
+	for i, r := range strategyRules {
 		f := r.field
 		pair := func(a, b *entry) {
 			c.report(CodeStrategyInvalid, b.path.Child(fieldPatch, "spec", f, "rollingUpdate"), r.exclusive,
@@ -288,32 +386,32 @@ func (c *composition) finish(operatorTerms int) {
 		}
 		var baseExclusive, baseRolling []*entry
 		if c.base != nil {
-			baseExclusive, baseRolling = c.base.exclusive[f], c.base.rolling[f]
+			baseExclusive, baseRolling = c.base.exclusive[i], c.base.rolling[i]
 		}
-		for _, b := range c.rolling[f] {
-			if a := partner(b, c.exclusive[f], baseExclusive); a != nil {
+		for _, b := range c.rolling[i] {
+			if a := partner(b, c.exclusive[i], baseExclusive); a != nil {
 				pair(a, b)
 			}
 		}
-		for _, a := range c.exclusive[f] {
-			if b := partner(a, c.rolling[f], baseRolling); b != nil {
+		for _, a := range c.exclusive[i] {
+			if b := partner(a, c.rolling[i], baseRolling); b != nil {
 				pair(a, b)
 			}
 		}
 		// The base's entries meeting this composition's, each base entry
 		// once however many Sites it meets.
-		if c.base != nil && len(c.exclusive[f]) > 0 && !c.base.met["rolling/"+f] {
-			c.base.met["rolling/"+f] = true
+		if c.base != nil && len(c.exclusive[i]) > 0 && !c.base.metRolling[i] {
+			c.base.metRolling[i] = true
 			for _, b := range baseRolling {
-				if a := partner(b, c.exclusive[f]); a != nil {
+				if a := partner(b, c.exclusive[i]); a != nil {
 					pair(a, b)
 				}
 			}
 		}
-		if c.base != nil && len(c.rolling[f]) > 0 && !c.base.met["exclusive/"+f] {
-			c.base.met["exclusive/"+f] = true
+		if c.base != nil && len(c.rolling[i]) > 0 && !c.base.metExclusive[i] {
+			c.base.metExclusive[i] = true
 			for _, a := range baseExclusive {
-				if b := partner(a, c.rolling[f]); b != nil {
+				if b := partner(a, c.rolling[i]); b != nil {
 					pair(a, b)
 				}
 			}
@@ -350,75 +448,201 @@ type entryClaim struct {
 
 // claimsOf flattens e's patch into the values it sets at merged positions,
 // and reports keys of the entry itself that set one position twice,
-// differently.
+// differently. An entry that meets no other (entry.meets) can conflict only
+// with itself, at a position it sets twice: its positions are first told
+// apart by their hashes, without building claims, and only an entry in
+// which two hashes agree is flattened to find out.
 func (w *walker) claimsOf(e *entry, report reporter) {
 	if e.patch == nil {
 		return
 	}
-	seen := map[string]int{}
-	var visit func(n *yaml.Node, schema, key string, path *field.Path, depth int)
-	visit = func(n *yaml.Node, schema, key string, path *field.Path, depth int) {
-		n = deref(n)
-		if n == nil || depth > maxDepth || additivePaths[schema] {
+	positions := &w.positions
+	if !e.meets {
+		positions.hashes = positions.hashes[:0]
+		positions.walk(e.patch, nil, nil)
+		slices.Sort(positions.hashes)
+		if len(slices.Compact(positions.hashes)) == len(positions.hashes) {
 			return
 		}
-		set := func() {
-			c := entryClaim{key: key, claim: claim{entry: e, value: canonical(n), path: path}}
-			if i, ok := seen[key]; ok {
-				if first := e.claims[i]; first.value != c.value {
-					report(CodeConflict, first.path, first.value+"\x00"+c.value, msgConflictKeys)
-					report(CodeConflict, c.path, c.value+"\x00"+first.value, msgConflictKeys)
-				}
-				return
-			}
-			seen[key] = len(e.claims)
-			e.claims = append(e.claims, c)
-		}
-		switch n.Kind {
-		case yaml.MappingNode:
-			owner := schema[strings.LastIndexByte(schema, '.')+1:]
-			keys := map[string]bool{}
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k := deref(n.Content[i])
-				// Repeated keys, merge keys and directives are denied by the
-				// walk; the first of repeated keys is read, as lookup does.
-				if k.Kind != yaml.ScalarNode || k.Tag == tagMerge || strings.HasPrefix(k.Value, directivePrefix) || keys[k.Value] {
-					continue
-				}
-				keys[k.Value] = true
-				visit(n.Content[i+1], join(schema, k.Value), join(key, k.Value), pathOf(path, k.Value, dataKeyed[owner]), depth+1)
-			}
-		case yaml.SequenceNode:
-			mergeKey, keyed := mergeKeys[schema]
-			if atomicLists[schema] || !keyed {
-				set()
-				return
-			}
-			for i, item := range n.Content {
-				item = deref(item)
-				id := lookup(item, mergeKey)
-				if id == nil || id.Kind != yaml.ScalarNode {
-					set()
-					return
-				}
-				itemKey := fmt.Sprintf("%s[%s=%s]", key, mergeKey, canonical(id))
-				keys := map[string]bool{mergeKey: true}
-				for j := 0; j+1 < len(item.Content); j += 2 {
-					k := deref(item.Content[j])
-					if k.Kind != yaml.ScalarNode || k.Tag == tagMerge || strings.HasPrefix(k.Value, directivePrefix) || keys[k.Value] {
-						continue
-					}
-					keys[k.Value] = true
-					visit(item.Content[j+1], schema+".*."+k.Value, itemKey+"."+k.Value, pathOf(path.Index(i), k.Value, false), depth+2)
-				}
-			}
-		default:
-			set()
-		}
 	}
-	visit(e.patch, "", "", e.path.Child(fieldPatch), 0)
+	seen := map[string]int{}
+	positions.walk(e.patch, e.path.Child(fieldPatch), func(n *node, position []byte, path *field.Path) {
+		c := entryClaim{key: string(position), claim: claim{entry: e, value: canonical(n), path: path}}
+		if i, ok := seen[c.key]; ok {
+			if first := e.claims[i]; first.value != c.value {
+				report(CodeConflict, first.path, first.value+"\x00"+c.value, msgConflictKeys)
+				report(CodeConflict, c.path, c.value+"\x00"+first.value, msgConflictKeys)
+			}
+			return
+		}
+		seen[c.key] = len(e.claims)
+		e.claims = append(e.claims, c)
+	})
 }
 
+// positionWalk walks a patch as strategic merge merges it: mappings by
+// key, the lists of mergeKeys by their merge key. What it merges no further
+// (a scalar, a list replaced whole, a list with an entry lacking its merge
+// key) is set whole: set is called with it, its position (a key such as
+// spec.template.spec.containers[name=!!str:"run"].image) and, when the walk
+// has the patch's path, its path; without set, only the position's hash is
+// kept, in hashes. The combined paths (additivePaths) are left out. One walk
+// serves every entry of a review, so that its buffers are allocated once.
+type positionWalk struct {
+	// position and schema (spec.template.spec.containers.*.image) are
+	// those of the node visited, and hash is the hash of position.
+	position, schema []byte
+	hash             uint64
+	paths            bool
+	set              func(n *node, position []byte, path *field.Path)
+	hashes           []uint64
+}
+
+// walk walks patch, whose path is path (nil for none).
+func (pw *positionWalk) walk(patch *node, path *field.Path, set func(n *node, position []byte, path *field.Path)) {
+	if pw.position == nil {
+		// Room for a typical patch's positions, grown on demand.
+		pw.position, pw.schema, pw.hashes = make([]byte, 0, 256), make([]byte, 0, 128), make([]uint64, 0, 64)
+	}
+	pw.position, pw.schema, pw.hash, pw.paths, pw.set = pw.position[:0], pw.schema[:0], hashStart, path != nil, set
+	pw.visit(patch, path, 0)
+	pw.set = nil
+}
+
+// setWhole records the node visited, n, as set whole.
+func (pw *positionWalk) setWhole(n *node, path *field.Path) {
+	if pw.set != nil {
+		pw.set(n, pw.position, path)
+		return
+	}
+	pw.hashes = append(pw.hashes, pw.hash)
+}
+
+// mark returns what restore needs to return to the node visited.
+func (pw *positionWalk) mark() (position, schema int, hash uint64) {
+	return len(pw.position), len(pw.schema), pw.hash
+}
+
+// restore returns to the node that mark was called at.
+func (pw *positionWalk) restore(position, schema int, hash uint64) {
+	pw.position, pw.schema, pw.hash = pw.position[:position], pw.schema[:schema], hash
+}
+
+// hashFrom adds what was appended to the position from from on to its
+// hash.
+func (pw *positionWalk) hashFrom(from int) {
+	pw.hash = hashMore(pw.hash, pw.position[from:])
+}
+
+func (pw *positionWalk) visit(n *node, path *field.Path, depth int) {
+	n = deref(n)
+	if n == nil || depth > maxDepth || isAdditive(pw.schema) {
+		return
+	}
+	switch n.kind {
+	case yaml.MappingNode:
+		keyed := false
+		if pw.paths {
+			keyed = dataKeyed[string(pw.schema[bytes.LastIndexByte(pw.schema, '.')+1:])]
+		}
+		var seen map[string]bool
+		for i := 0; i+1 < len(n.content); i += 2 {
+			k := deref(n.content[i])
+			// Repeated keys, merge keys and directives are denied by the
+			// walk; the first of repeated keys is read, as lookup does.
+			if !isMerged(k) || repeatsMerged(n, i, k.value, &seen) {
+				continue
+			}
+			position, schema, hash := pw.mark()
+			pw.position, pw.schema = appendJoined(pw.position, k.value), appendJoined(pw.schema, k.value)
+			pw.hashFrom(position)
+			var keyPath *field.Path
+			if pw.paths {
+				keyPath = pathOf(path, k.value, keyed)
+			}
+			pw.visit(n.content[i+1], keyPath, depth+1)
+			pw.restore(position, schema, hash)
+		}
+	case yaml.SequenceNode:
+		mergeKey, keyed := mergeKeys[string(pw.schema)]
+		if atomicLists[string(pw.schema)] || !keyed {
+			pw.setWhole(n, path)
+			return
+		}
+		for i, item := range n.content {
+			item = deref(item)
+			id := lookup(item, mergeKey)
+			if id == nil || id.kind != yaml.ScalarNode {
+				pw.setWhole(n, path)
+				return
+			}
+			position, schema, hash := pw.mark()
+			pw.position = append(pw.position, '[')
+			pw.position = append(pw.position, mergeKey...)
+			pw.position = append(pw.position, '=')
+			pw.position = appendCanonical(pw.position, id, "", withinDepth)
+			pw.position = append(pw.position, ']')
+			pw.schema = append(pw.schema, ".*"...)
+			pw.hashFrom(position)
+			var itemPath *field.Path
+			if pw.paths {
+				itemPath = path.Index(i)
+			}
+			var seen map[string]bool
+			for j := 0; j+1 < len(item.content); j += 2 {
+				k := deref(item.content[j])
+				if !isMerged(k) || k.value == mergeKey || repeatsMerged(item, j, k.value, &seen) {
+					continue
+				}
+				itemPosition, itemSchema, itemHash := pw.mark()
+				pw.position = append(append(pw.position, '.'), k.value...)
+				pw.schema = append(append(pw.schema, '.'), k.value...)
+				pw.hashFrom(itemPosition)
+				var keyPath *field.Path
+				if pw.paths {
+					keyPath = pathOf(itemPath, k.value, false)
+				}
+				pw.visit(item.content[j+1], keyPath, depth+2)
+				pw.restore(itemPosition, itemSchema, itemHash)
+			}
+			pw.restore(position, schema, hash)
+		}
+	default:
+		pw.setWhole(n, path)
+	}
+}
+
+// isMerged reports whether the key k names a field strategic merge merges:
+// a scalar that is neither a merge key nor a directive.
+func isMerged(k *node) bool {
+	return k.kind == yaml.ScalarNode && k.tag != tagMerge && !strings.HasPrefix(k.value, directivePrefix)
+}
+
+// repeatsMerged reports whether the key key at content[i] of mapping n
+// repeats an earlier key that isMerged. Small mappings are scanned; large
+// ones use seen, which is given every key that isMerged, in order.
+func repeatsMerged(n *node, i int, key string, seen *map[string]bool) bool {
+	const scanLimit = 32
+	if len(n.content) <= 2*scanLimit {
+		for j := 0; j < i; j += 2 {
+			if k := deref(n.content[j]); k.value == key && isMerged(k) {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]bool, len(n.content)/2)
+	}
+	if (*seen)[key] {
+		return true
+	}
+	(*seen)[key] = true
+	return false
+}
+
+// join is the dotted position of key below prefix, as appendJoined writes
+// it in place.
 func join(prefix, key string) string {
 	if prefix == "" {
 		return key
@@ -426,11 +650,33 @@ func join(prefix, key string) string {
 	return prefix + "." + key
 }
 
+// appendJoined appends key to a dotted position.
+func appendJoined(position []byte, key string) []byte {
+	if len(position) > 0 {
+		position = append(position, '.')
+	}
+	return append(position, key...)
+}
+
+// hashStart is the 64-bit FNV-1a hash of nothing; hashMore adds bytes to
+// a hash.
+const hashStart uint64 = 14695981039346656037
+
+func hashMore(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
 // canonical renders a value for comparison: scalars with their resolved
 // tag, mappings and lists in document order, aliases expanded. The walk
 // already bounded what it renders.
-func canonical(n *yaml.Node) string {
-	var b strings.Builder
-	writeCanonical(&b, n, "", func(n *yaml.Node, depth int) bool { return n != nil && depth <= maxDepth })
-	return b.String()
+func canonical(n *node) string {
+	return string(appendCanonical(nil, n, "", withinDepth))
 }
+
+// withinDepth admits the nodes a canonical rendering holds: those within
+// maxDepth of the value.
+func withinDepth(n *node, depth int) bool { return n != nil && depth <= maxDepth }

@@ -15,7 +15,9 @@
 // ratchets. docs/component-overrides.md describes the edges.
 //
 // Files: validate.go (entry point, codes, Live), document.go (one YAML
-// document per key), walker.go (the YAML walk and the checks that hold
+// document per key), node.go (the YAML node the checks read),
+// blockstyle.go (the reader of plain block-style documents, which yaml/v3
+// reads otherwise), walker.go (the YAML walk and the checks that hold
 // everywhere), envelope.go (apiVersion and the entries), entry.go (the
 // fields of an entry), components.go (component table), allowlist.go (what a patch may set), protected.go (what
 // it never may), patch.go (the patch walk), additions.go (addContainers),

@@ -5,8 +5,11 @@
 // operator ignores it, with a warning; a value with only comments or
 // document markers is an error (the operator rejects it as empty).
 //
-// A parse failure, and the parser's own nesting limit, are findings about the
-// review rather than about a value: they never ratchet on UPDATE.
+// A document in plain block style is read by blockstyle.go, which builds the
+// tree yaml/v3 would; every other document, and so every parse error, is
+// yaml/v3's. A parse failure, and the parser's own nesting limit, are
+// findings about the review rather than about a value: they never ratchet on
+// UPDATE.
 //
 // Parse errors are reported in words of this package, with the line number
 // when the parser gives one: YAML parser messages can quote the document
@@ -78,7 +81,7 @@ func (w *walker) document(path *field.Path, raw string) {
 	if !ok {
 		return
 	}
-	if root.Kind != yaml.MappingNode {
+	if root.kind != yaml.MappingNode {
 		w.deny(CodeDocumentInvalid, path, raw, msgRootNotMapping)
 		return
 	}
@@ -86,7 +89,10 @@ func (w *walker) document(path *field.Path, raw string) {
 }
 
 // parse returns the root node of the only document in raw.
-func (w *walker) parse(path *field.Path, raw string) (*yaml.Node, bool) {
+func (w *walker) parse(path *field.Path, raw string) (*node, bool) {
+	if root, ok := parseBlockStyle(raw); ok {
+		return root, true
+	}
 	decoder := yaml.NewDecoder(strings.NewReader(raw))
 	var doc, extra yaml.Node
 	err := decodeNode(decoder, &doc)
@@ -119,7 +125,7 @@ func (w *walker) parse(path *field.Path, raw string) (*yaml.Node, bool) {
 		w.deny(CodeDocumentInvalid, path, raw, msgRootNotMapping)
 		return nil, false
 	}
-	return doc.Content[0], true
+	return fromYAML(doc.Content[0]), true
 }
 
 // parserDepthLimit is how the YAML parser words its own nesting limit (10000

@@ -20,7 +20,6 @@ package overrides
 import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Messages about the fields of an entry.
@@ -49,9 +48,9 @@ const (
 	msgPatchNotMap = "patch must be a mapping: a strategic-merge patch of the whole workload"
 )
 
-// value enters the value n of an entry field at path, reporting a null. It
+// value enters the value n of an entry field at p, reporting a null. It
 // returns false when there is nothing more to check.
-func (w *walker) value(n *yaml.Node, path *field.Path) (*yaml.Node, bool) {
+func (w *walker) value(n *node, p place) (*node, bool) {
 	if n == nil {
 		return nil, false
 	}
@@ -60,43 +59,48 @@ func (w *walker) value(n *yaml.Node, path *field.Path) (*yaml.Node, bool) {
 		return nil, false
 	}
 	if isNull(n) {
-		w.deny(CodeNull, path, "", msgNull)
+		w.deny(CodeNull, w.path(p), "", msgNull)
 		return nil, false
 	}
 	return n, true
 }
 
-func (w *walker) component(e *entry, n *yaml.Node) {
-	path := e.path.Child(fieldComponent)
+// entryField is the place of the entry's field name.
+func (w *walker) entryField(e *entry, name string) place {
+	return w.child(placeOf(e.path), name, false)
+}
+
+func (w *walker) component(e *entry, n *node) {
+	p := w.entryField(e, fieldComponent)
 	if n == nil {
-		w.deny(CodeComponentUnknown, path, "", msgComponentRequired)
+		w.deny(CodeComponentUnknown, w.path(p), "", msgComponentRequired)
 		return
 	}
-	n, ok := w.value(n, path)
+	n, ok := w.value(n, p)
 	if !ok {
 		return
 	}
 	name, _ := scalarString(n)
 	comp, known := components[name]
 	if !known {
-		w.deny(CodeComponentUnknown, path, w.evidence(n), msgComponentUnknown)
+		w.deny(CodeComponentUnknown, w.path(p), w.evidence(n), msgComponentUnknown)
 		return
 	}
 	e.component, e.comp = name, comp
 }
 
 // kind checks the entry's kind; component must have run first.
-func (w *walker) kind(e *entry, n *yaml.Node) {
-	path := e.path.Child(fieldKind)
+func (w *walker) kind(e *entry, n *node) {
+	p := w.entryField(e, fieldKind)
 	if n == nil {
 		if e.component != "" {
-			w.deny(CodeKindMismatch, path, "", msgKindRequiredFor, e.component, e.comp.kinds)
+			w.deny(CodeKindMismatch, w.path(p), "", msgKindRequiredFor, e.component, e.comp.kinds)
 		} else {
-			w.deny(CodeKindMismatch, path, "", msgKindRequired)
+			w.deny(CodeKindMismatch, w.path(p), "", msgKindRequired)
 		}
 		return
 	}
-	n, ok := w.value(n, path)
+	n, ok := w.value(n, p)
 	if !ok {
 		return
 	}
@@ -104,9 +108,9 @@ func (w *walker) kind(e *entry, n *yaml.Node) {
 	kind, known := parseKind(name)
 	switch {
 	case !known:
-		w.deny(CodeKindMismatch, path, w.evidence(n), msgKindUnknown)
+		w.deny(CodeKindMismatch, w.path(p), w.evidence(n), msgKindUnknown)
 	case e.component != "" && e.comp.kinds&kind == 0:
-		w.deny(CodeKindMismatch, path, e.component+"/"+name, msgKindMismatch, e.component, e.comp.kinds)
+		w.deny(CodeKindMismatch, w.path(p), e.component+"/"+name, msgKindMismatch, e.component, e.comp.kinds)
 	default:
 		e.kind = kind
 		if e.component != "" {
@@ -116,38 +120,38 @@ func (w *walker) kind(e *entry, n *yaml.Node) {
 }
 
 // sites checks the Site selector; component must have run first.
-func (w *walker) sites(e *entry, n *yaml.Node) {
-	path := e.path.Child(fieldSites)
-	n, ok := w.value(n, path)
+func (w *walker) sites(e *entry, n *node) {
+	p := w.entryField(e, fieldSites)
+	n, ok := w.value(n, p)
 	switch {
 	case !ok:
 		return
-	case n.Kind != yaml.SequenceNode:
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgSitesNotList)
+	case n.kind != yaml.SequenceNode:
+		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgSitesNotList)
 		return
 	case e.component != "" && !e.comp.perSite:
-		w.deny(CodeSitesInvalid, path, w.evidence(n), msgSitesSingleton, e.component)
+		w.deny(CodeSitesInvalid, w.path(p), w.evidence(n), msgSitesSingleton, e.component)
 		return
-	case len(n.Content) == 0:
+	case len(n.content) == 0:
 		e.hasSites = true
-		w.deny(CodeSitesInvalid, path, "", msgSitesEmpty)
+		w.deny(CodeSitesInvalid, w.path(p), "", msgSitesEmpty)
 		return
 	}
 	e.hasSites = true
 	seen := map[string]bool{}
-	for j, item := range n.Content {
+	for j, item := range n.content {
 		w.descend(func() {
-			itemPath := path.Index(j)
-			item, ok := w.value(item, itemPath)
+			at := w.item(p, j)
+			item, ok := w.value(item, at)
 			if !ok {
 				return
 			}
 			site, isScalar := scalarString(item)
 			switch {
 			case !isScalar || len(validation.IsDNS1123Subdomain(site)) > 0:
-				w.deny(CodeSitesInvalid, itemPath, w.evidence(item), msgSiteNotName)
+				w.deny(CodeSitesInvalid, w.path(at), w.evidence(item), msgSiteNotName)
 			case seen[site]:
-				w.deny(CodeSitesInvalid, itemPath, site, msgSiteRepeated)
+				w.deny(CodeSitesInvalid, w.path(at), site, msgSiteRepeated)
 			default:
 				e.sites = append(e.sites, site)
 			}
@@ -156,40 +160,41 @@ func (w *walker) sites(e *entry, n *yaml.Node) {
 	}
 }
 
-func (w *walker) extraArgs(e *entry, n *yaml.Node) {
-	path := e.path.Child(fieldExtraArgs)
-	n, ok := w.value(n, path)
+func (w *walker) extraArgs(e *entry, n *node) {
+	p := w.entryField(e, fieldExtraArgs)
+	n, ok := w.value(n, p)
 	if !ok {
 		return
 	}
-	if n.Kind != yaml.MappingNode {
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgExtraArgsNotMap)
+	if n.kind != yaml.MappingNode {
+		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgExtraArgsNotMap)
 		return
 	}
-	w.pairs(n, path, true, func(name string, args *yaml.Node) {
-		argsPath := path.Key(name)
+	w.pairs(n, p, true, func(name string, args *node) {
+		at := w.child(p, name, true)
 		if name == "" {
-			w.deny(CodeNameInvalid, argsPath, "", msgNameEmpty)
+			w.deny(CodeNameInvalid, w.path(at), "", msgNameEmpty)
 			return
 		}
-		e.args = append(e.args, namedRef{name: name, path: argsPath})
+		e.args = append(e.args, namedRef{name: name, path: w.path(at)})
 		w.descend(func() {
-			args, ok := w.value(args, argsPath)
+			args, ok := w.value(args, at)
 			switch {
 			case !ok:
 				return
-			case args.Kind != yaml.SequenceNode:
-				w.deny(CodeTypeInvalid, argsPath, w.evidence(args), msgArgsNotList, name)
+			case args.kind != yaml.SequenceNode:
+				w.deny(CodeTypeInvalid, w.path(at), w.evidence(args), msgArgsNotList, name)
 				return
-			case len(args.Content) == 0:
-				w.deny(CodeEmpty, argsPath, "", msgArgsEmpty, name)
+			case len(args.content) == 0:
+				w.deny(CodeEmpty, w.path(at), "", msgArgsEmpty, name)
 				return
 			}
-			for k, arg := range args.Content {
+			for k, arg := range args.content {
 				w.descend(func() {
-					if arg, ok := w.value(arg, argsPath.Index(k)); ok {
+					argAt := w.item(at, k)
+					if arg, ok := w.value(arg, argAt); ok {
 						if _, isScalar := scalarString(arg); !isScalar {
-							w.deny(CodeTypeInvalid, argsPath.Index(k), w.evidence(arg), msgArgNotScalar)
+							w.deny(CodeTypeInvalid, w.path(argAt), w.evidence(arg), msgArgNotScalar)
 						}
 					}
 				})
@@ -200,34 +205,34 @@ func (w *walker) extraArgs(e *entry, n *yaml.Node) {
 
 // additions checks the add list fieldName of the entry; with init set it is
 // addInitContainers, which runs after addContainers.
-func (w *walker) additions(e *entry, n *yaml.Node, fieldName string, init bool) {
-	path := e.path.Child(fieldName)
-	n, ok := w.value(n, path)
+func (w *walker) additions(e *entry, n *node, fieldName string, init bool) {
+	p := w.entryField(e, fieldName)
+	n, ok := w.value(n, p)
 	if !ok {
 		return
 	}
-	if n.Kind != yaml.SequenceNode {
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgAddNotList, fieldName)
+	if n.kind != yaml.SequenceNode {
+		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgAddNotList, fieldName)
 		return
 	}
 	listName := "containers"
 	if init {
 		listName = "initContainers"
 	}
-	for j, item := range n.Content {
+	for j, item := range n.content {
 		w.descend(func() {
-			itemPath := path.Index(j)
-			item, ok := w.value(item, itemPath)
+			at := w.item(p, j)
+			item, ok := w.value(item, at)
 			if !ok {
 				return
 			}
 			name, isScalar := scalarString(item)
 			switch {
 			case !isScalar:
-				w.deny(CodeTypeInvalid, itemPath, w.evidence(item), msgAddNotName, fieldName, listName)
+				w.deny(CodeTypeInvalid, w.path(at), w.evidence(item), msgAddNotName, fieldName, listName)
 				return
 			case name == "":
-				w.deny(CodeNameInvalid, itemPath, "", msgNameEmpty)
+				w.deny(CodeNameInvalid, w.path(at), "", msgNameEmpty)
 				return
 			}
 			for _, other := range e.added {
@@ -235,28 +240,28 @@ func (w *walker) additions(e *entry, n *yaml.Node, fieldName string, init bool) 
 					continue
 				}
 				if other.init == init {
-					w.deny(CodeNameInvalid, itemPath, name, msgAddRepeated, fieldName, name)
+					w.deny(CodeNameInvalid, w.path(at), name, msgAddRepeated, fieldName, name)
 				} else {
-					w.deny(CodeNameInvalid, itemPath, name, msgAddInBoth, name)
+					w.deny(CodeNameInvalid, w.path(at), name, msgAddInBoth, name)
 				}
 				return
 			}
-			e.added = append(e.added, addition{namedRef: namedRef{name: name, path: itemPath}, init: init})
+			e.added = append(e.added, addition{namedRef: namedRef{name: name, path: w.path(at)}, init: init})
 		})
 	}
 }
 
 // patch checks the entry's patch against the allowlist (patch.go).
-func (w *walker) patch(e *entry, n *yaml.Node) {
-	path := e.path.Child(fieldPatch)
-	n, ok := w.value(n, path)
+func (w *walker) patch(e *entry, n *node) {
+	p := w.entryField(e, fieldPatch)
+	n, ok := w.value(n, p)
 	if !ok {
 		return
 	}
-	if n.Kind != yaml.MappingNode {
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgPatchNotMap)
+	if n.kind != yaml.MappingNode {
+		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgPatchNotMap)
 		return
 	}
 	e.patch = n
-	w.walkFields(n, patchRule, path, "", e.kind)
+	w.walkFields(n, patchRule, p, "", e.kind)
 }

@@ -59,19 +59,29 @@ type entry struct {
 	// distinct Site names. Without one the entry selects every Site.
 	hasSites bool
 	sites    []string
-	// patch is the patch mapping, nil when absent or not a mapping.
-	patch *yaml.Node
+	// patch is the patch mapping, nil when absent or not a mapping, and
+	// containers the named entries of its containers and initContainers.
+	patch      *node
+	containers []patchedContainer
 	// terms is the number of the patch's required node affinity terms, and
 	// termsPath where they are (apply.go).
 	terms     int
 	termsPath *field.Path
-	// claims are the values the patch sets at merged positions (compose.go).
+	// claims are the values the patch sets at merged positions (compose.go),
+	// and meets is set when another entry reaches a workload this one
+	// reaches, so that they can conflict.
 	claims []entryClaim
+	meets  bool
 	// args are the containers extraArgs names.
 	args []namedRef
 	// added are the containers addContainers (init false) and
 	// addInitContainers (init true) declare.
 	added []addition
+}
+
+// entryFields are the values of an entry's fields, nil for those it lacks.
+type entryFields struct {
+	component, kind, sites, patch, extraArgs, addContainers, addInitContainers *node
 }
 
 // namedRef is a container name and where the document gives it.
@@ -87,9 +97,9 @@ type addition struct {
 }
 
 // envelope checks the document mapping root at path.
-func (w *walker) envelope(root *yaml.Node, path *field.Path) {
-	var apiVersion, overrides *yaml.Node
-	w.pairs(root, path, false, func(key string, value *yaml.Node) {
+func (w *walker) envelope(root *node, path *field.Path) {
+	var apiVersion, overrides *node
+	w.pairs(root, placeOf(path), false, func(key string, value *node) {
 		switch key {
 		case "apiVersion":
 			apiVersion = value
@@ -111,11 +121,11 @@ func (w *walker) envelope(root *yaml.Node, path *field.Path) {
 		case isNull(list):
 			w.deny(CodeNull, listPath, "", msgNull)
 			return
-		case list.Kind != yaml.SequenceNode:
+		case list.kind != yaml.SequenceNode:
 			w.deny(CodeTypeInvalid, listPath, w.evidence(list), msgOverridesNotList)
 			return
 		}
-		for i, item := range list.Content {
+		for i, item := range list.content {
 			w.descend(func() { w.entry(item, listPath.Index(i)) })
 		}
 	})
@@ -123,7 +133,7 @@ func (w *walker) envelope(root *yaml.Node, path *field.Path) {
 
 // apiVersion checks the document's apiVersion, n (nil when absent). It
 // returns false when the rest of the document must not be checked.
-func (w *walker) apiVersion(n *yaml.Node, path *field.Path) bool {
+func (w *walker) apiVersion(n *node, path *field.Path) bool {
 	if n == nil {
 		w.deny(CodeAPIVersionUnknown, path, "", msgAPIVersionMissing)
 		return true
@@ -145,7 +155,7 @@ func (w *walker) apiVersion(n *yaml.Node, path *field.Path) bool {
 }
 
 // entry checks one override, item, at path.
-func (w *walker) entry(item *yaml.Node, path *field.Path) {
+func (w *walker) entry(item *node, path *field.Path) {
 	n, ok := w.enter(item)
 	switch {
 	case !ok:
@@ -153,32 +163,45 @@ func (w *walker) entry(item *yaml.Node, path *field.Path) {
 	case isNull(n):
 		w.deny(CodeNull, path, "", msgNull)
 		return
-	case n.Kind != yaml.MappingNode:
+	case n.kind != yaml.MappingNode:
 		w.deny(CodeTypeInvalid, path, w.evidence(n), msgEntryNotMapping)
 		return
 	}
-	fields := map[string]*yaml.Node{}
-	w.pairs(n, path, false, func(key string, value *yaml.Node) {
+	var fields entryFields
+	w.pairs(n, placeOf(path), false, func(key string, value *node) {
 		switch key {
-		case fieldComponent, fieldKind, fieldSites, fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers:
-			fields[key] = value
+		case fieldComponent:
+			fields.component = value
+		case fieldKind:
+			fields.kind = value
+		case fieldSites:
+			fields.sites = value
+		case fieldPatch:
+			fields.patch = value
+		case fieldExtraArgs:
+			fields.extraArgs = value
+		case fieldAddContainers:
+			fields.addContainers = value
+		case fieldAddInitContainers:
+			fields.addInitContainers = value
 		default:
 			w.deny(CodeUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownEntryField)
 		}
 	})
 	e := &entry{path: path, kind: eitherKind}
 	w.descend(func() {
-		w.component(e, fields[fieldComponent])
-		w.kind(e, fields[fieldKind])
-		w.sites(e, fields[fieldSites])
-		w.extraArgs(e, fields[fieldExtraArgs])
-		w.additions(e, fields[fieldAddContainers], fieldAddContainers, false)
-		w.additions(e, fields[fieldAddInitContainers], fieldAddInitContainers, true)
-		w.patch(e, fields[fieldPatch])
+		w.component(e, fields.component)
+		w.kind(e, fields.kind)
+		w.sites(e, fields.sites)
+		w.extraArgs(e, fields.extraArgs)
+		w.additions(e, fields.addContainers, fieldAddContainers, false)
+		w.additions(e, fields.addInitContainers, fieldAddInitContainers, true)
+		w.patch(e, fields.patch)
 	})
 	if w.stopped {
 		return
 	}
+	e.containers = patchedContainers(e.patch)
 	if !hasEffect(fields) {
 		w.deny(CodeEmpty, path, w.evidence(n), msgEntryNoEffect)
 	}
@@ -194,13 +217,13 @@ func (w *walker) entry(item *yaml.Node, path *field.Path) {
 // hasEffect reports whether any of the fields that change a workload is
 // present and not an empty mapping or list. A null counts as present: it is
 // reported as null.
-func hasEffect(fields map[string]*yaml.Node) bool {
-	for _, name := range []string{fieldPatch, fieldExtraArgs, fieldAddContainers, fieldAddInitContainers} {
-		n := deref(fields[name])
+func hasEffect(fields entryFields) bool {
+	for _, n := range []*node{fields.patch, fields.extraArgs, fields.addContainers, fields.addInitContainers} {
+		n = deref(n)
 		if n == nil {
 			continue
 		}
-		if (n.Kind != yaml.MappingNode && n.Kind != yaml.SequenceNode) || len(n.Content) > 0 {
+		if (n.kind != yaml.MappingNode && n.kind != yaml.SequenceNode) || len(n.content) > 0 {
 			return true
 		}
 	}

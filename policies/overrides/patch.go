@@ -17,10 +17,7 @@
 
 package overrides
 
-import (
-	yaml "go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-)
+import yaml "go.yaml.in/yaml/v3"
 
 // Messages of the allowlist.
 const (
@@ -37,97 +34,97 @@ const (
 	msgListKeyNotPort = "%s identifies this entry for strategic merge and must be a number"
 )
 
-// walkFields checks mapping n at path against the fields r permits. owner
+// walkFields checks mapping n at p against the fields r permits. owner
 // is the key that holds n ("" for the patch itself and for list entries).
-func (w *walker) walkFields(n *yaml.Node, r *rule, path *field.Path, owner string, kind workloadKind) {
-	w.pairs(n, path, false, func(key string, value *yaml.Node) {
-		keyPath := pathOf(path, key, false)
+func (w *walker) walkFields(n *node, r *rule, p place, owner string, kind workloadKind) {
+	w.pairs(n, p, false, func(key string, value *node) {
+		at := w.child(p, key, false)
 		if reason, ok := r.protected[key]; ok {
-			w.deny(CodePathProtected, keyPath, w.evidence(value), msgProtected, reason)
+			w.deny(CodePathProtected, w.path(at), w.evidence(value), msgProtected, reason)
 			return
 		}
 		sub := r.fields[key]
 		switch {
 		case sub == nil && r.hints[key] != "":
-			w.deny(CodePathNotAllowed, keyPath, w.evidence(value), msgNotAllowedHint, r.hints[key])
+			w.deny(CodePathNotAllowed, w.path(at), w.evidence(value), msgNotAllowedHint, r.hints[key])
 			return
 		case sub == nil:
-			w.deny(CodePathNotAllowed, keyPath, w.evidence(value), msgNotAllowed)
+			w.deny(CodePathNotAllowed, w.path(at), w.evidence(value), msgNotAllowed)
 			return
 		case sub.kinds != 0 && kind&sub.kinds == 0:
-			w.deny(CodePathNotAllowed, keyPath, w.evidence(value), msgNotForKind, sub.kinds)
+			w.deny(CodePathNotAllowed, w.path(at), w.evidence(value), msgNotForKind, sub.kinds)
 			return
 		}
-		w.descend(func() { w.walkValue(value, sub, keyPath, key, kind) })
+		w.descend(func() { w.walkValue(value, sub, at, key, kind) })
 	})
 }
 
-// walkValue checks the value n, at path under the key owner, against r.
-func (w *walker) walkValue(n *yaml.Node, r *rule, path *field.Path, owner string, kind workloadKind) {
+// walkValue checks the value n, at p under the key owner, against r.
+func (w *walker) walkValue(n *node, r *rule, p place, owner string, kind workloadKind) {
 	n, ok := w.enter(n)
 	switch {
 	case !ok:
 		return
 	case isNull(n):
-		w.deny(CodeNull, path, "", msgNull)
+		w.deny(CodeNull, w.path(p), "", msgNull)
 		return
-	case !w.checkShape(n, r.shape, path):
+	case !w.checkShape(n, r.shape, p):
 		return
 	}
 	switch {
 	case r.strings:
-		w.walkStrings(n, path, r.reserved)
-	case n.Kind == yaml.SequenceNode:
-		w.walkList(n, r, path, kind)
+		w.walkStrings(n, p, r.reserved)
+	case n.kind == yaml.SequenceNode:
+		w.walkList(n, r, p, kind)
 	case r.open:
-		w.walkOpen(n, path, owner)
+		w.walkOpen(n, p, owner)
 	case r.fields != nil:
-		w.walkFields(n, r, path, owner, kind)
+		w.walkFields(n, r, p, owner, kind)
 	default:
-		w.checkScalar(n, path)
+		w.checkScalar(n, p)
 	}
 }
 
-// walkList checks the entries of list n at path against r.
-func (w *walker) walkList(n *yaml.Node, r *rule, path *field.Path, kind workloadKind) {
-	for i, item := range n.Content {
-		itemPath := path.Index(i)
+// walkList checks the entries of list n at p against r.
+func (w *walker) walkList(n *node, r *rule, p place, kind workloadKind) {
+	for i, item := range n.content {
 		w.descend(func() {
+			at := w.item(p, i)
 			item, ok := w.enter(item)
 			switch {
 			case !ok:
 				return
 			case isNull(item):
-				w.deny(CodeNull, itemPath, "", msgNull)
+				w.deny(CodeNull, w.path(at), "", msgNull)
 				return
-			case !w.checkShape(item, r.itemShape, itemPath):
+			case !w.checkShape(item, r.itemShape, at):
 				return
 			}
 			if r.key.field != "" {
-				w.checkListKey(item, r.key, itemPath)
+				w.checkListKey(item, r.key, at)
 			}
 			if r.items != nil {
-				w.walkFields(item, r.items, itemPath, "", kind)
+				w.walkFields(item, r.items, at, "", kind)
 			} else {
-				w.walkOpen(item, itemPath, "")
+				w.walkOpen(item, at, "")
 			}
 		})
 	}
 }
 
-// walkOpen checks n, at path under the key owner, inside a permitted
-// subtree: only what walker.go rejects everywhere and reserved label and
-// annotation keys. Field names are not matched here: the protected fields
-// are positions outside every permitted subtree.
-func (w *walker) walkOpen(n *yaml.Node, path *field.Path, owner string) {
-	switch n.Kind {
+// walkOpen checks n, at p under the key owner, inside a permitted subtree:
+// only what walker.go rejects everywhere and reserved label and annotation
+// keys. Field names are not matched here: the protected fields are
+// positions outside every permitted subtree.
+func (w *walker) walkOpen(n *node, p place, owner string) {
+	switch n.kind {
 	case yaml.MappingNode:
 		keyed := dataKeyed[owner]
 		reserved := owner == "labels" || owner == "annotations"
-		w.pairs(n, path, keyed, func(key string, value *yaml.Node) {
-			keyPath := pathOf(path, key, keyed)
+		w.pairs(n, p, keyed, func(key string, value *node) {
+			at := w.child(p, key, keyed)
 			if keyed && reserved && isReserved(key) {
-				w.deny(CodeReservedKey, keyPath, w.evidence(value), msgReserved)
+				w.deny(CodeReservedKey, w.path(at), w.evidence(value), msgReserved)
 				return
 			}
 			w.descend(func() {
@@ -135,37 +132,38 @@ func (w *walker) walkOpen(n *yaml.Node, path *field.Path, owner string) {
 				switch {
 				case !ok:
 				case isNull(value):
-					w.deny(CodeNull, keyPath, "", msgNull)
+					w.deny(CodeNull, w.path(at), "", msgNull)
 				default:
-					w.walkOpen(value, keyPath, key)
+					w.walkOpen(value, at, key)
 				}
 			})
 		})
 	case yaml.SequenceNode:
-		for i, item := range n.Content {
+		for i, item := range n.content {
 			w.descend(func() {
+				at := w.item(p, i)
 				item, ok := w.enter(item)
 				switch {
 				case !ok:
 				case isNull(item):
-					w.deny(CodeNull, path.Index(i), "", msgNull)
+					w.deny(CodeNull, w.path(at), "", msgNull)
 				default:
-					w.walkOpen(item, path.Index(i), "")
+					w.walkOpen(item, at, "")
 				}
 			})
 		}
 	default:
-		w.checkScalar(n, path)
+		w.checkScalar(n, p)
 	}
 }
 
-// walkStrings checks a map of strings (labels, annotations, nodeSelector);
-// with reserved set its keys must not use the operator's prefix.
-func (w *walker) walkStrings(n *yaml.Node, path *field.Path, reserved bool) {
-	w.pairs(n, path, true, func(key string, value *yaml.Node) {
-		keyPath := path.Key(key)
+// walkStrings checks a map of strings (labels, annotations, nodeSelector)
+// at p; with reserved set its keys must not use the operator's prefix.
+func (w *walker) walkStrings(n *node, p place, reserved bool) {
+	w.pairs(n, p, true, func(key string, value *node) {
+		at := w.child(p, key, true)
 		if reserved && isReserved(key) {
-			w.deny(CodeReservedKey, keyPath, w.evidence(value), msgReserved)
+			w.deny(CodeReservedKey, w.path(at), w.evidence(value), msgReserved)
 			return
 		}
 		w.descend(func() {
@@ -173,61 +171,61 @@ func (w *walker) walkStrings(n *yaml.Node, path *field.Path, reserved bool) {
 			switch {
 			case !ok:
 			case isNull(value):
-				w.deny(CodeNull, keyPath, "", msgNull)
+				w.deny(CodeNull, w.path(at), "", msgNull)
 			case !isString(value):
-				w.deny(CodeTypeInvalid, keyPath, w.evidence(value), msgNotString)
+				w.deny(CodeTypeInvalid, w.path(at), w.evidence(value), msgNotString)
 			}
 		})
 	})
 }
 
-// checkShape reports n at path unless it has shape s.
-func (w *walker) checkShape(n *yaml.Node, s shape, path *field.Path) bool {
+// checkShape reports n at p unless it has shape s.
+func (w *walker) checkShape(n *node, s shape, p place) bool {
 	var ok bool
 	switch s {
 	case shapeScalar:
-		ok = n.Kind == yaml.ScalarNode
+		ok = n.kind == yaml.ScalarNode
 	case shapeMap:
-		ok = n.Kind == yaml.MappingNode
+		ok = n.kind == yaml.MappingNode
 	case shapeList:
-		ok = n.Kind == yaml.SequenceNode
+		ok = n.kind == yaml.SequenceNode
 	default:
 		ok = true
 	}
 	if !ok {
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgShape, s, kindName(n))
+		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgShape, s, kindName(n))
 	}
 	return ok
 }
 
-// checkScalar reports a scalar (not null) that JSON cannot carry as the
-// operator's merge needs it.
-func (w *walker) checkScalar(n *yaml.Node, path *field.Path) {
-	switch n.ShortTag() {
+// checkScalar reports a scalar (not null) at p that JSON cannot carry as
+// the operator's merge needs it.
+func (w *walker) checkScalar(n *node, p place) {
+	switch n.tag {
 	case tagString, tagInt, tagBool:
 	case tagFloat:
-		if !isFinite(n.Value) {
-			w.deny(CodeTypeInvalid, path, w.evidence(n), msgNotFinite)
+		if !isFinite(n.value) {
+			w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgNotFinite)
 		}
 	case tagTimestamp:
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgTimestamp)
+		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgTimestamp)
 	default:
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgTagUnsupported)
+		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgTagUnsupported)
 	}
 }
 
-// checkListKey reports an entry, item, of a merged list that lacks its
-// merge key or holds one of the wrong type. A null key is reported as null
-// by the walk.
-func (w *walker) checkListKey(item *yaml.Node, key listKey, path *field.Path) {
+// checkListKey reports an entry, item at p, of a merged list that lacks
+// its merge key or holds one of the wrong type. A null key is reported as
+// null by the walk.
+func (w *walker) checkListKey(item *node, key listKey, p place) {
 	value := lookup(item, key.field)
 	switch {
 	case value == nil:
-		w.deny(CodeListKeyInvalid, path, w.evidence(item), msgListKeyMissing, key.field)
+		w.deny(CodeListKeyInvalid, w.path(p), w.evidence(item), msgListKeyMissing, key.field)
 	case isNull(value):
 	case key.number && !isNumber(value):
-		w.deny(CodeListKeyInvalid, path.Child(key.field), w.evidence(value), msgListKeyNotPort, key.field)
-	case !key.number && (!isString(value) || value.Value == ""):
-		w.deny(CodeListKeyInvalid, path.Child(key.field), w.evidence(value), msgListKeyNotName, key.field)
+		w.deny(CodeListKeyInvalid, w.path(p).Child(key.field), w.evidence(value), msgListKeyNotPort, key.field)
+	case !key.number && (!isString(value) || value.value == ""):
+		w.deny(CodeListKeyInvalid, w.path(p).Child(key.field), w.evidence(value), msgListKeyNotName, key.field)
 	}
 }

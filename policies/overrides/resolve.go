@@ -114,7 +114,7 @@ func (w *walker) resolve(e *entry) {
 	if e.component == "" || e.kindName == "" {
 		return
 	}
-	containers := patchedContainers(e.patch)
+	containers := e.containers
 	labels := lookup(e.patch, "spec", "template", "metadata", "labels")
 	volumes := lookup(e.patch, "spec", "template", "spec", "volumes")
 	nodeSelector := lookup(e.patch, "spec", "template", "spec", "nodeSelector")
@@ -148,7 +148,7 @@ func (w *walker) resolve(e *entry) {
 // targets returns the live workloads entry e is checked against, in Site
 // order, and the Sites it names that have none. ok is false when the
 // workloads cannot be read at all.
-func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok bool) {
+func (w *walker) targets(e *entry) (targets []*Workload, missing []string, ok bool) {
 	if w.live == nil {
 		return nil, nil, false
 	}
@@ -156,16 +156,17 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 	if !ok {
 		return nil, nil, false
 	}
-	for _, live := range all {
+	targets = make([]*Workload, 0, len(all))
+	for i := range all {
 		// A workload of another kind than asked for is not this one.
-		if live.Kind == "" || live.Kind == e.kindName {
+		if live := &all[i]; live.Kind == "" || live.Kind == e.kindName {
 			targets = append(targets, live)
 		}
 	}
 	// Site order, so that nothing depends on the order Live lists them in.
-	sort.SliceStable(targets, func(i, j int) bool { return targets[i].Site < targets[j].Site })
+	slices.SortStableFunc(targets, bySite)
 	if e.hasSites {
-		var selected []Workload
+		var selected []*Workload
 		for _, site := range e.sites {
 			n := len(selected)
 			for _, live := range targets {
@@ -177,7 +178,7 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 				missing = append(missing, site)
 			}
 		}
-		sort.SliceStable(selected, func(i, j int) bool { return selected[i].Site < selected[j].Site })
+		slices.SortStableFunc(selected, bySite)
 		sort.Strings(missing)
 		targets = selected
 		if len(targets) == 0 && len(missing) == 0 {
@@ -190,8 +191,11 @@ func (w *walker) targets(e *entry) (targets []Workload, missing []string, ok boo
 	return targets, missing, true
 }
 
+// bySite orders workloads by Site.
+func bySite(a, b *Workload) int { return strings.Compare(a.Site, b.Site) }
+
 // resolveOne checks entry e against one live workload.
-func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContainer, labels, volumes, nodeSelector *yaml.Node,
+func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContainer, labels, volumes, nodeSelector *node,
 	r *resolution) {
 	add := func(code policies.Code, path *field.Path, evidence, format string, args ...any) {
 		r.add(live.Site, code, path, evidence, fmt.Sprintf(format, args...))
@@ -212,47 +216,50 @@ func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContain
 			add((CodeContainerUnknown), a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
 		}
 	}
-	patchPath := e.path.Child(fieldPatch, "spec", "template")
+	// Paths below the patch's pod template, built only for a finding.
+	templatePath := func(names ...string) *field.Path {
+		return e.path.Child(fieldPatch, "spec", "template").Child(names[0], names[1:]...)
+	}
 	forStrings(labels, func(key, value string) {
 		// A reserved key is denied by the walk already.
 		if selected, ok := live.SelectorLabels[key]; ok && selected != value && !isReserved(key) {
-			add((CodeSelectorLabel), patchPath.Child("metadata", "labels").Key(key), key+"="+value, msgSelectorLabel,
+			add((CodeSelectorLabel), templatePath("metadata", "labels").Key(key), key+"="+value, msgSelectorLabel,
 				key, e.kindName, e.component)
 		}
 	})
 	forStrings(nodeSelector, func(key, value string) {
 		if set, ok := live.NodeSelector[key]; ok && set != value {
-			add((CodeNodeSelectorOwned), patchPath.Child("spec", "nodeSelector").Key(key), key+"="+value,
+			add((CodeNodeSelectorOwned), templatePath("spec", "nodeSelector").Key(key), key+"="+value,
 				msgNodeSelectorOwned, key, e.kindName, e.component)
 		}
 	})
-	if volumes != nil && volumes.Kind == yaml.SequenceNode {
-		for j, item := range volumes.Content {
+	if volumes != nil && volumes.kind == yaml.SequenceNode {
+		for j, item := range volumes.content {
 			item = deref(item)
 			name := lookup(item, "name")
-			if name == nil || !isString(name) || !slices.Contains(live.Volumes, name.Value) {
+			if name == nil || !isString(name) || !slices.Contains(live.Volumes, name.value) {
 				continue
 			}
 			// An entry holding nothing but the name changes nothing.
-			if len(item.Content) > 2 {
-				add((CodeVolumeRedefined), patchPath.Child("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
-					name.Value, e.kindName, e.component)
+			if len(item.content) > 2 {
+				add((CodeVolumeRedefined), templatePath("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
+					name.value, e.kindName, e.component)
 			}
 		}
 	}
 	for _, c := range containers {
 		mounts := lookup(c.node, "volumeMounts")
-		if mounts == nil || mounts.Kind != yaml.SequenceNode {
+		if mounts == nil || mounts.kind != yaml.SequenceNode {
 			continue
 		}
-		for j, item := range mounts.Content {
+		for j, item := range mounts.content {
 			item = deref(item)
 			mountPath, name := lookup(item, "mountPath"), lookup(item, "name")
 			if mountPath == nil || !isString(mountPath) {
 				continue
 			}
-			operatorVolume, mounted := live.Mounts[c.name][mountPath.Value]
-			if !mounted || (name != nil && isString(name) && name.Value == operatorVolume) {
+			operatorVolume, mounted := live.Mounts[c.name][mountPath.value]
+			if !mounted || (name != nil && isString(name) && name.value == operatorVolume) {
 				continue
 			}
 			add((CodeVolumeRedefined), c.path(e.path).Child("volumeMounts").Index(j), w.evidence(item), msgMountRedefined,
@@ -262,19 +269,19 @@ func (w *walker) resolveOne(e *entry, live Workload, containers []patchedContain
 }
 
 // forStrings calls fn for every string-valued entry of mapping n.
-func forStrings(n *yaml.Node, fn func(key, value string)) {
-	if n == nil || n.Kind != yaml.MappingNode {
+func forStrings(n *node, fn func(key, value string)) {
+	if n == nil || n.kind != yaml.MappingNode {
 		return
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, value := deref(n.Content[i]), deref(n.Content[i+1])
-		if key.Kind == yaml.ScalarNode && isString(value) {
-			fn(key.Value, value.Value)
+	for i := 0; i+1 < len(n.content); i += 2 {
+		key, value := deref(n.content[i]), deref(n.content[i+1])
+		if key.kind == yaml.ScalarNode && isString(value) {
+			fn(key.value, value.value)
 		}
 	}
 }
 
 // hasEntries reports whether n is a mapping or list with entries.
-func hasEntries(n *yaml.Node) bool {
-	return n != nil && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && len(n.Content) > 0
+func hasEntries(n *node) bool {
+	return n != nil && (n.kind == yaml.MappingNode || n.kind == yaml.SequenceNode) && len(n.content) > 0
 }

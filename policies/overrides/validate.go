@@ -186,7 +186,7 @@ func Validate(data map[string]string, live Live) []policies.Finding {
 	// Sorted, so that the shared alias budget (walker.budget) runs out at
 	// the same place on every call.
 	slices.Sort(keys)
-	w := &walker{live: live, budget: maxVisits}
+	w := &walker{live: live, budget: maxVisits, steps: make([]step, 0, 16)}
 	for _, key := range keys {
 		w.document(field.NewPath("data").Key(key), data[key])
 	}

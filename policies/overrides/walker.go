@@ -88,6 +88,10 @@ type walker struct {
 	// are known, in key and document order, for the checks across entries
 	// (compose.go).
 	entries []*entry
+	// positions is the walk of claimsOf.
+	positions positionWalk
+	// steps are the keys and indexes below the place being walked.
+	steps []step
 	// budget is what is left of maxVisits.
 	budget int
 	// docBudget is what the current document may still walk.
@@ -137,7 +141,7 @@ func (w *walker) count() bool {
 // enter returns n with an alias followed, charging the walk budget. It
 // returns false, having reported why once per document, when the document is
 // too large or too deep to walk further.
-func (w *walker) enter(n *yaml.Node) (*yaml.Node, bool) {
+func (w *walker) enter(n *node) (*node, bool) {
 	if w.stopped || n == nil {
 		return nil, false
 	}
@@ -193,54 +197,99 @@ func (w *walker) descend(fn func()) {
 	w.depth--
 }
 
-// pairs calls fn for every key of mapping n (at path) in document order,
+// pairs calls fn for every key of mapping n (at p) in document order,
 // after reporting, and skipping, the keys no document may hold anywhere:
 // merge keys, repeated keys, keys that are null or not scalars, and
 // directives. keyed renders key paths as path[key] (for maps whose keys are
 // data, such as labels) instead of path.key.
-func (w *walker) pairs(n *yaml.Node, path *field.Path, keyed bool, fn func(key string, value *yaml.Node)) {
+func (w *walker) pairs(n *node, p place, keyed bool, fn func(key string, value *node)) {
 	var seen map[string]bool
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		keyNode, value := deref(n.Content[i]), n.Content[i+1]
+	for i := 0; i+1 < len(n.content); i += 2 {
+		keyNode, value := deref(n.content[i]), n.content[i+1]
 		switch {
-		case keyNode.Kind != yaml.ScalarNode:
-			w.deny(CodeTypeInvalid, path, w.evidence(keyNode), msgKeyNotString)
+		case keyNode.kind != yaml.ScalarNode:
+			w.deny(CodeTypeInvalid, w.path(p), w.evidence(keyNode), msgKeyNotString)
 			continue
-		case keyNode.ShortTag() == tagNull:
-			w.deny(CodeNull, path, "", msgNull)
+		case keyNode.tag == tagNull:
+			w.deny(CodeNull, w.path(p), "", msgNull)
 			continue
 		}
-		key := keyNode.Value
-		keyPath := func() *field.Path { return pathOf(path, key, keyed) }
+		key := keyNode.value
 		switch {
-		case keyNode.Tag == tagMerge || key == mergeKey:
-			w.deny(CodeYAMLMergeKey, path.Key(mergeKey), w.evidence(value), msgMergeKey)
+		case keyNode.tag == tagMerge || key == mergeKey:
+			w.deny(CodeYAMLMergeKey, w.path(p).Key(mergeKey), w.evidence(value), msgMergeKey)
 			continue
 		case isDuplicate(n, i, key, &seen):
-			w.deny(CodeDuplicateKey, keyPath(), w.evidence(value), msgDuplicateKey)
+			w.deny(CodeDuplicateKey, w.path(w.child(p, key, keyed)), w.evidence(value), msgDuplicateKey)
 			continue
 		case strings.HasPrefix(key, directivePrefix):
-			w.deny(CodeDirective, keyPath(), w.evidence(value), msgDirective)
+			w.deny(CodeDirective, w.path(w.child(p, key, keyed)), w.evidence(value), msgDirective)
 			continue
 		}
 		fn(key, value)
 	}
 }
 
-// isDuplicate reports whether the key at Content[i] of mapping n repeats an
+// place is where the walk is in a document: a built path and, below it,
+// the first depth steps of the walker's stack of keys and indexes. The walk
+// of a patch visits hundreds of keys and finds few problems, so a path is
+// built only for a finding (walker.path). A place is valid while the walk
+// is at or below it: the steps below a place are rewritten as the walk
+// moves on to its next key or item.
+type place struct {
+	base  *field.Path
+	depth int
+}
+
+// step is a key or an index (at least 0) below a place.
+type step struct {
+	key   string
+	index int
+	keyed bool
+}
+
+// placeOf is the place of path itself.
+func placeOf(path *field.Path) place { return place{base: path} }
+
+// child is the place of key below p, rendered as pathOf renders it.
+func (w *walker) child(p place, key string, keyed bool) place {
+	w.steps = append(w.steps[:p.depth], step{key: key, index: -1, keyed: keyed})
+	return place{base: p.base, depth: p.depth + 1}
+}
+
+// item is the place of the i-th item of the list at p.
+func (w *walker) item(p place, i int) place {
+	w.steps = append(w.steps[:p.depth], step{index: i})
+	return place{base: p.base, depth: p.depth + 1}
+}
+
+// path builds the path of p.
+func (w *walker) path(p place) *field.Path {
+	path := p.base
+	for _, s := range w.steps[:p.depth] {
+		if s.index >= 0 {
+			path = path.Index(s.index)
+		} else {
+			path = pathOf(path, s.key, s.keyed)
+		}
+	}
+	return path
+}
+
+// isDuplicate reports whether the key at content[i] of mapping n repeats an
 // earlier key. Small mappings are scanned; large ones use seen.
-func isDuplicate(n *yaml.Node, i int, key string, seen *map[string]bool) bool {
+func isDuplicate(n *node, i int, key string, seen *map[string]bool) bool {
 	const scanLimit = 32
-	if len(n.Content) <= 2*scanLimit {
+	if len(n.content) <= 2*scanLimit {
 		for j := 0; j < i; j += 2 {
-			if k := deref(n.Content[j]); k.Kind == yaml.ScalarNode && k.Value == key {
+			if k := deref(n.content[j]); k.kind == yaml.ScalarNode && k.value == key {
 				return true
 			}
 		}
 		return false
 	}
 	if *seen == nil {
-		*seen = make(map[string]bool, len(n.Content)/2)
+		*seen = make(map[string]bool, len(n.content)/2)
 	}
 	if (*seen)[key] {
 		return true
@@ -277,47 +326,47 @@ func isFieldName(key string) bool {
 
 // deref follows an alias. Anchors are never aliases themselves, so one step
 // is enough.
-func deref(n *yaml.Node) *yaml.Node {
-	if n != nil && n.Kind == yaml.AliasNode && n.Alias != nil {
-		return n.Alias
+func deref(n *node) *node {
+	if n != nil && n.kind == yaml.AliasNode && len(n.content) == 1 {
+		return n.content[0]
 	}
 	return n
 }
 
 // isNull reports whether n (an entered node) is an explicit null: null, ~,
 // an empty value, or a !!null tag.
-func isNull(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == tagNull
+func isNull(n *node) bool {
+	return n.kind == yaml.ScalarNode && n.tag == tagNull
 }
 
 // scalarString returns the text of a scalar that a string field accepts:
 // the operator decodes any plain scalar into a string field as written.
-func scalarString(n *yaml.Node) (string, bool) {
-	if n.Kind != yaml.ScalarNode {
+func scalarString(n *node) (string, bool) {
+	if n.kind != yaml.ScalarNode {
 		return "", false
 	}
-	switch n.ShortTag() {
+	switch n.tag {
 	case tagString, tagInt, tagFloat, tagBool, tagTimestamp:
-		return n.Value, true
+		return n.value, true
 	}
 	return "", false
 }
 
 // isString reports whether n is a string scalar.
-func isString(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && n.ShortTag() == tagString
+func isString(n *node) bool {
+	return n.kind == yaml.ScalarNode && n.tag == tagString
 }
 
 // isNumber reports whether n is a finite number.
-func isNumber(n *yaml.Node) bool {
-	if n.Kind != yaml.ScalarNode {
+func isNumber(n *node) bool {
+	if n.kind != yaml.ScalarNode {
 		return false
 	}
-	switch n.ShortTag() {
+	switch n.tag {
 	case tagInt:
 		return true
 	case tagFloat:
-		return isFinite(n.Value)
+		return isFinite(n.value)
 	}
 	return false
 }
@@ -332,16 +381,16 @@ func isFinite(value string) bool {
 // lookup returns the value of key in mapping n, following aliases, or nil.
 // It is for reading a document after it was walked: the first of repeated
 // keys wins, and merge keys are not expanded (both are denied anyway).
-func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+func lookup(n *node, keys ...string) *node {
 	for _, key := range keys {
 		n = deref(n)
-		if n == nil || n.Kind != yaml.MappingNode {
+		if n == nil || n.kind != yaml.MappingNode {
 			return nil
 		}
-		var value *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if k := deref(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key && k.Tag != tagMerge {
-				value = n.Content[i+1]
+		var value *node
+		for i := 0; i+1 < len(n.content); i += 2 {
+			if k := deref(n.content[i]); k.kind == yaml.ScalarNode && k.value == key && k.tag != tagMerge {
+				value = n.content[i+1]
 				break
 			}
 		}
@@ -351,8 +400,8 @@ func lookup(n *yaml.Node, keys ...string) *yaml.Node {
 }
 
 // kindName names a node's YAML type for messages.
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
+func kindName(n *node) string {
+	switch n.kind {
 	case yaml.MappingNode:
 		return "a mapping"
 	case yaml.SequenceNode:
@@ -369,12 +418,11 @@ func kindName(n *yaml.Node) string {
 // is stopped or its findings are capped, evidence is not rendered. Evidence
 // is never cut short silently: a value nesting past maxDepth, or past the
 // budget, stops the document with a limit finding that never ratchets.
-func (w *walker) evidence(n *yaml.Node) string {
+func (w *walker) evidence(n *node) string {
 	if w.stopped || w.docFindings >= maxFindings {
 		return ""
 	}
-	var b strings.Builder
-	writeCanonical(&b, n, "...", func(n *yaml.Node, depth int) bool {
+	return string(appendCanonical(nil, n, "...", func(n *node, depth int) bool {
 		if n != nil && w.depth+depth > maxDepth && !w.stopped {
 			// Evidence that stopped short of the value would let an UPDATE
 			// that changes only what lies past the limit ratchet: the
@@ -382,44 +430,43 @@ func (w *walker) evidence(n *yaml.Node) string {
 			w.stop(CodeDocumentTooDeep, msgTooDeep)
 		}
 		return n != nil && !w.stopped && w.charge()
-	})
-	return b.String()
+	}))
 }
 
-// writeCanonical writes n to b: every scalar with its resolved tag, mappings
-// and lists in document order, aliases expanded. Before each node (at its
-// depth below n) enter decides whether to write it; a node it refuses is
-// written as refused.
-func writeCanonical(b *strings.Builder, n *yaml.Node, refused string, enter func(n *yaml.Node, depth int) bool) {
-	var render func(n *yaml.Node, depth int)
-	render = func(n *yaml.Node, depth int) {
-		n = deref(n)
-		if !enter(n, depth) {
-			b.WriteString(refused)
-			return
-		}
-		switch n.Kind {
-		case yaml.ScalarNode:
-			b.WriteString(n.ShortTag())
-			b.WriteByte(':')
-			b.WriteString(strconv.Quote(n.Value))
-		case yaml.MappingNode:
-			b.WriteByte('{')
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				render(n.Content[i], depth+1)
-				b.WriteByte('=')
-				render(n.Content[i+1], depth+1)
-				b.WriteByte(',')
-			}
-			b.WriteByte('}')
-		case yaml.SequenceNode:
-			b.WriteByte('[')
-			for _, item := range n.Content {
-				render(item, depth+1)
-				b.WriteByte(',')
-			}
-			b.WriteByte(']')
-		}
+// appendCanonical appends n to b: every scalar with its resolved tag,
+// mappings and lists in document order, aliases expanded. Before each node
+// (at its depth below n) enter decides whether to write it; a node it
+// refuses is written as refused.
+func appendCanonical(b []byte, n *node, refused string, enter func(n *node, depth int) bool) []byte {
+	return appendCanonicalAt(b, n, 0, refused, enter)
+}
+
+func appendCanonicalAt(b []byte, n *node, depth int, refused string, enter func(n *node, depth int) bool) []byte {
+	n = deref(n)
+	if !enter(n, depth) {
+		return append(b, refused...)
 	}
-	render(n, 0)
+	switch n.kind {
+	case yaml.ScalarNode:
+		b = append(b, n.tag...)
+		b = append(b, ':')
+		b = strconv.AppendQuote(b, n.value)
+	case yaml.MappingNode:
+		b = append(b, '{')
+		for i := 0; i+1 < len(n.content); i += 2 {
+			b = appendCanonicalAt(b, n.content[i], depth+1, refused, enter)
+			b = append(b, '=')
+			b = appendCanonicalAt(b, n.content[i+1], depth+1, refused, enter)
+			b = append(b, ',')
+		}
+		b = append(b, '}')
+	case yaml.SequenceNode:
+		b = append(b, '[')
+		for _, item := range n.content {
+			b = appendCanonicalAt(b, item, depth+1, refused, enter)
+			b = append(b, ',')
+		}
+		b = append(b, ']')
+	}
+	return b
 }

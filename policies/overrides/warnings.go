@@ -23,17 +23,17 @@ const (
 
 // warnReplacements reports the warnings of this file for entry e.
 func (w *walker) warnReplacements(e *entry) {
-	for _, c := range patchedContainers(e.patch) {
+	for _, c := range e.containers {
 		if e.adds(c) {
 			continue
 		}
 		for _, list := range []string{"args", "command"} {
-			if value := lookup(c.node, list); value != nil && value.Kind == yaml.SequenceNode {
+			if value := lookup(c.node, list); value != nil && value.kind == yaml.SequenceNode {
 				w.warn(CodeArgsReplaced, c.path(e.path).Child(list), w.evidence(value), msgArgsReplaced,
 					list, containerNoun(c.init), c.name)
 			}
 		}
-		if image := lookup(c.node, "image"); image != nil && image.Kind == yaml.ScalarNode && !isNull(image) {
+		if image := lookup(c.node, "image"); image != nil && image.kind == yaml.ScalarNode && !isNull(image) {
 			w.warn(CodeImagePinned, c.path(e.path).Child("image"), w.evidence(image), msgImagePinned,
 				containerNoun(c.init), c.name)
 		}
