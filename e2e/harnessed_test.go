@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
 
@@ -27,9 +29,6 @@ import (
 // up again.
 func TestHarnessedNamespaceFailsClosedOnItsOwn(t *testing.T) {
 	e := requireCluster(t)
-	if e.local == nil {
-		t.Skip("needs the local control plane: gatehouse runs its controllers there")
-	}
 	ctx := context.Background()
 	label := serverOptions().HarnessedNamespaceLabel
 	ns := testNamespace(t, e, t.Name(), nil, nil)
@@ -38,10 +37,21 @@ func TestHarnessedNamespaceFailsClosedOnItsOwn(t *testing.T) {
 	// selection kept, calling an address where nothing listens, and seeing
 	// only this test's pods.
 	var selector any
-	for _, h := range renderedWebhooks(t, e, "separate")["MutatingWebhookConfiguration"] {
-		hook := h.(map[string]any)
-		if hook["name"] == "harness-proxy.gatehouse.dev" {
-			selector = runtime.DeepCopyJSONValue(hook["namespaceSelector"])
+	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
+		URL: "https://gatehouse.invalid", Layout: webhooks.LayoutSeparate, Options: serverOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := localcluster.DecodeManifests(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for _, h := range hooks {
+			if hook := h.(map[string]any); obj.GetKind() == "MutatingWebhookConfiguration" && hook["name"] == "harness-proxy.gatehouse.dev" {
+				selector = runtime.DeepCopyJSONValue(hook["namespaceSelector"])
+			}
 		}
 	}
 	if selector == nil {
@@ -94,7 +104,7 @@ func TestHarnessedNamespaceFailsClosedOnItsOwn(t *testing.T) {
 	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
 
 	var labelled time.Duration
-	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		if labelled == 0 {
 			got := &corev1.Namespace{}
 			if err := e.client.Get(ctx, client.ObjectKey{Name: ns}, got); err != nil {
