@@ -150,3 +150,24 @@ func TestPerRequest(t *testing.T) {
 		}
 	}
 }
+
+// The two evaluations issue #15 names are read from the micro-benchmarks by
+// package and name: met, MISSED, or not measured when the line is absent.
+func TestEvaluateBenchTargets(t *testing.T) {
+	r := &Report{Bench: []BenchLine{
+		{Package: "github.com/gatehouse-dev/gatehouse/policies/overrides", Name: "BenchmarkValidate", NsPerOp: 41200},
+		{Package: "github.com/gatehouse-dev/gatehouse/webhooks", Name: "BenchmarkAdapter/pod-security-defaults", NsPerOp: 460000},
+	}}
+	r.Evaluate()
+	if tg := target(t, r, "overrides.Validate, 5-component document"); tg.Missing || !tg.Met || tg.Value != 41.2 || tg.Limit != 50 {
+		t.Errorf("overrides target %+v", tg)
+	}
+	if tg := target(t, r, "PSC mutating adapter, 3-container pod"); tg.Missing || tg.Met || tg.Value != 460 || tg.Limit != 80 {
+		t.Errorf("adapter target %+v", tg)
+	}
+	r.Bench = r.Bench[:1]
+	r.Evaluate()
+	if tg := target(t, r, "PSC mutating adapter, 3-container pod"); !tg.Missing || tg.verdict() != "not measured" {
+		t.Errorf("adapter target without its benchmark %+v", tg)
+	}
+}
