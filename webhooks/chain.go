@@ -171,7 +171,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 	var warnings []string
 	var annotations map[string]string
 	mutated := false
-	last := req.Object.Raw // offline: the object as the previous member left it
+	var last map[string]any // offline: the object as the members before this one left it; nil until read
 	for i := range c.members {
 		m := &c.members[i]
 		p.member.Store(int32(i))
@@ -179,23 +179,15 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		d, taken := c.route(m, req, &p.ns, shared)
 		if taken {
 			d = c.decide(ctx, m, req, shared)
-			if c.offline && d.Response.Allowed && d.mutated {
-				d = c.ownPatch(d, shared, &last)
-			} else if c.offline && d.mutated {
-				// A member that mutated and did not allow leaves the object
-				// as it found it for the members after it.
-				var before map[string]any
-				if err := json.Unmarshal(last, &before); err != nil {
-					d = errored(m.def, http.StatusInternalServerError, err)
-				}
-				shared.review.Object = before
+			if c.offline && m.def.Type == Mutating && shared.review != nil {
+				d = c.ownChange(d, req, shared, &last)
 			}
 		}
 		if d.Webhook == "" {
 			continue
 		}
 		d.Duration = time.Since(start)
-		v.decisions = append(v.decisions, d.Decision)
+		v.decisions = append(v.decisions, d)
 		if c.offline {
 			continue
 		}
@@ -204,7 +196,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 				v.resp = d.Response
 				return v
 			}
-			mutated = d.mutated
+			mutated = d.Mutated
 			continue
 		}
 		warnings = append(warnings, d.Response.Warnings...)
@@ -219,7 +211,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 			v.resp.Warnings, v.resp.AuditAnnotations = warnings, annotations
 			return v
 		}
-		mutated = mutated || d.mutated
+		mutated = mutated || d.Mutated
 	}
 	if c.offline {
 		if shared.review != nil {
@@ -249,26 +241,19 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 	return v
 }
 
-// routed is a member's decision in the making.
-type routed struct {
-	Decision
-	// mutated reports that the member changed the shared object.
-	mutated bool
-}
-
 // route decides whether m runs on req. A member that is not taken gives no
 // decision (an empty Webhook), except that a webhook's own endpoint refuses
 // it with a 400, and a combined endpoint that cannot read the namespace a
 // member depends on fails as its failure policy says.
-func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shared *sharedReview) (routed, bool) {
+func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shared *sharedReview) (Decision, bool) {
 	if c.own {
 		if err := m.refuses(req, c.opts); err != nil {
 			return errored(m.def, http.StatusBadRequest, err), false
 		}
-		return routed{}, true
+		return Decision{}, true
 	}
 	if !m.selectsRequest(req, c.opts) {
-		return routed{}, false
+		return Decision{}, false
 	}
 	if c.offline {
 		if d, taken := c.acts(m, req, shared); !taken {
@@ -276,7 +261,7 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 		}
 	}
 	if !m.needsNamespace() {
-		return routed{}, true
+		return Decision{}, true
 	}
 	labels, err := ns.labels()
 	if err != nil {
@@ -285,11 +270,11 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 			// What the API server does for a failing Ignore entry.
 			resp := admission.Allowed("")
 			resp.Warnings = []string{fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err)}
-			return routed{Decision: Decision{Webhook: m.def.Name, Outcome: DecisionErrored, Response: resp}}, false
+			return Decision{Webhook: m.def.Name, Outcome: DecisionErrored, Response: resp}, false
 		}
 		return errored(m.def, http.StatusInternalServerError, err), false
 	}
-	return routed{}, m.selectsNamespace(labels, c.opts)
+	return Decision{}, m.selectsNamespace(labels, c.opts)
 }
 
 // acts evaluates m's content predicate offline, on the object as the
@@ -297,13 +282,13 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 // matchCondition: false skips the member; an error fails the request for a
 // Fail webhook and skips an Ignore one. An object that does not decode is
 // taken, and the member then says why it cannot decide.
-func (c *chain) acts(m *member, req *admission.Request, shared *sharedReview) (routed, bool) {
+func (c *chain) acts(m *member, req *admission.Request, shared *sharedReview) (Decision, bool) {
 	if m.def.Intercept.Acts == nil {
-		return routed{}, true
+		return Decision{}, true
 	}
 	review, err := shared.decoded(m.def)
 	if err != nil {
-		return routed{}, true
+		return Decision{}, true
 	}
 	ok, err := actsOn(m.def.Intercept, c.opts, req, review.Object, review.OldObject)
 	switch {
@@ -311,13 +296,13 @@ func (c *chain) acts(m *member, req *admission.Request, shared *sharedReview) (r
 		return errored(m.def, http.StatusInternalServerError,
 			fmt.Errorf("webhook %s: its matchCondition gatehouse-acts failed, and the API server rejects the request: %w", m.def.Name, err)), false
 	case err != nil:
-		return routed{}, false
+		return Decision{}, false
 	}
-	return routed{}, ok
+	return Decision{}, ok
 }
 
 // decide runs m's evaluator on the shared review.
-func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, shared *sharedReview) routed {
+func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, shared *sharedReview) Decision {
 	def := m.def
 	gvr, gvk := schema.GroupVersionResource(req.Resource), schema.GroupVersionKind(req.Kind)
 	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
@@ -351,22 +336,25 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 	if !resp.Allowed {
 		outcome = DecisionDenied
 	}
-	return routed{
-		Decision: Decision{Webhook: def.Name, Outcome: outcome, Findings: findings, Response: resp, Mutated: result.Mutated && resp.Allowed},
-		mutated:  result.Mutated,
-	}
+	return Decision{Webhook: def.Name, Outcome: outcome, Findings: findings, Response: resp, Mutated: result.Mutated && resp.Allowed}
 }
 
 // patch is the answer that patches the object as sent into the shared
 // object as the members left it. The object as sent is decoded again from
-// the request (the members changed the shared one in place) and the two are
-// compared in memory (diffJSON), which writes the patch CreatePatch would.
+// the request (the members changed the shared one in place).
 func (c *chain) patch(req *admission.Request, shared *sharedReview) admission.Response {
 	var sent map[string]any
 	if err := json.Unmarshal(req.Object.Raw, &sent); err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("webhook %s could not decode the object again to patch it: %w", c.name, err))
 	}
-	resp := admission.Response{Patches: canonicalPatch(diffJSON(sent, shared.review.Object))}
+	return patchBetween(sent, shared.review.Object)
+}
+
+// patchBetween is the answer that patches before into after, compared in
+// memory (diffJSON, which writes the patch CreatePatch would), in the
+// canonical order.
+func patchBetween(before, after map[string]any) admission.Response {
+	resp := admission.Response{Patches: canonicalPatch(diffJSON(before, after))}
 	resp.Allowed = true
 	if len(resp.Patches) > 0 {
 		pt := admissionv1.PatchTypeJSONPatch
@@ -385,27 +373,32 @@ func withPatch(resp, patched admission.Response) admission.Response {
 	return resp
 }
 
-// ownPatch gives an offline member the patch of its own change, from last,
-// the object as the member before it left it, and moves last on.
-func (c *chain) ownPatch(d routed, shared *sharedReview, last *[]byte) routed {
-	next, err := json.Marshal(shared.review.Object)
-	if err != nil {
-		return errored(Definition{Name: d.Webhook}, http.StatusInternalServerError, err)
+// ownChange settles an offline mutating member's decision: an allowed change
+// becomes the member's own patch, from last, the object as the members
+// before it left it, and last moves on; a member that did not allow leaves
+// the object as it found it for the members after it.
+func (c *chain) ownChange(d Decision, req *admission.Request, shared *sharedReview, last *map[string]any) Decision {
+	if *last == nil {
+		if err := json.Unmarshal(req.Object.Raw, last); err != nil {
+			return errored(Definition{Name: d.Webhook}, http.StatusInternalServerError, err)
+		}
 	}
-	patched := admission.PatchResponseFromRaw(*last, next)
-	patched.Patches = canonicalPatch(patched.Patches)
-	if d.Response = withPatch(d.Response, patched); !d.Response.Allowed {
-		d.Outcome = DecisionErrored
+	if !d.Response.Allowed {
+		shared.review.Object = deepCopyJSON(*last).(map[string]any)
+		return d
 	}
-	*last = next
+	if d.Mutated {
+		d.Response = withPatch(d.Response, patchBetween(*last, shared.review.Object))
+		*last = deepCopyJSON(shared.review.Object).(map[string]any)
+	}
 	return d
 }
 
 // errored is the decision of a member that could not decide: the API server
 // denies on it whatever the failure policy, as the answer is not an allow.
-func errored(def Definition, code int32, err error) routed {
+func errored(def Definition, code int32, err error) Decision {
 	resp := admission.Errored(code, err)
-	return routed{Decision: Decision{Webhook: def.Name, Outcome: DecisionErrored, Response: resp}}
+	return Decision{Webhook: def.Name, Outcome: DecisionErrored, Response: resp}
 }
 
 // evaluationError says which webhook could not decide: an enforcing webhook
