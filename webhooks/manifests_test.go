@@ -172,18 +172,9 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 
 func compile(t *testing.T, expr string) cel.Program {
 	t.Helper()
-	// As the API server declares them for webhook matchConditions.
-	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
+	prg, err := compileMatchCondition(expr)
 	if err != nil {
-		t.Fatal(err)
-	}
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		t.Fatalf("matchCondition does not compile: %v\n%s", iss.Err(), expr)
-	}
-	prg, err := env.Program(ast)
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("matchCondition does not compile: %v\n%s", err, expr)
 	}
 	return prg
 }
@@ -222,32 +213,13 @@ func rawPair(t *testing.T, op admissionregistrationv1.OperationType, labelsChang
 func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string, labelsChanged bool) bool {
 	t.Helper()
 	object, oldObject := objectPair(op, labelsChanged)
-	// As the API server does, fields that are empty (omitempty in
-	// AdmissionRequest) are absent, not "".
-	request := map[string]any{
-		"operation": string(op),
-		"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
-		"userInfo":  map[string]any{"username": user},
-	}
-	for key, v := range map[string]string{"subResource": sub, "namespace": namespace, "name": name} {
-		if v != "" {
-			request[key] = v
-		}
-	}
-	vars := map[string]any{"request": request, "object": nil, "oldObject": nil}
-	if object != nil {
-		vars["object"] = object
-	}
-	if oldObject != nil {
-		vars["oldObject"] = oldObject
-	}
-	out, _, err := prg.Eval(vars)
+	req := &admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: admissionv1.Operation(op), Resource: metav1.GroupVersionResource(gvr), SubResource: sub,
+		Namespace: namespace, Name: name, UserInfo: authenticationv1.UserInfo{Username: user},
+	}}
+	b, err := evalMatchCondition(prg, celRequest(req), object, oldObject)
 	if err != nil {
 		t.Fatalf("matchCondition failed on %s %s/%s %s/%s: %v", op, gvr, sub, namespace, name, err)
-	}
-	b, ok := out.Value().(bool)
-	if !ok {
-		t.Fatalf("matchCondition is not boolean: %v", out)
 	}
 	return b
 }
