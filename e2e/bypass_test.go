@@ -72,10 +72,7 @@ var podSpecViolations = []podSpecViolation{
 func ownedSample(t *testing.T, k workload.Kind, ns, name string) (*unstructured.Unstructured, workload.Pod) {
 	t.Helper()
 	obj := sampleObject(t, k.Resource.GroupResource(), ns, name)
-	obj.SetOwnerReferences([]metav1.OwnerReference{{
-		APIVersion: "hdfs.kubedoop.dev/v1alpha1", Kind: "HdfsCluster", Name: "prod",
-		UID: "6b1f7c6e-0f1e-4d7a-9a57-2d8c2f0e7a11", Controller: ptr.To(true),
-	}})
+	obj.SetOwnerReferences([]metav1.OwnerReference{prodController()})
 	pod, ok := workload.PodOf(obj.GroupVersionKind().GroupKind(), obj.Object)
 	if !ok {
 		t.Fatalf("the %s sample has no pod spec", k.Kind)

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/ptr"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
@@ -153,10 +152,7 @@ func actedOn(t *testing.T, def webhooks.Definition, obj *unstructured.Unstructur
 		}
 	case "service-account":
 		if _, ok := workload.PodOf(obj.GroupVersionKind().GroupKind(), obj.Object); ok {
-			obj.SetOwnerReferences([]metav1.OwnerReference{{
-				APIVersion: "hdfs.kubedoop.dev/v1alpha1", Kind: "HdfsCluster", Name: "prod",
-				UID: "6b1f7c6e-0f1e-4d7a-9a57-2d8c2f0e7a11", Controller: ptr.To(true),
-			}})
+			obj.SetOwnerReferences([]metav1.OwnerReference{prodController()})
 		}
 	}
 	return obj
