@@ -127,10 +127,10 @@ func TestHarnessedNamespaceFailsClosedOnItsOwn(t *testing.T) {
 	}
 	owned := false
 	for _, f := range got.ManagedFields {
-		owned = owned || (f.Manager == controllers.HarnessedNamespacesFieldManager && strings.Contains(string(f.FieldsV1.Raw), label))
+		owned = owned || (f.Manager == controllers.NamespaceLabelsFieldManager && strings.Contains(string(f.FieldsV1.Raw), label))
 	}
 	if !owned {
-		t.Errorf("the label is not owned by field manager %s: %+v", controllers.HarnessedNamespacesFieldManager, got.ManagedFields)
+		t.Errorf("the label is not owned by field manager %s: %+v", controllers.NamespaceLabelsFieldManager, got.ManagedFields)
 	}
 
 	// The harness goes: the controller gives the label up.

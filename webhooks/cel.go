@@ -118,8 +118,19 @@ func (m member) memberExpression(opts Options) string {
 		}
 		expr += " && (" + c.Expression + ")"
 	}
+	switch m.places[0].scope {
+	case admissionregistrationv1.NamespacedScope:
+		expr += " && " + namespacedRequestExpression
+	case admissionregistrationv1.ClusterScope:
+		expr += " && !" + namespacedRequestExpression
+	}
 	return expr
 }
+
+// namespacedRequestExpression is namespacedRequest in CEL: the rules' scope
+// of a member, which the group's rules (a union) no longer carry.
+var namespacedRequestExpression = fmt.Sprintf("(has(request.namespace) && request.namespace != \"\" && !%s)",
+	resourceIs(Resource{GVR: namespaceFinalize.GVR}))
 
 // subresourceIs tests request.subResource, which the API server leaves out
 // of the request (rather than empty) for the main resource.

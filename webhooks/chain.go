@@ -40,9 +40,12 @@ import (
 
 // member is a webhook as a chain runs it.
 type member struct {
-	def   Definition
-	where harnessed
-	eval  Evaluator
+	def Definition
+	// places are the configuration entries that send the member requests
+	// (combined.go): one in a combined endpoint, all of the webhook's
+	// offline, where check takes what any of them would send.
+	places []placement
+	eval   Evaluator
 }
 
 // chain runs members over one review.
@@ -115,7 +118,7 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	// in flight then must still get their real answers.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.deadline)
 	defer cancel()
-	p := &pass{shared: sharedReview{req: req}, ns: namespaceView{opts: &c.opts, namespace: req.Namespace}}
+	p := &pass{shared: sharedReview{req: req}, ns: namespaceView{opts: &c.opts, namespace: req.Namespace, asManaged: c.offline}}
 	p.member.Store(-1)
 	done := make(chan outcome, 1) // buffered: a late verdict never blocks the goroutine
 	start := time.Now()
@@ -260,7 +263,7 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 			return d, false
 		}
 	}
-	if !m.needsNamespace() {
+	if !m.needsNamespace(c.offline) {
 		return Decision{}, true
 	}
 	labels, err := ns.labels()
@@ -274,7 +277,7 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 		}
 		return errored(m.def, http.StatusInternalServerError, err), false
 	}
-	return Decision{}, m.selectsNamespace(labels, c.opts)
+	return Decision{}, m.selectsNamespace(req, labels, c.opts)
 }
 
 // acts evaluates m's content predicate offline, on the object as the
@@ -434,6 +437,10 @@ func (m *member) refuses(req *admission.Request, opts Options) error {
 type namespaceView struct {
 	opts      *Options
 	namespace string
+	// asManaged adds the labels gatehouse's namespace-label controller
+	// keeps current, when it runs (selection.go): offline, where no
+	// controller labelled the namespaces check is given.
+	asManaged bool
 	read      bool
 	got       map[string]string
 	err       error
@@ -459,6 +466,11 @@ func (n *namespaceView) fetch() (map[string]string, error) {
 	labels, err := n.opts.Namespaces.NamespaceLabels(n.namespace)
 	if err != nil {
 		return nil, err
+	}
+	if n.asManaged && n.opts.ManagedNamespaceLabels {
+		if labels, err = withManagedLabels(*n.opts, n.namespace, labels); err != nil {
+			return nil, err
+		}
 	}
 	// The API server's namespaceSelector sees this label on every
 	// namespace. The view's map is its own: add it to a copy.

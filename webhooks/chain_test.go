@@ -50,7 +50,7 @@ func probeChain(offline bool, probes ...*probe) *chain {
 	for i, p := range probes {
 		def := Definition{Name: "probe-" + string(rune('a'+i)), Type: Mutating, FailurePolicy: admissionregistrationv1.Fail,
 			Intercept: Intercept{Operations: create, Resources: []Resource{pods}}}
-		c.members = append(c.members, member{def: def, where: anyNamespace, eval: p})
+		c.members = append(c.members, member{def: def, places: def.placements(Options{}), eval: p})
 	}
 	return c
 }

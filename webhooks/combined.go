@@ -7,51 +7,103 @@ import (
 )
 
 // Group is one combined endpoint (docs/contracts.md §10): every enabled webhook of
-// one type and failure policy, run in registry order in one call. Each call
-// the API server makes costs a TLS round trip and a full encode and decode
-// of the object, and mutating entries run one after another; a Pod create
-// that six entries intercept pays that once per group instead.
+// one type and failure policy that is sent the same namespaces, run in
+// registry order in one call. Each call the API server makes costs a TLS
+// round trip and a full encode and decode of the object, and mutating
+// entries run one after another; a Pod create that six entries intercept
+// pays that once per group instead. A namespaceSelector belongs to a whole
+// entry, so webhooks sent different namespaces cannot share one without
+// every namespace being sent to both: there is one group per selection.
 type Group struct {
 	Name          string
 	Path          string
 	Type          Type
 	FailurePolicy admissionregistrationv1.FailurePolicyType
+	// Namespaces is the group's namespace selection.
+	Namespaces selection
 }
 
-// Groups are the combined endpoints, as few as the failure policies require.
+// Groups are the combined endpoints, as few as the failure policies and
+// namespace selections require, in the order the API server calls them
+// (the registry's order of their members: pod security defaults first). A group with no member in a configuration
+// (mutating-ignore-scoped without managed namespace labels) is not
+// rendered.
 var Groups = []Group{
+	{Name: "mutating-ignore-opted-in", Path: "/mutate/combined-ignore-opted-in", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: optedIn},
 	{Name: "mutating-ignore", Path: "/mutate/combined-ignore", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore},
-	{Name: "mutating-fail", Path: "/mutate/combined-fail", Type: Mutating, FailurePolicy: admissionregistrationv1.Fail},
+	{Name: "mutating-ignore-scoped", Path: "/mutate/combined-ignore-scoped", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: scopedNamespaces},
+	{Name: "mutating-fail", Path: "/mutate/combined-fail", Type: Mutating, FailurePolicy: admissionregistrationv1.Fail, Namespaces: harnessedNamespaces},
 	{Name: "validating-fail", Path: "/validate/combined-fail", Type: Validating, FailurePolicy: admissionregistrationv1.Fail},
+	{Name: "validating-fail-opted-in", Path: "/validate/combined-fail-opted-in", Type: Validating, FailurePolicy: admissionregistrationv1.Fail, Namespaces: optedIn},
 }
 
-// harnessed says where a member runs relative to the harnessed-namespace
-// label.
-type harnessed int
+// selection is the set of namespaces a configuration entry is sent,
+// rendered as its namespaceSelector (besides the excluded namespaces).
+type selection int
 
 const (
-	anyNamespace harnessed = iota
-	labelledOnly
-	unlabelledOnly
+	allNamespaces       selection = iota
+	optedIn                       // carrying Options.SecurityDefaultsLabel
+	harnessedNamespaces           // carrying Options.HarnessedNamespaceLabel
+	scopedNamespaces              // carrying Options.ScopedNamespaceLabel
 )
 
-// members returns the registry's webhooks that group g runs. A webhook that
-// fails closed only in harnessed namespaces belongs to the failing-closed
-// group there and to the failing-open group elsewhere, as its two entries in
-// the separate layout do.
-func (g Group) members() []member {
+// placement is one configuration entry of a webhook: the namespaces and
+// objects it is sent, and its failure policy. Most webhooks have one; see
+// Definition.placements for the others.
+type placement struct {
+	// suffix names the entry after the webhook: "<name><suffix>.gatehouse.dev".
+	suffix        string
+	failurePolicy admissionregistrationv1.FailurePolicyType
+	namespaces    selection
+	// unharnessed limits the entry to namespaces without
+	// Options.HarnessedNamespaceLabel.
+	unharnessed bool
+	// scope limits the entry's rules to namespaced or cluster-scoped
+	// objects ("*": both).
+	scope admissionregistrationv1.ScopeType
+}
+
+// placements are def's configuration entries under opts:
+//   - an opt-in webhook is sent the opted-in namespaces;
+//   - a webhook that fails closed only in harnessed namespaces has a
+//     failing-closed entry there and, unless gatehouse keeps the harnessed
+//     label current itself, a failing-open one, "<name>-unlabelled",
+//     everywhere else;
+//   - a webhook sent the objects of scoped namespaces is, when gatehouse
+//     keeps the scoped label current, sent namespaced objects there and
+//     cluster-scoped ones by an entry of their own, "<name>-cluster";
+//     otherwise every namespace.
+func (def Definition) placements(opts Options) []placement {
+	p := placement{failurePolicy: def.FailurePolicy, scope: admissionregistrationv1.AllScopes}
+	switch {
+	case def.Intercept.OptIn:
+		p.namespaces = optedIn
+	case def.FailClosedOnlyInHarnessed:
+		p.namespaces = harnessedNamespaces
+		if !opts.ManagedNamespaceLabels {
+			return []placement{p, {suffix: "-unlabelled", failurePolicy: admissionregistrationv1.Ignore, unharnessed: true, scope: p.scope}}
+		}
+	case def.Intercept.ScopedNamespaces && opts.ManagedNamespaceLabels:
+		p.namespaces, p.scope = scopedNamespaces, admissionregistrationv1.NamespacedScope
+		return []placement{p, {suffix: "-cluster", failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope}}
+	}
+	return []placement{p}
+}
+
+// members returns the registry's webhooks that group g runs under opts:
+// each webhook whose placement has g's type, failure policy and
+// namespaces.
+func (g Group) members(opts Options) []member {
 	var out []member
 	for _, def := range Registry {
 		if def.Type != g.Type {
 			continue
 		}
-		switch {
-		case def.FailClosedOnlyInHarnessed && g.FailurePolicy == admissionregistrationv1.Fail:
-			out = append(out, member{def: def, where: labelledOnly})
-		case def.FailClosedOnlyInHarnessed && g.FailurePolicy == admissionregistrationv1.Ignore:
-			out = append(out, member{def: def, where: unlabelledOnly})
-		case def.FailurePolicy == g.FailurePolicy:
-			out = append(out, member{def: def, where: anyNamespace})
+		for _, p := range def.placements(opts) {
+			if p.failurePolicy == g.FailurePolicy && p.namespaces == g.Namespaces {
+				out = append(out, member{def: def, places: []placement{p}})
+			}
 		}
 	}
 	return out
@@ -63,25 +115,71 @@ func (m member) selectsRequest(req *admission.Request, opts Options) bool {
 	in := m.def.Intercept
 	return in.Matches(op, schema.GroupVersionResource(req.Resource), req.SubResource, opts) &&
 		in.UserMatches(op, req.UserInfo.Username) && in.ObjectMatches(req.Namespace, req.Name, opts) &&
-		in.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw)
+		in.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw) && m.inScope(req)
 }
 
-// selectsNamespace is the part of selects that reads the namespace's labels.
-func (m member) selectsNamespace(namespaceLabels map[string]string, opts Options) bool {
-	if !m.def.Intercept.NamespaceMatches(namespaceLabels, opts) {
+// inScope reports whether one of m's placements takes req's scope.
+func (m member) inScope(req *admission.Request) bool {
+	namespaced := namespacedRequest(req)
+	for _, p := range m.places {
+		if p.scope == admissionregistrationv1.AllScopes || (p.scope == admissionregistrationv1.NamespacedScope) == namespaced {
+			return true
+		}
+	}
+	return false
+}
+
+// namespacedRequest reports whether req is for a namespaced object. A
+// Namespace is cluster-scoped, though its request names it as its
+// namespace.
+func namespacedRequest(req *admission.Request) bool {
+	return req.Namespace != "" && (req.Resource.Group != "" || req.Resource.Resource != "namespaces")
+}
+
+// selectsNamespace is the part of selects that reads the namespace's labels:
+// whether one of m's placements is sent this request's namespace.
+func (m member) selectsNamespace(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
+	namespaced := namespacedRequest(req)
+	for _, p := range m.places {
+		if p.scope != admissionregistrationv1.AllScopes && (p.scope == admissionregistrationv1.NamespacedScope) != namespaced {
+			continue
+		}
+		if p.selects(namespaceLabels, opts) {
+			return true
+		}
+	}
+	return false
+}
+
+// selects reports whether p is sent an object in a namespace with these
+// labels, as its namespaceSelector decides.
+func (p placement) selects(labels map[string]string, opts Options) bool {
+	_, harnessed := labels[opts.HarnessedNamespaceLabel]
+	if p.unharnessed && harnessed {
 		return false
 	}
-	_, labelled := namespaceLabels[opts.HarnessedNamespaceLabel]
-	switch m.where {
-	case labelledOnly:
-		return labelled
-	case unlabelledOnly:
-		return !labelled
+	switch p.namespaces {
+	case optedIn:
+		return optedInLabels(labels, opts)
+	case harnessedNamespaces:
+		return harnessed
+	case scopedNamespaces:
+		_, scoped := labels[opts.ScopedNamespaceLabel]
+		return scoped
 	}
 	return true
 }
 
 // needsNamespace reports whether selecting m reads the namespace's labels.
-func (m member) needsNamespace() bool {
-	return m.def.Intercept.OptIn || m.where != anyNamespace
+// A combined endpoint trusts its entry's namespaceSelector, which is the
+// member's own, and reads them only for what the selector cannot say (the
+// failing-open half of harness-proxy); offline nothing selected the
+// namespace yet.
+func (m member) needsNamespace(offline bool) bool {
+	for _, p := range m.places {
+		if p.unharnessed || (offline && (p.namespaces != allNamespaces || m.def.Intercept.OptIn)) {
+			return true
+		}
+	}
+	return false
 }

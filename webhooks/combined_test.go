@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -68,13 +69,22 @@ var compiled = map[string]cel.Program{}
 // (on the object's namespace), then every matchCondition.
 func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub, namespace, name, user string, labelsChanged bool, nsLabels map[string]string) bool {
 	t.Helper()
-	if !rulesMatch(e.rules, op, gvr, sub) {
+	isNamespace := gvr.Group == "" && gvr.Resource == "namespaces"
+	scope := admissionregistrationv1.ClusterScope
+	if namespace != "" && !isNamespace {
+		scope = admissionregistrationv1.NamespacedScope
+	}
+	if !rulesMatchIn(e.rules, op, gvr, sub, scope) {
 		return false
 	}
 	sel, err := metav1.LabelSelectorAsSelector(e.namespaces)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// (The API server never skips a cluster-scoped object other than a
+	// Namespace by its namespaceSelector; every selection but the excluded
+	// names is of namespaced objects only, so the test applies it to
+	// every object, as check does with the labels of namespace "".)
 	if !sel.Matches(labels.Set(nsLabels)) {
 		return false
 	}
@@ -96,18 +106,37 @@ func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationT
 // the server's member selection) are exactly the webhooks the separate
 // entries would call.
 func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
+	for _, managed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("managed namespace labels %v", managed), func(t *testing.T) {
+			combinedRunsWhatSeparateEntriesWould(t, managed)
+		})
+	}
+}
+
+func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 	opts := Options{
 		Products:                policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
 		SecurityDefaultsLabel:   Label{Key: "psc.example/opt-in", Value: "yes"},
 		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 		HarnessedNamespaceLabel: "ops.example/harnessed",
+		ScopedNamespaceLabel:    "ops.example/scoped",
+		ManagedNamespaceLabels:  managed,
 	}
 	base := ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts}
 	separate := renderEntries(t, base)
 	base.Layout = LayoutCombined
 	combined := renderEntries(t, base)
-	if len(combined) != len(Groups) {
-		t.Fatalf("%d combined entries, want one per group (%d)", len(combined), len(Groups))
+	var withMembers int
+	for _, g := range Groups {
+		if len(g.members(opts)) > 0 {
+			withMembers++
+		}
+	}
+	if len(combined) != withMembers {
+		t.Fatalf("%d combined entries, want one per group with members (%d)", len(combined), withMembers)
+	}
+	if want := 5; managed && len(combined) != 6 || !managed && len(combined) != want {
+		t.Errorf("%d combined entries: the scoped group is rendered exactly when the labels are managed", len(combined))
 	}
 
 	gvrs := []struct {
@@ -128,6 +157,7 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 		{gvr: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}},
 		{gvr: schema.GroupVersionResource{Group: "vshn.net", Version: "v1", Resource: "operatorharnesses"}},
 		{gvr: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "things"}},
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}},
 	}
 	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete}
 	objects := [][2]string{{"ops", "overrides"}, {"team-a", "web"}, {"", "cluster-scoped"}}
@@ -136,11 +166,13 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 		{"psc.example/opt-in": "yes"},
 		{"psc.example/opt-in": "no", "ops.example/harnessed": "true"},
 		{"psc.example/opt-in": "yes", "ops.example/harnessed": ""},
+		{"ops.example/scoped": "true"},
+		{"psc.example/opt-in": "yes", "ops.example/harnessed": "", "ops.example/scoped": ""},
 	}
 	users := []string{"system:serviceaccount:ops:operator", "alice"}
 	groupMembers := map[string][]member{}
 	for _, g := range Groups {
-		groupMembers[g.Name+".gatehouse.dev"] = g.members()
+		groupMembers[g.Name+".gatehouse.dev"] = g.members(opts)
 	}
 
 	checked := 0
@@ -157,7 +189,8 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 							var want, got []string
 							for _, e := range separate {
 								if e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, labelsChanged, nsLabels) {
-									want = append(want, strings.TrimSuffix(strings.TrimSuffix(e.name, ".gatehouse.dev"), "-unlabelled"))
+									name := strings.TrimSuffix(e.name, ".gatehouse.dev")
+									want = append(want, strings.TrimSuffix(strings.TrimSuffix(name, "-unlabelled"), "-cluster"))
 								}
 							}
 							object, oldObject := rawPair(t, op, labelsChanged)
@@ -226,11 +259,19 @@ func TestHTTPCombinedEqualsSeparate(t *testing.T) {
 		}
 		chained = applyPatch(t, chained, r.Patch)
 	}
-	_, r := ts.post(t, "/mutate/combined-ignore", "application/json", body)
+	// The namespace opts in to the pod security defaults, which have a
+	// group of their own, called first.
+	_, opted := ts.post(t, "/mutate/combined-ignore-opted-in", "application/json", body)
+	if !opted.Allowed || len(opted.Patch) == 0 {
+		t.Fatalf("combined-ignore-opted-in: allowed=%v patch %s", opted.Allowed, opted.Patch)
+	}
+	defaulted := applyPatch(t, pod, opted.Patch)
+	_, r := ts.post(t, "/mutate/combined-ignore", "application/json",
+		reviewBodyIn(t, "c1", admissionv1.Create, podKind, podResource, "mariadb-operator", "operator", defaulted, nil))
 	if !r.Allowed {
 		t.Fatalf("combined: denied %s", fmtCauses(r))
 	}
-	if got, want := string(mustJSON(t, applyPatch(t, pod, r.Patch))), string(mustJSON(t, chained)); got != want {
+	if got, want := string(mustJSON(t, applyPatch(t, defaulted, r.Patch))), string(mustJSON(t, chained)); got != want {
 		t.Errorf("combined patch makes\n%s\nthe separate chain\n%s", got, want)
 	}
 	_, again := ts.post(t, "/mutate/combined-ignore", "application/json",
@@ -238,11 +279,12 @@ func TestHTTPCombinedEqualsSeparate(t *testing.T) {
 	if !again.Allowed || len(again.Patch) != 0 {
 		t.Errorf("combined on its own output: allowed=%v patch %s", again.Allowed, again.Patch)
 	}
-	// The failing-closed group runs harness-proxy only in labelled
-	// namespaces; this one is not labelled.
+	// The failing-closed group trusts its entry's namespaceSelector (the
+	// harnessed label): sent this pod, it answers as harness-proxy does.
 	_, fail := ts.post(t, "/mutate/combined-fail", "application/json", body)
-	if !fail.Allowed || len(fail.Patch) != 0 {
-		t.Errorf("combined-fail in an unlabelled namespace: allowed=%v patch %s", fail.Allowed, fail.Patch)
+	_, own := ts.post(t, "/mutate/harness-proxy", "application/json", body)
+	if !fail.Allowed || len(fail.Patch) == 0 || string(fail.Patch) != string(own.Patch) {
+		t.Errorf("combined-fail: allowed=%v patch %s, harness-proxy's own %s", fail.Allowed, fail.Patch, own.Patch)
 	}
 
 	// A denial by one member answers for the group, attributed to it.
@@ -286,10 +328,12 @@ func (brokenNamespaces) NamespaceLabels(string) (map[string]string, error) {
 	return nil, errNoClusterState
 }
 
-// TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem: with the namespace
-// view down, a PVC (which no namespace-dependent member judges) is still
-// judged by secret-scope, while a Pod, which pod-security judges only in
-// opted-in namespaces, is refused rather than judged blind.
+// TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem: a combined endpoint
+// trusts its entry's namespaceSelector, so with the namespace view down a
+// PVC and a Pod are still judged by the validating group (no member reads
+// the namespace), while the failing-open half of harness-proxy, which the
+// selector of mutating-ignore cannot narrow, is skipped with a warning
+// rather than run blind.
 func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
 	opts := OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState, opts.Namespaces = memState{}, brokenNamespaces{}
@@ -301,10 +345,17 @@ func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
 	if !r.Allowed {
 		t.Errorf("a valid PVC was refused with the namespace view down: %+v", r.Result)
 	}
-	_, p := ts.post(t, "/validate/combined-fail", "application/json",
-		reviewBodyIn(t, "n2", admissionv1.Create, podKind, podResource, "team-a", "web", secretPod(scopeAnnotations("pod")), nil))
-	if p.Allowed || p.Result == nil || p.Result.Code != 500 {
-		t.Errorf("a Pod was judged without knowing whether pod-security applies: allowed=%v %+v", p.Allowed, p.Result)
+	pod := reviewBodyIn(t, "n2", admissionv1.Create, podKind, podResource, "team-a", "web", secretPod(scopeAnnotations("pod")), nil)
+	if _, p := ts.post(t, "/validate/combined-fail", "application/json", pod); !p.Allowed {
+		t.Errorf("a valid Pod was refused by the validating group with the namespace view down: %+v", p.Result)
+	}
+	_, m := ts.post(t, "/mutate/combined-ignore", "application/json", pod)
+	// (harness-labels, which needs the namespace's labels itself, then
+	// refuses: its own rule, not the group's.)
+	if len(m.Patch) != 0 || !slices.ContainsFunc(m.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "gatehouse harness-proxy: skipped: ")
+	}) {
+		t.Errorf("mutating-ignore with the namespace view down: patch=%s warnings %v, want harness-proxy skipped", m.Patch, m.Warnings)
 	}
 }
 
@@ -312,7 +363,7 @@ func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
 // check` routes it: what the member's own entry would be sent, given the
 // namespace's labels and the content of the request.
 func (m member) selects(t *testing.T, req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
-	return m.selectsRequest(req, opts) && (!m.needsNamespace() || m.selectsNamespace(namespaceLabels, opts)) &&
+	return m.selectsRequest(req, opts) && (!m.needsNamespace(true) || m.selectsNamespace(req, namespaceLabels, opts)) &&
 		actsOnRaw(t, m.def.Intercept, opts, req)
 }
 

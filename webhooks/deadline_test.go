@@ -308,9 +308,9 @@ func TestCombinedHungNamespaceReadAnswersInTime(t *testing.T) {
 	}
 	r := serve(groups["mutating-ignore"])
 	if !r.Allowed || len(r.Patch) != 0 || !slices.ContainsFunc(r.Warnings, func(w string) bool {
-		return strings.HasPrefix(w, "gatehouse pod-security-defaults: "+ReasonReviewTimeout) && strings.Contains(w, "admitted unchanged")
+		return strings.HasPrefix(w, "gatehouse harness-proxy: "+ReasonReviewTimeout) && strings.Contains(w, "admitted unchanged")
 	}) {
-		t.Errorf("mutating-ignore with a hung namespace read: allowed=%v patch=%s warnings %v, want admitted unchanged with pod-security-defaults' timeout",
+		t.Errorf("mutating-ignore with a hung namespace read: allowed=%v patch=%s warnings %v, want admitted unchanged with harness-proxy's timeout",
 			r.Allowed, r.Patch, r.Warnings)
 	}
 }

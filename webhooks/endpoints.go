@@ -35,7 +35,7 @@ func Build(opts Options, enabled func(name string) bool) []*Webhook {
 		if !enabled(def.Name) {
 			continue
 		}
-		m := member{def: def, where: anyNamespace, eval: def.New(opts)}
+		m := member{def: def, places: def.placements(opts), eval: def.New(opts)}
 		c := &chain{name: def.Name, failurePolicy: def.FailurePolicy, members: []member{m}, opts: opts, own: true}
 		out = append(out, &Webhook{Definition: def, member: m, Admission: serveChain(c)})
 	}
@@ -53,7 +53,7 @@ func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 	var out []*Combined
 	for _, g := range Groups {
 		c := &chain{name: g.Name, failurePolicy: g.FailurePolicy, opts: opts}
-		for _, m := range g.members() {
+		for _, m := range g.members(opts) {
 			if w, ok := byName[m.def.Name]; ok {
 				m.eval = w.member.eval
 				c.members = append(c.members, m)

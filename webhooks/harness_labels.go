@@ -11,9 +11,27 @@ import (
 // harness-labels: LABEL (docs/contracts.md §5), the scope labels of Enforce-mode
 // harnesses copied onto new objects. Their protection on UPDATE is
 // harness-labels-guard's, which fails closed.
+//
+// When gatehouse manages the namespace labels, a Namespace's own CREATE and
+// UPDATE are sent here too, and get the managed labels they should carry
+// at once (selection.go): a namespace created with a scope label is
+// selected before the first object is created in it, rather than when the
+// controller gets to it.
 func newHarnessLabels(opts Options) Evaluator {
 	view := harnessView{state: opts.ClusterState, namespaces: opts.Namespaces}
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		var marked bool
+		if isNamespace(r.Resource.Group, r.Resource.Resource) {
+			if opts.ManagedNamespaceLabels {
+				var err error
+				if marked, err = markNamespace(opts, r.Object); err != nil {
+					return Result{}, err
+				}
+			}
+			if r.Operation != admissionregistrationv1.Create {
+				return Result{Mutated: marked}, nil
+			}
+		}
 		req := scopelabel.Request{
 			Update:    r.Operation == admissionregistrationv1.Update,
 			Namespace: labelNamespace(r),
@@ -22,16 +40,56 @@ func newHarnessLabels(opts Options) Evaluator {
 			Username:  r.Username,
 		}
 		changed, findings := scopelabel.Admit(req, view)
-		return Result{Findings: findings, Mutated: changed}, nil
+		return Result{Findings: findings, Mutated: changed || marked}, nil
 	})
+}
+
+// markNamespace adds to a Namespace the managed labels it should carry and
+// lacks. A Namespace whose labels cannot be written is left alone.
+func markNamespace(opts Options, ns map[string]any) (bool, error) {
+	meta, _ := ns["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	raw, hasLabels := meta["labels"]
+	current, ok := raw.(map[string]any)
+	if meta == nil || name == "" || (hasLabels && !ok) {
+		return false, nil
+	}
+	labels := map[string]string{}
+	for k, v := range current {
+		if s, ok := v.(string); ok {
+			labels[k] = s
+		}
+	}
+	want, err := withManagedLabels(opts, name, labels)
+	if err != nil {
+		return false, err
+	}
+	changed := false
+	for k, v := range want {
+		if _, has := current[k]; has {
+			continue
+		}
+		if current == nil {
+			current = map[string]any{}
+			meta["labels"] = current
+		}
+		current[k] = v
+		changed = true
+	}
+	return changed, nil
 }
 
 // labelNamespace is the namespace LABEL reads for r: none for a Namespace,
 // whose requests carry its own name as namespace although it is a
 // cluster-scoped object.
 func labelNamespace(r *Review) string {
-	if r.Resource.Group == "" && r.Resource.Resource == "namespaces" {
+	if isNamespace(r.Resource.Group, r.Resource.Resource) {
 		return ""
 	}
 	return r.Namespace
+}
+
+// isNamespace reports whether group and resource are the core namespaces.
+func isNamespace(group, resource string) bool {
+	return group == "" && resource == "namespaces"
 }

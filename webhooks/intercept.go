@@ -57,6 +57,11 @@ type Intercept struct {
 	// metadata.labels differ from the old object's, rendered as a
 	// matchConditions expression on object and oldObject.
 	LabelChangesOnly bool
+	// ScopedNamespaces: the webhook acts on namespaced objects only in
+	// namespaces that carry a scope label; when gatehouse keeps
+	// Options.ScopedNamespaceLabel current, only those are sent
+	// (Definition.placements).
+	ScopedNamespaces bool
 	// Acts, when set, is the CEL predicate over request, object and
 	// oldObject that is true for every request the evaluator could deny,
 	// warn about or patch (narrowing.go), rendered as the matchCondition
@@ -116,9 +121,12 @@ func (in Intercept) Matches(op admissionregistrationv1.OperationType, gvr schema
 // reaches the webhook; the API server decides it with the rendered
 // namespaceSelector, `gatehouse check` with this.
 func (in Intercept) NamespaceMatches(namespaceLabels map[string]string, opts Options) bool {
-	if !in.OptIn {
-		return true
-	}
+	return !in.OptIn || optedInLabels(namespaceLabels, opts)
+}
+
+// optedInLabels reports whether a namespace's labels opt it in to the pod
+// security webhooks.
+func optedInLabels(namespaceLabels map[string]string, opts Options) bool {
 	v, ok := namespaceLabels[opts.SecurityDefaultsLabel.Key]
 	return ok && v == opts.SecurityDefaultsLabel.Value
 }

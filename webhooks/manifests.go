@@ -121,74 +121,69 @@ func (o ManifestOptions) objectMeta() metav1.ObjectMeta {
 	return meta
 }
 
-func (o ManifestOptions) validatingWebhook(def Definition) admissionregistrationv1.ValidatingWebhook {
-	failure := def.FailurePolicy
+// entry is the configuration entry of def's placement p.
+func (o ManifestOptions) entry(def Definition, p placement) admissionregistrationv1.ValidatingWebhook {
+	failure := p.failurePolicy
 	equivalent := admissionregistrationv1.Equivalent
 	none := admissionregistrationv1.SideEffectClassNone
 	timeout := int32(TimeoutSeconds)
-	w := admissionregistrationv1.ValidatingWebhook{
-		Name:                    def.Name + ".gatehouse.dev",
+	return admissionregistrationv1.ValidatingWebhook{
+		Name:                    def.Name + p.suffix + ".gatehouse.dev",
 		ClientConfig:            o.clientConfig(def.Path),
-		Rules:                   def.Intercept.rules(),
+		Rules:                   def.Intercept.rules(p.scope),
 		FailurePolicy:           &failure,
 		MatchPolicy:             &equivalent,
 		SideEffects:             &none,
 		TimeoutSeconds:          &timeout,
 		AdmissionReviewVersions: []string{"v1"},
-		NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-			Key:      "kubernetes.io/metadata.name",
-			Operator: metav1.LabelSelectorOpNotIn,
-			Values:   excludedNamespaces(o.Namespace),
-		}}},
+		NamespaceSelector:       o.namespaceSelector(p.namespaces, p.unharnessed),
+		MatchConditions:         def.Intercept.matchConditions(o.Options),
 	}
-	if def.Intercept.OptIn {
-		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key:      o.SecurityDefaultsLabel.Key,
-			Operator: metav1.LabelSelectorOpIn,
-			Values:   []string{o.SecurityDefaultsLabel.Value},
-		})
-	}
-	w.MatchConditions = def.Intercept.matchConditions(o.Options)
-	return w
 }
 
-// groupEntry is the one configuration entry of a combined group: the union
-// of its members' rules, narrowed by a matchConditions expression that is
-// true exactly for the requests some member's own entry would be sent.
-// Namespace opt-ins are decided by the server, except where every member
-// shares one.
+// namespaceSelector renders a selection: every namespace but the excluded
+// ones, narrowed by the selection's label (and, with unharnessed, to
+// namespaces without the harnessed-namespace label).
+func (o ManifestOptions) namespaceSelector(s selection, unharnessed bool) *metav1.LabelSelector {
+	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: excludedNamespaces(o.Namespace),
+	}}}
+	add := func(r metav1.LabelSelectorRequirement) { sel.MatchExpressions = append(sel.MatchExpressions, r) }
+	switch s {
+	case optedIn:
+		add(metav1.LabelSelectorRequirement{Key: o.SecurityDefaultsLabel.Key, Operator: metav1.LabelSelectorOpIn, Values: []string{o.SecurityDefaultsLabel.Value}})
+	case harnessedNamespaces:
+		add(metav1.LabelSelectorRequirement{Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpExists})
+	case scopedNamespaces:
+		add(metav1.LabelSelectorRequirement{Key: o.ScopedNamespaceLabel, Operator: metav1.LabelSelectorOpExists})
+	}
+	if unharnessed {
+		add(metav1.LabelSelectorRequirement{Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpDoesNotExist})
+	}
+	return sel
+}
+
+// groupEntry is the one configuration entry of a combined group: the
+// group's namespaces, the union of its members' rules, narrowed by a
+// matchConditions expression that is true exactly for the requests some
+// member's own entry would be sent. A member's narrower namespaces (the
+// failing-open half of harness-proxy) are decided by the server.
 func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.ValidatingWebhook, bool) {
-	members := g.members()
+	members := g.members(o.Options)
 	if len(members) == 0 {
 		return admissionregistrationv1.ValidatingWebhook{}, false
 	}
-	first := o.validatingWebhook(members[0].def)
-	w := first
+	w := o.entry(members[0].def, members[0].places[0])
 	w.Name = g.Name + ".gatehouse.dev"
 	w.ClientConfig = o.clientConfig(g.Path)
 	failure := g.FailurePolicy
 	w.FailurePolicy = &failure
-	w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: excludedNamespaces(o.Namespace),
-	}}}
-	allLabelled, allOptIn := true, true
+	w.NamespaceSelector = o.namespaceSelector(g.Namespaces, false)
 	w.Rules = nil
 	var alts []string
 	for _, m := range members {
-		w.Rules = append(w.Rules, m.def.Intercept.rules()...)
+		w.Rules = append(w.Rules, m.def.Intercept.rules(m.places[0].scope)...)
 		alts = append(alts, m.memberExpression(o.Options))
-		allLabelled = allLabelled && m.where == labelledOnly
-		allOptIn = allOptIn && m.def.Intercept.OptIn
-	}
-	if allLabelled {
-		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpExists,
-		})
-	}
-	if allOptIn {
-		w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
-			Key: o.SecurityDefaultsLabel.Key, Operator: metav1.LabelSelectorOpIn, Values: []string{o.SecurityDefaultsLabel.Value},
-		})
 	}
 	w.MatchConditions = []admissionregistrationv1.MatchCondition{{
 		Name: "gatehouse-members", Expression: strings.Join(alts, " || "),
@@ -196,25 +191,13 @@ func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.Validating
 	return w, true
 }
 
-// entries are the configuration entries of one webhook: one, or for a
-// webhook that fails closed only in harnessed namespaces, the failing-closed
-// entry there and a failing-open one, "<name>-unlabelled", everywhere else.
+// entries are the configuration entries of one webhook, one per placement.
 func (o ManifestOptions) entries(def Definition) []admissionregistrationv1.ValidatingWebhook {
-	w := o.validatingWebhook(def)
-	if !def.FailClosedOnlyInHarnessed {
-		return []admissionregistrationv1.ValidatingWebhook{w}
+	var out []admissionregistrationv1.ValidatingWebhook
+	for _, p := range def.placements(o.Options) {
+		out = append(out, o.entry(def, p))
 	}
-	elsewhere := *w.DeepCopy()
-	elsewhere.Name = def.Name + "-unlabelled.gatehouse.dev"
-	ignore := admissionregistrationv1.Ignore
-	elsewhere.FailurePolicy = &ignore
-	w.NamespaceSelector.MatchExpressions = append(w.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
-		Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpExists,
-	})
-	elsewhere.NamespaceSelector.MatchExpressions = append(elsewhere.NamespaceSelector.MatchExpressions, metav1.LabelSelectorRequirement{
-		Key: o.HarnessedNamespaceLabel, Operator: metav1.LabelSelectorOpDoesNotExist,
-	})
-	return []admissionregistrationv1.ValidatingWebhook{w, elsewhere}
+	return out
 }
 
 func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
@@ -231,9 +214,10 @@ func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.Webho
 // rules groups the built-in resources by API group, version and operations
 // (subresources as "<resource>/<subresource>"); Products adds a wildcard rule
 // that the match condition narrows to product groups, AllResources one for
-// every resource (and "*/status" with StatusSubresources).
-func (in Intercept) rules() []admissionregistrationv1.RuleWithOperations {
-	allScopes := admissionregistrationv1.AllScopes
+// every resource (and "*/status" with StatusSubresources). Every rule has
+// scope.
+func (in Intercept) rules(scope admissionregistrationv1.ScopeType) []admissionregistrationv1.RuleWithOperations {
+	allScopes := scope
 	var out []admissionregistrationv1.RuleWithOperations
 	index := map[string]int{}
 	for _, r := range in.Resources {

@@ -230,8 +230,17 @@ func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.Operatio
 // every resource but no subresource, "*/status" every status subresource,
 // "pods/ephemeralcontainers" exactly that subresource.
 func rulesMatch(rules []admissionregistrationv1.RuleWithOperations, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub string) bool {
+	return rulesMatchIn(rules, op, gvr, sub, admissionregistrationv1.AllScopes)
+}
+
+// rulesMatchIn is rulesMatch for a request of an object of scope
+// (Namespaced or Cluster; "*" ignores the rules' scope).
+func rulesMatchIn(rules []admissionregistrationv1.RuleWithOperations, op admissionregistrationv1.OperationType, gvr schema.GroupVersionResource, sub string, scope admissionregistrationv1.ScopeType) bool {
 	has := func(list []string, v string) bool { return slices.Contains(list, "*") || slices.Contains(list, v) }
 	for _, r := range rules {
+		if r.Scope != nil && *r.Scope != admissionregistrationv1.AllScopes && scope != admissionregistrationv1.AllScopes && *r.Scope != scope {
+			continue
+		}
 		ops := make([]string, len(r.Operations))
 		for i, o := range r.Operations {
 			ops[i] = string(o)

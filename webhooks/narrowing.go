@@ -84,10 +84,16 @@ func serviceAccountActs(opts Options) string {
 // labelActs: LABEL's CREATE rule acts on a namespaced object (its namespace
 // may carry a scope label) and on a cluster-scoped object a service account
 // creates (it may be a harnessed one); a Namespace is cluster-scoped,
-// though its request names it as its namespace.
-func labelActs(Options) string {
-	return fmt.Sprintf("(has(request.namespace) && request.namespace != \"\" && !%s) || request.userInfo.username.startsWith(%q)",
-		resourceIs(Resource{GVR: namespaceFinalize.GVR}), serviceAccountUsers)
+// though its request names it as its namespace. With managed namespace
+// labels it also acts on every CREATE and UPDATE of a Namespace, which may
+// need a managed label (harness_labels.go).
+func labelActs(opts Options) string {
+	acts := fmt.Sprintf("request.operation == \"CREATE\" && (%s || request.userInfo.username.startsWith(%q))",
+		namespacedRequestExpression, serviceAccountUsers)
+	if opts.ManagedNamespaceLabels {
+		acts = fmt.Sprintf("(%s) || %s", acts, resourceIs(namespaces))
+	}
+	return acts
 }
 
 // resourceIs tests the request's resource (any subresource).

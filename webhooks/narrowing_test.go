@@ -31,8 +31,17 @@ import (
 // a plain allow (no finding, no warning, no patch). The cluster state is
 // one where LABEL and PROXY have the most to do: an Enforce harness whose
 // scope label every namespace carries, and every namespace opted in.
+// It runs with and without managed namespace labels (with them,
+// harness-labels also acts on Namespaces' own CREATE and UPDATE).
 func TestNarrowingIsSound(t *testing.T) {
+	for _, managed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("managed namespace labels %v", managed), func(t *testing.T) { narrowingIsSound(t, managed) })
+	}
+}
+
+func narrowingIsSound(t *testing.T, managed bool) {
 	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts.ManagedNamespaceLabels = managed
 	harness := map[string]any{
 		"apiVersion": "vshn.net/v1", "kind": "OperatorHarness", "metadata": map[string]any{"name": "mariadb"},
 		"spec": map[string]any{

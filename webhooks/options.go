@@ -35,6 +35,14 @@ type Options struct {
 	// HarnessedNamespaceLabel is the namespace label key under which
 	// harness-proxy fails closed.
 	HarnessedNamespaceLabel string
+	// ScopedNamespaceLabel is the namespace label key under which
+	// harness-labels is sent namespaced objects, when gatehouse manages the
+	// namespace labels.
+	ScopedNamespaceLabel string
+	// ManagedNamespaceLabels: gatehouse keeps HarnessedNamespaceLabel and
+	// ScopedNamespaceLabel current (selection.go), and the webhook
+	// configurations select by them alone.
+	ManagedNamespaceLabels bool
 }
 
 // Label is one label key and value.
@@ -55,6 +63,8 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 		Overrides:               cfg.Overrides,
 		Proxy:                   proxyConfig(cfg.Harness.Proxy),
 		HarnessedNamespaceLabel: cfg.Harness.FailClosedNamespaceLabel,
+		ScopedNamespaceLabel:    cfg.Harness.ScopedNamespaceLabel,
+		ManagedNamespaceLabels:  cfg.Harness.ManageNamespaceLabels,
 	}
 }
 

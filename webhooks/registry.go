@@ -60,6 +60,9 @@ var (
 
 	// Subresources other than status whose UPDATE keeps metadata changes
 	// (their registry strategies reset only spec and status).
+	// namespaces: harness-labels takes a Namespace's own CREATE and UPDATE,
+	// to add the managed namespace labels (selection.go).
+	namespaces        = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Kind: "Namespace", Operations: createUpdate}
 	namespaceFinalize = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, Subresource: "finalize", Kind: "Namespace"}
 	csrApproval       = Resource{GVR: schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}, Subresource: "approval", Kind: "CertificateSigningRequest"}
 )
@@ -94,8 +97,9 @@ var Registry = []Definition{
 		// Every resource (subresources create nothing): any namespaced
 		// object may be created in a scoped namespace. UPDATEs are
 		// harness-labels-guard's.
-		Intercept: Intercept{Operations: create, AllResources: true, Acts: labelActs},
-		New:       newHarnessLabels,
+		Intercept: Intercept{Operations: create, AllResources: true, ScopedNamespaces: true, Acts: labelActs,
+			Resources: []Resource{namespaces}},
+		New: newHarnessLabels,
 	},
 	{
 		Name:          "secret-scope",

@@ -49,7 +49,7 @@ func podEndpoints(opts Options) []podEndpoint {
 			}
 		}
 		for _, g := range Groups {
-			for _, m := range g.members() {
+			for _, m := range g.members(opts) {
 				if m.def.Intercept.Matches(op, pods, req.sub, opts) {
 					out = append(out, podEndpoint{g.Name, g.Path, req.op, req.sub})
 					break

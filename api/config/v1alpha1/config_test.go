@@ -38,7 +38,7 @@ func TestDefault(t *testing.T) {
 		Overrides:   Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
 		// The proxy's defaults are the policy's, laid over these when the
 		// options are built (webhooks/options.go).
-		Harness: Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed"},
+		Harness: Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -67,7 +67,8 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		Products:    Products{GroupSuffixes: []string{".example.com"}},
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on"},
 		Overrides:   Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
-		Harness:     Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l"},
+		Harness: Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l",
+			ScopedNamespaceLabel: "s", ManageNamespaceLabels: true},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -112,6 +113,8 @@ harness:
     port: 8443
     caConfigMap: harness-ca
   failClosedNamespaceLabel: example.com/harnessed
+  scopedNamespaceLabel: example.com/scoped
+  manageNamespaceLabels: true
 `)
 	want := ServerConfig{
 		APIVersion: APIVersion,
@@ -137,6 +140,8 @@ harness:
 		Harness: Harness{
 			Proxy:                    HarnessProxy{Host: "harness-proxy.harness.svc", Port: 8443, CAConfigMap: "harness-ca"},
 			FailClosedNamespaceLabel: "example.com/harnessed",
+			ScopedNamespaceLabel:     "example.com/scoped",
+			ManageNamespaceLabels:    true,
 		},
 	}
 	got, err := Load(path)
@@ -333,6 +338,16 @@ func TestValidate(t *testing.T) {
 			name:    "fail-closed label not a key",
 			mutate:  func(c *ServerConfig) { c.Harness.FailClosedNamespaceLabel = "a=b" },
 			wantErr: prefix + "harness.failClosedNamespaceLabel: must be a label key",
+		},
+		{
+			name:    "bad scoped namespace label",
+			mutate:  func(c *ServerConfig) { c.Harness.ScopedNamespaceLabel = "a b" },
+			wantErr: prefix + "harness.scopedNamespaceLabel: must be a label key",
+		},
+		{
+			name:    "one label for both selections",
+			mutate:  func(c *ServerConfig) { c.Harness.ScopedNamespaceLabel = c.Harness.FailClosedNamespaceLabel },
+			wantErr: prefix + "harness.scopedNamespaceLabel: must differ from harness.failClosedNamespaceLabel",
 		},
 		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: prefix + `apiVersion: must be "gatehouse.dev/v1alpha1"`},
 		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: prefix + `kind: must be "ServerConfig"`},

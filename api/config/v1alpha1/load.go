@@ -62,11 +62,18 @@ func (c *ServerConfig) SetDefaults() {
 	if c.Harness.FailClosedNamespaceLabel == "" {
 		c.Harness.FailClosedNamespaceLabel = DefaultHarnessedNamespaceLabel
 	}
+	if c.Harness.ScopedNamespaceLabel == "" {
+		c.Harness.ScopedNamespaceLabel = DefaultScopedNamespaceLabel
+	}
 }
 
 // DefaultHarnessedNamespaceLabel marks the namespaces where harness-proxy
 // fails closed.
 const DefaultHarnessedNamespaceLabel = "gatehouse.dev/harnessed"
+
+// DefaultScopedNamespaceLabel marks the namespaces where harness-labels
+// copies a scope label.
+const DefaultScopedNamespaceLabel = "gatehouse.dev/scoped"
 
 // DefaultSecurityDefaultsLabel opts a namespace in to the pod security webhooks.
 const DefaultSecurityDefaultsLabel = "gatehouse.dev/security-defaults=enabled"
@@ -159,6 +166,12 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 	}
 	if len(validation.IsQualifiedName(c.Harness.FailClosedNamespaceLabel)) > 0 {
 		errs = append(errs, "harness.failClosedNamespaceLabel: must be a label key")
+	}
+	if len(validation.IsQualifiedName(c.Harness.ScopedNamespaceLabel)) > 0 {
+		errs = append(errs, "harness.scopedNamespaceLabel: must be a label key")
+	}
+	if c.Harness.ScopedNamespaceLabel == c.Harness.FailClosedNamespaceLabel {
+		errs = append(errs, "harness.scopedNamespaceLabel: must differ from harness.failClosedNamespaceLabel")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))

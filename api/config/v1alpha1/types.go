@@ -48,6 +48,18 @@ type Harness struct {
 	// whenever gatehouse answers, but a pod created while it does not is
 	// admitted as it is. Default "gatehouse.dev/harnessed".
 	FailClosedNamespaceLabel string `json:"failClosedNamespaceLabel,omitempty"`
+	// ScopedNamespaceLabel is the label key that marks the namespaces that
+	// carry the scope label of an OperatorHarness in Enforce mode, where
+	// harness-labels copies it onto every new object. Default
+	// "gatehouse.dev/scoped".
+	ScopedNamespaceLabel string `json:"scopedNamespaceLabel,omitempty"`
+	// ManageNamespaceLabels has gatehouse keep both labels current itself
+	// (a leader-elected controller in serve, docs/harness-proxy-and-labels.md),
+	// and the webhook configurations rendered from this configuration
+	// rely on them: harness-proxy is then sent pods of harnessed namespaces
+	// only, and harness-labels namespaced objects of scoped namespaces only.
+	// Off, the selection is static and broad: every namespace is sent.
+	ManageNamespaceLabels bool `json:"manageNamespaceLabels,omitempty"`
 }
 
 // HarnessProxy is where the harness proxy listens and which ConfigMap holds

@@ -17,6 +17,7 @@ func newManifests() *cobra.Command {
 	var (
 		o      webhooks.ManifestOptions
 		config string
+		manage bool
 	)
 	cmd := &cobra.Command{
 		Use:   "manifests",
@@ -29,6 +30,9 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 			cfg, err := loadConfig(config)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("manage-namespace-labels") {
+				cfg.Harness.ManageNamespaceLabels = manage
 			}
 			o.Options = webhooks.OptionsFromConfig(cfg)
 			out, err := webhooks.WebhookConfigurations(o)
@@ -46,5 +50,7 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
 	fl.StringVar(&o.Layout, "layout", webhooks.DefaultLayout, "separate (one entry per webhook) or combined (one per failure policy and kind)")
 	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
+	fl.BoolVar(&manage, "manage-namespace-labels", false,
+		"select by the harnessed and scoped namespace labels alone, as for a serve that keeps them current (harness.manageNamespaceLabels)")
 	return cmd
 }

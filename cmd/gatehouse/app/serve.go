@@ -55,9 +55,10 @@ type serveFlags struct {
 	metricsAddress string
 	kubeconfig     string
 	reconcileDG    bool
-	// manageHarnessed runs controllers.HarnessedNamespaces.
-	manageHarnessed bool
-	leaderNS        string
+	// manageLabels runs controllers.NamespaceLabels
+	// (harness.manageNamespaceLabels).
+	manageLabels bool
+	leaderNS     string
 }
 
 // stateWebhooks read the cluster-state caches (objects by index, namespace
@@ -115,7 +116,7 @@ CA and a certificate for localhost instead, and prints where.`,
 			if err != nil {
 				return err
 			}
-			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, f.manageHarnessed); err != nil {
+			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageNamespaceLabels); err != nil {
 				srv.probeListener.Close() // Run, which owns it from here on, never ran
 				return err
 			}
@@ -139,8 +140,10 @@ CA and a certificate for localhost instead, and prints where.`,
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for reading cluster state (default: in-cluster, then $KUBECONFIG)")
 	fl.BoolVar(&f.reconcileDG, "reconcile-dependencygroups", false, "run the leader-elected DependencyGroup status reconciler (deploy/ turns it on)")
-	fl.BoolVar(&f.manageHarnessed, "manage-harnessed-namespaces", false,
-		"label every namespace a harness injects the proxy into, so harness-proxy fails closed there (leader-elected; deploy/ turns it on)")
+	fl.BoolVar(&f.manageLabels, "manage-namespace-labels", false,
+		"keep the harnessed and scoped namespace labels current, which the webhook configurations select by (harness.manageNamespaceLabels; leader-elected; deploy/ turns it on)")
+	fl.BoolVar(&f.manageLabels, "manage-harnessed-namespaces", false, "")
+	_ = fl.MarkDeprecated("manage-harnessed-namespaces", "use --manage-namespace-labels")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the reconciler's leader election Lease")
 	return cmd
 }
@@ -171,6 +174,9 @@ func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig)
 	}
 	if set("metrics-address") {
 		s.MetricsAddress = f.metricsAddress
+	}
+	if set("manage-namespace-labels") || set("manage-harnessed-namespaces") {
+		cfg.Harness.ManageNamespaceLabels = f.manageLabels
 	}
 	off := false
 	for _, name := range f.disable {
@@ -218,17 +224,17 @@ type Server struct {
 
 // EnableControllers adds the leader-elected controllers that are asked for:
 // the DependencyGroup status reconciler (controllers.DependencyGroupStatus)
-// and the harnessed-namespace labeller (controllers.HarnessedNamespaces).
+// and the namespace-label controller (controllers.NamespaceLabels).
 // They share one manager, one Lease and one cache; they need cluster
 // access.
-func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, harnessedNamespaces bool) error {
-	if !dependencyGroups && !harnessedNamespaces {
+func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool) error {
+	if !dependencyGroups && !namespaceLabels {
 		return nil
 	}
 	if s.rc == nil {
 		flag := "--reconcile-dependencygroups"
 		if !dependencyGroups {
-			flag = "--manage-harnessed-namespaces"
+			flag = "--manage-namespace-labels"
 		}
 		return usageError("%s needs cluster access (--kubeconfig or in-cluster)", flag)
 	}
@@ -256,8 +262,8 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, har
 			return err
 		}
 	}
-	if harnessedNamespaces {
-		r := &controllers.HarnessedNamespaces{Client: mgr.GetClient(), Label: s.cfg.Harness.FailClosedNamespaceLabel}
+	if namespaceLabels {
+		r := &controllers.NamespaceLabels{Client: mgr.GetClient(), Options: webhooks.OptionsFromConfig(s.cfg)}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}
