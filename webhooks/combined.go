@@ -37,6 +37,13 @@ var Groups = []Group{
 	{Name: "validating-fail-opted-in", Path: "/validate/combined-fail-opted-in", Type: Validating, FailurePolicy: admissionregistrationv1.Fail, Namespaces: optedIn},
 }
 
+// SelectsNamespace reports whether g's entry is sent the objects of a
+// namespace with these labels: its namespaceSelector, the excluded
+// namespaces aside.
+func (g Group) SelectsNamespace(labels map[string]string, opts Options) bool {
+	return placement{namespaces: g.Namespaces}.selects(labels, opts)
+}
+
 // selection is the set of namespaces a configuration entry is sent,
 // rendered as its namespaceSelector (besides the excluded namespaces).
 type selection int
