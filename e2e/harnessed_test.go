@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -147,5 +148,79 @@ func TestHarnessedNamespaceFailsClosedOnItsOwn(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("the label stayed after the harness was deleted: %v", err)
+	}
+}
+
+// TestScopedNamespacesAreSelected: with the namespace labels managed,
+// harness-labels is sent the namespaced objects of scoped namespaces only
+// (docs/harness-proxy-and-labels.md, "Selection"), so the scoped label must
+// be there before the first object is: a namespace created with an enforced
+// scope label gets it at its own admission, and one that carried the scope
+// label before its harness existed gets it from the controller (the window
+// is measured). In both, a ConfigMap created next carries the scope label.
+func TestScopedNamespacesAreSelected(t *testing.T) {
+	e := requireCluster(t)
+	ctx := context.Background()
+	opts := serverOptions()
+	const key = "e2e.gatehouse.dev/scoped-window"
+	before := testNamespace(t, e, t.Name()+"/before", nil, map[string]string{key: "before"})
+	operator := testNamespace(t, e, t.Name()+"/operator", nil, nil)
+
+	h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", "e2e-scoped-window")
+	for _, f := range []struct {
+		value any
+		path  []string
+	}{{key, []string{"spec", "scopeToLabel"}}, {operator, []string{"spec", "operator", "namespace"}}, {false, []string{"spec", "operator", "injectProxyConfiguration"}}} {
+		if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := e.client.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
+
+	scoped := func(name string) (bool, error) {
+		got := &corev1.Namespace{}
+		if err := e.client.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
+			return false, err
+		}
+		_, ok := got.Labels[opts.ScopedNamespaceLabel]
+		return ok, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return scoped(before)
+	}); err != nil {
+		t.Fatalf("the namespace that carried the scope label before its harness was never selected: %v", err)
+	}
+	t.Logf("window from harness created to an existing scoped namespace selected: %v", time.Since(start))
+
+	// gatehouse's own view of the new harness may lag its creation by a few
+	// milliseconds: a dry-run create shows when it has it.
+	probe := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e-scoped-probe", Labels: map[string]string{key: "probe"}}}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		got := probe.DeepCopy()
+		if err := e.client.Create(ctx, got, client.DryRunAll); err != nil {
+			return false, err
+		}
+		_, ok := got.Labels[opts.ScopedNamespaceLabel]
+		return ok, nil
+	}); err != nil {
+		t.Fatalf("a namespace created with an enforced scope label is not selected at its admission: %v", err)
+	}
+	after := testNamespace(t, e, t.Name()+"/after", nil, map[string]string{key: "after"})
+	if ok, err := scoped(after); err != nil || !ok {
+		t.Fatalf("namespace %s, created with the scope label, was stored unselected (err %v)", after, err)
+	}
+	for _, ns := range []string{before, after} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "first-object"}}
+		if err := e.client.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{before: "before", after: "after"}[ns]
+		if got := cm.Labels[key]; got != want {
+			t.Errorf("the first object in %s carries %s=%q, want the namespace's %q", ns, key, got, want)
+		}
 	}
 }
