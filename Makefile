@@ -61,7 +61,7 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 manifests: ## regenerate deploy/webhooks from the webhook registry
-	$(GO) run ./cmd/gatehouse manifests --manage-namespace-labels > deploy/webhooks/webhookconfigurations.yaml
+	$(GO) run ./cmd/gatehouse manifests --manage-selections > deploy/webhooks/webhookconfigurations.yaml
 
 crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-gen
 	e2e/tools/controller-gen/generate.sh

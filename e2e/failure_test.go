@@ -585,7 +585,8 @@ func TestPodSecurityGuardWhenTheMutatorIsUnreachable(t *testing.T) {
 }
 
 // labelGuardSample is a stored ConfigMap and a client of a service account
-// allowed to update it.
+// allowed to update it, which an OperatorHarness claims (with the
+// selections managed, only harnessed accounts' label changes are sent).
 type labelGuardSample struct {
 	cm      *corev1.ConfigMap
 	account client.Client
@@ -610,6 +611,20 @@ func placeLabelGuardSample(t *testing.T, e *env) labelGuardSample {
 			t.Fatal(err)
 		}
 	}
+	h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", "e2e-label-guard")
+	for _, f := range []struct {
+		value any
+		path  []string
+	}{{"e2e.gatehouse.dev/label-guard", []string{"spec", "scopeToLabel"}}, {ns, []string{"spec", "operator", "namespace"}},
+		{[]any{"default"}, []string{"spec", "operator", "serviceAccounts"}}, {false, []string{"spec", "operator", "injectProxyConfiguration"}}} {
+		if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.client.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
 	cfg := rest.CopyConfig(e.config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":default"}
 	account, err := client.New(cfg, client.Options{Scheme: e.client.Scheme()})

@@ -2,19 +2,25 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/e2e/perf"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
@@ -128,10 +134,10 @@ func TestHarnessedNamespaceFailsClosedOnItsOwn(t *testing.T) {
 	}
 	owned := false
 	for _, f := range got.ManagedFields {
-		owned = owned || (f.Manager == controllers.NamespaceLabelsFieldManager && strings.Contains(string(f.FieldsV1.Raw), label))
+		owned = owned || (f.Manager == controllers.SelectionsFieldManager && strings.Contains(string(f.FieldsV1.Raw), label))
 	}
 	if !owned {
-		t.Errorf("the label is not owned by field manager %s: %+v", controllers.NamespaceLabelsFieldManager, got.ManagedFields)
+		t.Errorf("the label is not owned by field manager %s: %+v", controllers.SelectionsFieldManager, got.ManagedFields)
 	}
 
 	// The harness goes: the controller gives the label up.
@@ -221,6 +227,111 @@ func TestScopedNamespacesAreSelected(t *testing.T) {
 		want := map[string]string{before: "before", after: "after"}[ns]
 		if got := cm.Labels[key]; got != want {
 			t.Errorf("the first object in %s carries %s=%q, want the namespace's %q", ns, key, got, want)
+		}
+	}
+}
+
+// TestHarnessedAccountsSelected: with the selections managed, gatehouse adds
+// to the entries only harnessed service accounts need reach the
+// matchCondition listing them (docs/harness-proxy-and-labels.md,
+// "Selection"). The test measures the window from a harness's creation to
+// its account in the live configuration, then counts with the API server's
+// own metrics that a label change by an account no harness claims is kept
+// away from harness-labels-guard's entry and one by the harnessed account
+// is sent.
+func TestHarnessedAccountsSelected(t *testing.T) {
+	e := requireCluster(t)
+	ctx := context.Background()
+	ns := testNamespace(t, e, t.Name(), nil, nil)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "relabelled", Labels: map[string]string{"app": "db"}}}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "update"}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "operator"}, {Kind: "ServiceAccount", Namespace: ns, Name: "bystander"}}}
+	for _, obj := range []client.Object{cm, role, binding} {
+		if err := e.client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as := func(account string) client.Client {
+		cfg := rest.CopyConfig(e.config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + account}
+		c, err := client.New(cfg, client.Options{Scheme: e.client.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+
+	h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", "e2e-harnessed-accounts")
+	for _, f := range []struct {
+		value any
+		path  []string
+	}{{"e2e.gatehouse.dev/harnessed-accounts", []string{"spec", "scopeToLabel"}}, {ns, []string{"spec", "operator", "namespace"}},
+		{[]any{"operator"}, []string{"spec", "operator", "serviceAccounts"}}, {false, []string{"spec", "operator", "injectProxyConfiguration"}}} {
+		if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if err := e.client.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
+
+	const entry = "validating-fail-accounts.gatehouse.dev"
+	operator := fmt.Sprintf("%q", "system:serviceaccount:"+ns+":operator")
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := e.client.Get(ctx, client.ObjectKey{Name: webhooks.ConfigurationName}, live); err != nil {
+			return false, err
+		}
+		for _, w := range live.Webhooks {
+			for _, c := range w.MatchConditions {
+				if w.Name == entry && c.Name == webhooks.HarnessedAccountsCondition && strings.Contains(c.Expression, operator) {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("entry %s never listed the harnessed account: %v", entry, err)
+	}
+	t.Logf("window from harness created to its account in the webhook configuration: %v", time.Since(start))
+
+	cs, err := kubernetes.NewForConfig(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape := func() perf.AdmissionCounts {
+		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts, err := perf.ParseAdmissionCounts(raw, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return counts
+	}
+	name := strings.TrimSuffix(entry, ".gatehouse.dev")
+	for _, c := range []struct {
+		account string
+		sent    bool
+	}{{"bystander", false}, {"operator", true}} {
+		before := scrape()
+		relabelled := cm.DeepCopy()
+		relabelled.Labels["app"] = "web-" + c.account
+		if err := as(c.account).Update(ctx, relabelled, client.DryRunAll); err != nil {
+			t.Fatalf("%s's label change: %v", c.account, err)
+		}
+		moved := scrape().Sub(before)
+		calls, excluded := moved.Calls[name]["UPDATE"], moved.Excluded[name]["UPDATE"]
+		// (The API server may evaluate an UPDATE's admission more than once
+		// when its first try of the storage update conflicts.)
+		if c.sent && calls < 1 || !c.sent && (calls != 0 || excluded < 1) {
+			t.Errorf("%s's label change: %d calls of %s, %d kept away by its matchConditions; want it sent=%v (moved: %+v)", c.account, calls, entry, excluded, c.sent, moved)
 		}
 	}
 }

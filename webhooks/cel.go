@@ -124,6 +124,12 @@ func (m member) memberExpression(opts Options) string {
 	case admissionregistrationv1.ClusterScope:
 		expr += " && !" + namespacedRequestExpression
 	}
+	switch m.places[0].namespaceObjects {
+	case onlyNamespaces:
+		expr += " && " + resourceIs(namespaces)
+	case withoutNamespaces:
+		expr += " && !" + resourceIs(namespaces)
+	}
 	return expr
 }
 

@@ -255,7 +255,7 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 		}
 		return Decision{}, true
 	}
-	if !m.selectsRequest(req, c.opts) {
+	if !m.selectsRequest(req, c.opts) || !m.takesAccount(req, c.offline, c.opts) {
 		return Decision{}, false
 	}
 	if c.offline {
@@ -437,7 +437,7 @@ func (m *member) refuses(req *admission.Request, opts Options) error {
 type namespaceView struct {
 	opts      *Options
 	namespace string
-	// asManaged adds the labels gatehouse's namespace-label controller
+	// asManaged adds the labels gatehouse's selections controller
 	// keeps current, when it runs (selection.go): offline, where no
 	// controller labelled the namespaces check is given.
 	asManaged bool
@@ -467,7 +467,7 @@ func (n *namespaceView) fetch() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.asManaged && n.opts.ManagedNamespaceLabels {
+	if n.asManaged && n.opts.ManagedSelections {
 		if labels, err = withManagedLabels(*n.opts, n.namespace, labels); err != nil {
 			return nil, err
 		}

@@ -21,21 +21,31 @@ type Group struct {
 	FailurePolicy admissionregistrationv1.FailurePolicyType
 	// Namespaces is the group's namespace selection.
 	Namespaces selection
+	// Accounts: the group's entry is sent the requests of harnessed
+	// service accounts only, once gatehouse has added their list to it
+	// (selection.go).
+	Accounts bool
 }
 
 // Groups are the combined endpoints, as few as the failure policies and
-// namespace selections require, in the order the API server calls them
+// selections require, in the order the API server calls them
 // (the registry's order of their members: pod security defaults first). A group with no member in a configuration
 // (mutating-ignore-scoped without managed namespace labels) is not
 // rendered.
 var Groups = []Group{
 	{Name: "mutating-ignore-opted-in", Path: "/mutate/combined-ignore-opted-in", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: optedIn},
 	{Name: "mutating-ignore", Path: "/mutate/combined-ignore", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore},
+	{Name: "mutating-ignore-accounts", Path: "/mutate/combined-ignore-accounts", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Accounts: true},
 	{Name: "mutating-ignore-scoped", Path: "/mutate/combined-ignore-scoped", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: scopedNamespaces},
 	{Name: "mutating-fail", Path: "/mutate/combined-fail", Type: Mutating, FailurePolicy: admissionregistrationv1.Fail, Namespaces: harnessedNamespaces},
 	{Name: "validating-fail", Path: "/validate/combined-fail", Type: Validating, FailurePolicy: admissionregistrationv1.Fail},
+	{Name: "validating-fail-accounts", Path: "/validate/combined-fail-accounts", Type: Validating, FailurePolicy: admissionregistrationv1.Fail, Accounts: true},
 	{Name: "validating-fail-opted-in", Path: "/validate/combined-fail-opted-in", Type: Validating, FailurePolicy: admissionregistrationv1.Fail, Namespaces: optedIn},
 }
+
+// Rendered reports whether g has a member under opts, and so an entry in
+// the combined layout.
+func (g Group) Rendered(opts Options) bool { return len(g.members(opts)) > 0 }
 
 // SelectsNamespace reports whether g's entry is sent the objects of a
 // namespace with these labels: its namespaceSelector, the excluded
@@ -69,6 +79,43 @@ type placement struct {
 	// scope limits the entry's rules to namespaced or cluster-scoped
 	// objects ("*": both).
 	scope admissionregistrationv1.ScopeType
+	// accounts limits the entry to the requests of harnessed service
+	// accounts, by the matchCondition gatehouse adds (selection.go).
+	accounts bool
+	// namespaceObjects limits the entry to Namespaces, or to other objects.
+	namespaceObjects namespaceObjects
+}
+
+// namespaceObjects says whether an entry takes Namespaces themselves.
+type namespaceObjects int
+
+const (
+	withNamespaces namespaceObjects = iota
+	onlyNamespaces
+	withoutNamespaces
+)
+
+// takes reports whether p is sent req as far as its scope and resources
+// go.
+func (p placement) takes(req *admission.Request) bool {
+	namespaced := namespacedRequest(req)
+	if p.scope != admissionregistrationv1.AllScopes && (p.scope == admissionregistrationv1.NamespacedScope) != namespaced {
+		return false
+	}
+	switch isNamespace(req.Resource.Group, req.Resource.Resource) {
+	case true:
+		return p.namespaceObjects != withoutNamespaces
+	default:
+		return p.namespaceObjects != onlyNamespaces
+	}
+}
+
+// rules are the rules of def's entry for p.
+func (p placement) rules(def Definition) []admissionregistrationv1.RuleWithOperations {
+	if p.namespaceObjects == onlyNamespaces {
+		return Intercept{Resources: []Resource{namespaces}}.rules(p.scope)
+	}
+	return def.Intercept.rules(p.scope)
 }
 
 // placements are def's configuration entries under opts:
@@ -78,22 +125,29 @@ type placement struct {
 //     label current itself, a failing-open one, "<name>-unlabelled",
 //     everywhere else;
 //   - a webhook sent the objects of scoped namespaces is, when gatehouse
-//     keeps the scoped label current, sent namespaced objects there and
-//     cluster-scoped ones by an entry of their own, "<name>-cluster";
-//     otherwise every namespace.
+//     manages the selections, sent namespaced objects there, cluster-scoped
+//     ones by an entry of their own, "<name>-cluster", for harnessed service
+//     accounts only, and a Namespace's own CREATE and UPDATE by anyone by a
+//     third, "<name>-namespaces" (harness_labels.go); otherwise every
+//     namespace;
+//   - a webhook that takes the UPDATEs of service accounts only takes those
+//     of harnessed service accounts, when gatehouse manages the selections.
 func (def Definition) placements(opts Options) []placement {
-	p := placement{failurePolicy: def.FailurePolicy, scope: admissionregistrationv1.AllScopes}
+	p := placement{failurePolicy: def.FailurePolicy, scope: admissionregistrationv1.AllScopes,
+		accounts: def.Intercept.UpdatesByServiceAccountsOnly && opts.ManagedSelections}
 	switch {
 	case def.Intercept.OptIn:
 		p.namespaces = optedIn
 	case def.FailClosedOnlyInHarnessed:
 		p.namespaces = harnessedNamespaces
-		if !opts.ManagedNamespaceLabels {
+		if !opts.ManagedSelections {
 			return []placement{p, {suffix: "-unlabelled", failurePolicy: admissionregistrationv1.Ignore, unharnessed: true, scope: p.scope}}
 		}
-	case def.Intercept.ScopedNamespaces && opts.ManagedNamespaceLabels:
+	case def.Intercept.ScopedNamespaces && opts.ManagedSelections:
 		p.namespaces, p.scope = scopedNamespaces, admissionregistrationv1.NamespacedScope
-		return []placement{p, {suffix: "-cluster", failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope}}
+		return []placement{p,
+			{suffix: "-cluster", failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope, accounts: true, namespaceObjects: withoutNamespaces},
+			{suffix: "-namespaces", failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope, namespaceObjects: onlyNamespaces}}
 	}
 	return []placement{p}
 }
@@ -108,7 +162,7 @@ func (g Group) members(opts Options) []member {
 			continue
 		}
 		for _, p := range def.placements(opts) {
-			if p.failurePolicy == g.FailurePolicy && p.namespaces == g.Namespaces {
+			if p.failurePolicy == g.FailurePolicy && p.namespaces == g.Namespaces && p.accounts == g.Accounts {
 				out = append(out, member{def: def, places: []placement{p}})
 			}
 		}
@@ -125,11 +179,28 @@ func (m member) selectsRequest(req *admission.Request, opts Options) bool {
 		in.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw) && m.inScope(req)
 }
 
-// inScope reports whether one of m's placements takes req's scope.
+// inScope reports whether one of m's placements takes req's scope and
+// resource.
 func (m member) inScope(req *admission.Request) bool {
-	namespaced := namespacedRequest(req)
 	for _, p := range m.places {
-		if p.scope == admissionregistrationv1.AllScopes || (p.scope == admissionregistrationv1.NamespacedScope) == namespaced {
+		if p.takes(req) {
+			return true
+		}
+	}
+	return false
+}
+
+// takesAccount reports whether one of m's placements that takes req's
+// scope is sent the requesting user: offline, a placement for harnessed
+// service accounts only takes those a harness in the cluster view claims,
+// as the condition gatehouse adds to its entry (an unreadable view takes
+// every one); a server trusts its entry.
+func (m member) takesAccount(req *admission.Request, offline bool, opts Options) bool {
+	for _, p := range m.places {
+		if !p.takes(req) {
+			continue
+		}
+		if !p.accounts || !offline || harnessedAccount(opts, req.UserInfo.Username) {
 			return true
 		}
 	}
@@ -146,9 +217,8 @@ func namespacedRequest(req *admission.Request) bool {
 // selectsNamespace is the part of selects that reads the namespace's labels:
 // whether one of m's placements is sent this request's namespace.
 func (m member) selectsNamespace(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
-	namespaced := namespacedRequest(req)
 	for _, p := range m.places {
-		if p.scope != admissionregistrationv1.AllScopes && (p.scope == admissionregistrationv1.NamespacedScope) != namespaced {
+		if !p.takes(req) {
 			continue
 		}
 		if p.selects(namespaceLabels, opts) {

@@ -120,7 +120,7 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 		HarnessedNamespaceLabel: "ops.example/harnessed",
 		ScopedNamespaceLabel:    "ops.example/scoped",
-		ManagedNamespaceLabels:  managed,
+		ManagedSelections:       managed,
 	}
 	base := ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts}
 	separate := renderEntries(t, base)
@@ -135,8 +135,11 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 	if len(combined) != withMembers {
 		t.Fatalf("%d combined entries, want one per group with members (%d)", len(combined), withMembers)
 	}
-	if want := 5; managed && len(combined) != 6 || !managed && len(combined) != want {
-		t.Errorf("%d combined entries: the scoped group is rendered exactly when the labels are managed", len(combined))
+	// Static: the groups of every namespace; managed: the scoped and the
+	// accounts groups too (mutating-ignore keeps the Namespaces' own
+	// requests).
+	if managed && len(combined) != 8 || !managed && len(combined) != 5 {
+		t.Errorf("%d combined entries: the scoped and accounts groups are rendered exactly when the selections are managed", len(combined))
 	}
 
 	gvrs := []struct {
@@ -190,7 +193,10 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 							for _, e := range separate {
 								if e.sends(t, op, r.gvr, r.sub, o[0], o[1], user, labelsChanged, nsLabels) {
 									name := strings.TrimSuffix(e.name, ".gatehouse.dev")
-									want = append(want, strings.TrimSuffix(strings.TrimSuffix(name, "-unlabelled"), "-cluster"))
+									for _, suffix := range []string{"-unlabelled", "-cluster", "-namespaces"} {
+										name = strings.TrimSuffix(name, suffix)
+									}
+									want = append(want, name)
 								}
 							}
 							object, oldObject := rawPair(t, op, labelsChanged)

@@ -22,7 +22,7 @@ func newHarnessLabels(opts Options) Evaluator {
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
 		var marked bool
 		if isNamespace(r.Resource.Group, r.Resource.Resource) {
-			if opts.ManagedNamespaceLabels {
+			if opts.ManagedSelections {
 				var err error
 				if marked, err = markNamespace(opts, r.Object); err != nil {
 					return Result{}, err

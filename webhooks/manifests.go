@@ -130,15 +130,26 @@ func (o ManifestOptions) entry(def Definition, p placement) admissionregistratio
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    def.Name + p.suffix + ".gatehouse.dev",
 		ClientConfig:            o.clientConfig(def.Path),
-		Rules:                   def.Intercept.rules(p.scope),
+		Rules:                   p.rules(def),
 		FailurePolicy:           &failure,
 		MatchPolicy:             &equivalent,
 		SideEffects:             &none,
 		TimeoutSeconds:          &timeout,
 		AdmissionReviewVersions: []string{"v1"},
 		NamespaceSelector:       o.namespaceSelector(p.namespaces, p.unharnessed),
-		MatchConditions:         def.Intercept.matchConditions(o.Options),
+		MatchConditions:         p.matchConditions(def, o.Options),
 	}
+}
+
+// matchConditions are the conditions of def's entry for p: the webhook's,
+// and for an entry of cluster-scoped objects other than Namespaces, that
+// (rules cannot leave one resource out of a wildcard).
+func (p placement) matchConditions(def Definition, opts Options) []admissionregistrationv1.MatchCondition {
+	out := def.Intercept.matchConditions(opts)
+	if p.namespaceObjects == withoutNamespaces {
+		out = append(out, admissionregistrationv1.MatchCondition{Name: "gatehouse-not-namespaces", Expression: "!" + resourceIs(namespaces)})
+	}
+	return out
 }
 
 // namespaceSelector renders a selection: every namespace but the excluded
@@ -182,7 +193,7 @@ func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.Validating
 	w.Rules = nil
 	var alts []string
 	for _, m := range members {
-		w.Rules = append(w.Rules, m.def.Intercept.rules(m.places[0].scope)...)
+		w.Rules = append(w.Rules, m.places[0].rules(m.def)...)
 		alts = append(alts, m.memberExpression(o.Options))
 	}
 	w.MatchConditions = []admissionregistrationv1.MatchCondition{{

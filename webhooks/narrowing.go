@@ -90,7 +90,7 @@ func serviceAccountActs(opts Options) string {
 func labelActs(opts Options) string {
 	acts := fmt.Sprintf("request.operation == \"CREATE\" && (%s || request.userInfo.username.startsWith(%q))",
 		namespacedRequestExpression, serviceAccountUsers)
-	if opts.ManagedNamespaceLabels {
+	if opts.ManagedSelections {
 		acts = fmt.Sprintf("(%s) || %s", acts, resourceIs(namespaces))
 	}
 	return acts

@@ -41,7 +41,7 @@ func TestNarrowingIsSound(t *testing.T) {
 
 func narrowingIsSound(t *testing.T, managed bool) {
 	opts := OptionsFromConfig(configv1alpha1.Default())
-	opts.ManagedNamespaceLabels = managed
+	opts.ManagedSelections = managed
 	harness := map[string]any{
 		"apiVersion": "vshn.net/v1", "kind": "OperatorHarness", "metadata": map[string]any{"name": "mariadb"},
 		"spec": map[string]any{

@@ -39,10 +39,10 @@ type Options struct {
 	// harness-labels is sent namespaced objects, when gatehouse manages the
 	// namespace labels.
 	ScopedNamespaceLabel string
-	// ManagedNamespaceLabels: gatehouse keeps HarnessedNamespaceLabel and
+	// ManagedSelections: gatehouse keeps HarnessedNamespaceLabel and
 	// ScopedNamespaceLabel current (selection.go), and the webhook
 	// configurations select by them alone.
-	ManagedNamespaceLabels bool
+	ManagedSelections bool
 }
 
 // Label is one label key and value.
@@ -64,7 +64,7 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 		Proxy:                   proxyConfig(cfg.Harness.Proxy),
 		HarnessedNamespaceLabel: cfg.Harness.FailClosedNamespaceLabel,
 		ScopedNamespaceLabel:    cfg.Harness.ScopedNamespaceLabel,
-		ManagedNamespaceLabels:  cfg.Harness.ManageNamespaceLabels,
+		ManagedSelections:       cfg.Harness.ManageSelections,
 	}
 }
 

@@ -120,7 +120,7 @@ func LaunchGatehouse(ctx context.Context, o GatehouseOptions) (*Gatehouse, error
 		"--probe-address", o.ProbeAddr, "--metrics-address", metricsAddr, "--shutdown-delay", "0s", "--cert-poll-interval", "1s",
 		"--kubeconfig", o.Kubeconfig}
 	if o.ReconcileDependencyGroups {
-		args = append(args, "--reconcile-dependencygroups", "--manage-namespace-labels", "--leader-election-namespace", "default")
+		args = append(args, "--reconcile-dependencygroups", "--manage-selections", "--leader-election-namespace", "default")
 	}
 	if o.Binary == "" {
 		g.Pid = os.Getpid()

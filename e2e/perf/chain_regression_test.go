@@ -126,7 +126,7 @@ func chainAnswers(t *testing.T) map[string]string {
 						// A combined endpoint trusts its entry's
 						// namespaceSelector: it is sent what the API
 						// server would send it.
-						if c.Type == r.Type && c.SelectsNamespace(labels, o) {
+						if c.Type == r.Type && c.Rendered(o) && c.SelectsNamespace(labels, o) {
 							paths = append(paths, c.Path)
 						}
 					}

@@ -68,7 +68,7 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on"},
 		Overrides:   Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
 		Harness: Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l",
-			ScopedNamespaceLabel: "s", ManageNamespaceLabels: true},
+			ScopedNamespaceLabel: "s", ManageSelections: true},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -114,7 +114,7 @@ harness:
     caConfigMap: harness-ca
   failClosedNamespaceLabel: example.com/harnessed
   scopedNamespaceLabel: example.com/scoped
-  manageNamespaceLabels: true
+  manageSelections: true
 `)
 	want := ServerConfig{
 		APIVersion: APIVersion,
@@ -141,7 +141,7 @@ harness:
 			Proxy:                    HarnessProxy{Host: "harness-proxy.harness.svc", Port: 8443, CAConfigMap: "harness-ca"},
 			FailClosedNamespaceLabel: "example.com/harnessed",
 			ScopedNamespaceLabel:     "example.com/scoped",
-			ManageNamespaceLabels:    true,
+			ManageSelections:         true,
 		},
 	}
 	got, err := Load(path)

@@ -53,13 +53,13 @@ type Harness struct {
 	// harness-labels copies it onto every new object. Default
 	// "gatehouse.dev/scoped".
 	ScopedNamespaceLabel string `json:"scopedNamespaceLabel,omitempty"`
-	// ManageNamespaceLabels has gatehouse keep both labels current itself
+	// ManageSelections has gatehouse keep both labels current itself
 	// (a leader-elected controller in serve, docs/harness-proxy-and-labels.md),
 	// and the webhook configurations rendered from this configuration
 	// rely on them: harness-proxy is then sent pods of harnessed namespaces
 	// only, and harness-labels namespaced objects of scoped namespaces only.
 	// Off, the selection is static and broad: every namespace is sent.
-	ManageNamespaceLabels bool `json:"manageNamespaceLabels,omitempty"`
+	ManageSelections bool `json:"manageSelections,omitempty"`
 }
 
 // HarnessProxy is where the harness proxy listens and which ConfigMap holds

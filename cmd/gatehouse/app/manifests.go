@@ -31,8 +31,8 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 			if err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("manage-namespace-labels") {
-				cfg.Harness.ManageNamespaceLabels = manage
+			if cmd.Flags().Changed("manage-selections") {
+				cfg.Harness.ManageSelections = manage
 			}
 			o.Options = webhooks.OptionsFromConfig(cfg)
 			out, err := webhooks.WebhookConfigurations(o)
@@ -50,7 +50,7 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
 	fl.StringVar(&o.Layout, "layout", webhooks.DefaultLayout, "separate (one entry per webhook) or combined (one per failure policy and kind)")
 	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
-	fl.BoolVar(&manage, "manage-namespace-labels", false,
-		"select by the harnessed and scoped namespace labels alone, as for a serve that keeps them current (harness.manageNamespaceLabels)")
+	fl.BoolVar(&manage, "manage-selections", false,
+		"select by the harnessed and scoped namespace labels alone, as for a serve that keeps them current (harness.manageSelections)")
 	return cmd
 }

@@ -12,7 +12,7 @@ import (
 // TestDeployedWebhookConfigurationsMatchTheRegistry keeps deploy/ equal to
 // what the registry renders for the configuration deploy/default runs
 // with: a webhook added, removed or re-routed in the registry, or a
-// configuration that selects otherwise (harness.manageNamespaceLabels),
+// configuration that selects otherwise (harness.manageSelections),
 // fails here until `make manifests` regenerates deploy/.
 func TestDeployedWebhookConfigurationsMatchTheRegistry(t *testing.T) {
 	raw, err := os.ReadFile("../../../deploy/default/configmap.yaml")

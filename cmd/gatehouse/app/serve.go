@@ -55,8 +55,8 @@ type serveFlags struct {
 	metricsAddress string
 	kubeconfig     string
 	reconcileDG    bool
-	// manageLabels runs controllers.NamespaceLabels
-	// (harness.manageNamespaceLabels).
+	// manageLabels runs controllers.Selections
+	// (harness.manageSelections).
 	manageLabels bool
 	leaderNS     string
 }
@@ -116,7 +116,7 @@ CA and a certificate for localhost instead, and prints where.`,
 			if err != nil {
 				return err
 			}
-			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageNamespaceLabels); err != nil {
+			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageSelections); err != nil {
 				srv.probeListener.Close() // Run, which owns it from here on, never ran
 				return err
 			}
@@ -140,10 +140,10 @@ CA and a certificate for localhost instead, and prints where.`,
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for reading cluster state (default: in-cluster, then $KUBECONFIG)")
 	fl.BoolVar(&f.reconcileDG, "reconcile-dependencygroups", false, "run the leader-elected DependencyGroup status reconciler (deploy/ turns it on)")
-	fl.BoolVar(&f.manageLabels, "manage-namespace-labels", false,
-		"keep the harnessed and scoped namespace labels current, which the webhook configurations select by (harness.manageNamespaceLabels; leader-elected; deploy/ turns it on)")
+	fl.BoolVar(&f.manageLabels, "manage-selections", false,
+		"keep the harnessed and scoped namespace labels current, which the webhook configurations select by (harness.manageSelections; leader-elected; deploy/ turns it on)")
 	fl.BoolVar(&f.manageLabels, "manage-harnessed-namespaces", false, "")
-	_ = fl.MarkDeprecated("manage-harnessed-namespaces", "use --manage-namespace-labels")
+	_ = fl.MarkDeprecated("manage-harnessed-namespaces", "use --manage-selections")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the reconciler's leader election Lease")
 	return cmd
 }
@@ -175,8 +175,8 @@ func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig)
 	if set("metrics-address") {
 		s.MetricsAddress = f.metricsAddress
 	}
-	if set("manage-namespace-labels") || set("manage-harnessed-namespaces") {
-		cfg.Harness.ManageNamespaceLabels = f.manageLabels
+	if set("manage-selections") || set("manage-harnessed-namespaces") {
+		cfg.Harness.ManageSelections = f.manageLabels
 	}
 	off := false
 	for _, name := range f.disable {
@@ -224,7 +224,7 @@ type Server struct {
 
 // EnableControllers adds the leader-elected controllers that are asked for:
 // the DependencyGroup status reconciler (controllers.DependencyGroupStatus)
-// and the namespace-label controller (controllers.NamespaceLabels).
+// and the selections controller (controllers.Selections).
 // They share one manager, one Lease and one cache; they need cluster
 // access.
 func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool) error {
@@ -234,7 +234,7 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 	if s.rc == nil {
 		flag := "--reconcile-dependencygroups"
 		if !dependencyGroups {
-			flag = "--manage-namespace-labels"
+			flag = "--manage-selections"
 		}
 		return usageError("%s needs cluster access (--kubeconfig or in-cluster)", flag)
 	}
@@ -263,7 +263,8 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 		}
 	}
 	if namespaceLabels {
-		r := &controllers.NamespaceLabels{Client: mgr.GetClient(), Options: webhooks.OptionsFromConfig(s.cfg)}
+		r := &controllers.Selections{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Options: webhooks.OptionsFromConfig(s.cfg),
+			Configuration: webhooks.ConfigurationName}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}

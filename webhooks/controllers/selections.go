@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,12 +21,13 @@ import (
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
-// NamespaceLabelsFieldManager owns the managed namespace labels that
-// NamespaceLabels sets; a label someone else set is theirs.
-const NamespaceLabelsFieldManager = "gatehouse-namespace-labels"
+// SelectionsFieldManager owns what Selections writes: the managed
+// namespace labels and the harnessed-accounts matchCondition; a label
+// someone else set is theirs.
+const SelectionsFieldManager = "gatehouse-selections"
 
-// NamespaceLabels keeps the selections of the webhook configurations
-// current from cluster state (webhooks/selection.go,
+// Selections keeps the selections of the webhook configurations current
+// from cluster state (webhooks/selection.go,
 // docs/harness-proxy-and-labels.md):
 //   - harness-proxy's fail-closed selection (docs/contracts.md §4): every
 //     namespace that an OperatorHarness with injectProxyConfiguration: true
@@ -34,34 +36,46 @@ const NamespaceLabelsFieldManager = "gatehouse-namespace-labels"
 //     unavailable is refused rather than started without the proxy;
 //   - harness-labels' selection: every namespace that carries the scope
 //     label of an OperatorHarness in Enforce mode carries the scoped label,
-//     and only those namespaces' objects are sent to it.
+//     and only those namespaces' objects are sent to it;
+//   - the entries only harnessed service accounts need reach
+//     (webhooks.HarnessedAccountEntries) carry the matchCondition
+//     webhooks.HarnessedAccountsCondition, the accounts the harnesses claim.
 //
 // The labels are written with server-side apply under their own field
 // manager: a GitOps tool that owns the Namespace's other fields does not
 // fight it, and when a label is no longer wanted the manager gives it up
 // (it is removed unless someone else also set it). Every event re-decides
 // every namespace; a Namespace is written only when it changes.
-type NamespaceLabels struct {
-	Client  client.Client
+type Selections struct {
+	Client client.Client
+	// Reader reads the webhook configurations uncached (they are two
+	// objects, read on each reconcile; a cache would watch every one).
+	Reader  client.Reader
 	Options webhooks.Options
+	// Configuration names the webhook configurations (both kinds).
+	Configuration string
 }
 
+// resync re-applies the selections this often even without an event, so
+// that a webhook configuration replaced without the condition gets it back.
+const resync = time.Minute
+
 // allNamespaces is the single work item.
-var allNamespaces = reconcile.Request{NamespacedName: types.NamespacedName{Name: "all-namespace-labels"}}
+var allNamespaces = reconcile.Request{NamespacedName: types.NamespacedName{Name: "all-selections"}}
 
 var namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 
 // SetupWithManager registers the reconciler: it watches Namespaces (their
 // metadata) at once and each kind of OperatorHarness once it is served
 // (helmetica's is optional).
-func (r *NamespaceLabels) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Selections) SetupWithManager(mgr ctrl.Manager) error {
 	enqueue := crhandler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{allNamespaces}
 	})
 	namespaces := &metav1.PartialObjectMetadata{}
 	namespaces.SetGroupVersionKind(namespaceGVK)
 	if err := ctrl.NewControllerManagedBy(mgr).
-		Named("namespace-labels").
+		Named("selections").
 		WatchesMetadata(namespaces, enqueue).
 		Complete(r); err != nil {
 		return err
@@ -69,7 +83,7 @@ func (r *NamespaceLabels) SetupWithManager(mgr ctrl.Manager) error {
 	for _, gvk := range harness.GVKs {
 		watched := &unstructured.Unstructured{}
 		watched.SetGroupVersionKind(gvk)
-		name := "namespace-labels-" + gvk.Group
+		name := "selections-" + gvk.Group
 		if err := mgr.Add(waitForKind{mgr: mgr, gvk: gvk, start: func() error {
 			return ctrl.NewControllerManagedBy(mgr).Named(name).
 				Watches(watched, enqueue).
@@ -82,8 +96,9 @@ func (r *NamespaceLabels) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile gives every namespace the managed labels it should carry and
-// gives up those it should not.
-func (r *NamespaceLabels) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+// gives up those it should not, and brings the harnessed-accounts condition
+// of the webhook configurations up to date.
+func (r *Selections) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	var harnesses []map[string]any
 	for _, gvk := range harness.GVKs {
 		list := &unstructured.UnstructuredList{}
@@ -116,13 +131,80 @@ func (r *NamespaceLabels) Reconcile(ctx context.Context, _ reconcile.Request) (r
 			return reconcile.Result{}, err
 		}
 	}
-	return reconcile.Result{}, nil
+	if err := r.applyAccounts(ctx, webhooks.HarnessedAccountsExpression(harnesses)); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: resync}, nil
+}
+
+// webhookConfigurationKinds are the two kinds whose entries may carry the
+// harnessed-accounts condition.
+var webhookConfigurationKinds = []schema.GroupVersionKind{
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"},
+}
+
+// applyAccounts sets the harnessed-accounts condition to expr on every
+// entry of HarnessedAccountEntries that the webhook configurations have
+// (which depends on their layout) and that does not carry it already. It
+// applies only that condition, by server-side apply, so the rest of each
+// entry stays whoever applied it.
+func (r *Selections) applyAccounts(ctx context.Context, expr string) error {
+	wanted := map[string]bool{}
+	for _, name := range webhooks.HarnessedAccountEntries(r.Options) {
+		wanted[name] = true
+	}
+	for _, gvk := range webhookConfigurationKinds {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(gvk)
+		if err := r.Reader.Get(ctx, client.ObjectKey{Name: r.Configuration}, live); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading %s %s: %w", gvk.Kind, r.Configuration, err)
+		}
+		entries, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
+		var apply []any
+		for _, e := range entries {
+			entry, _ := e.(map[string]any)
+			name, _ := entry["name"].(string)
+			if !wanted[name] || conditionIs(entry, expr) {
+				continue
+			}
+			apply = append(apply, map[string]any{"name": name, "matchConditions": []any{
+				map[string]any{"name": webhooks.HarnessedAccountsCondition, "expression": expr},
+			}})
+		}
+		if len(apply) == 0 {
+			continue
+		}
+		patch := &unstructured.Unstructured{Object: map[string]any{"webhooks": apply}}
+		patch.SetGroupVersionKind(gvk)
+		patch.SetName(r.Configuration)
+		//nolint:staticcheck // as in apply: an unstructured Apply patch.
+		if err := r.Client.Patch(ctx, patch, client.Apply, client.FieldOwner(SelectionsFieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("adding %s to %s %s: %w", webhooks.HarnessedAccountsCondition, gvk.Kind, r.Configuration, err)
+		}
+	}
+	return nil
+}
+
+// conditionIs reports whether a webhook entry carries the
+// harnessed-accounts condition with expression expr.
+func conditionIs(entry map[string]any, expr string) bool {
+	conditions, _ := entry["matchConditions"].([]any)
+	for _, c := range conditions {
+		if c, ok := c.(map[string]any); ok && c["name"] == webhooks.HarnessedAccountsCondition {
+			return c["expression"] == expr
+		}
+	}
+	return false
 }
 
 // differs reports whether applying want would change ns: a wanted label
 // it lacks, or a managed label it carries, that this manager applied, and
 // that is no longer wanted.
-func (r *NamespaceLabels) differs(ns metav1.PartialObjectMetadata, want map[string]string, managed []string) bool {
+func (r *Selections) differs(ns metav1.PartialObjectMetadata, want map[string]string, managed []string) bool {
 	for _, key := range managed {
 		_, has := ns.Labels[key]
 		_, wanted := want[key]
@@ -135,7 +217,7 @@ func (r *NamespaceLabels) differs(ns metav1.PartialObjectMetadata, want map[stri
 
 // apply sets exactly labels (none gives up every label this manager set)
 // on namespace name.
-func (r *NamespaceLabels) apply(ctx context.Context, name string, labels map[string]string) error {
+func (r *Selections) apply(ctx context.Context, name string, labels map[string]string) error {
 	ns := &unstructured.Unstructured{}
 	ns.SetGroupVersionKind(namespaceGVK)
 	ns.SetName(name)
@@ -143,7 +225,7 @@ func (r *NamespaceLabels) apply(ctx context.Context, name string, labels map[str
 		ns.SetLabels(labels)
 	}
 	//nolint:staticcheck // controller-runtime's Apply patch with an unstructured object: no generated apply configuration needed.
-	err := r.Client.Patch(ctx, ns, client.Apply, client.FieldOwner(NamespaceLabelsFieldManager), client.ForceOwnership)
+	err := r.Client.Patch(ctx, ns, client.Apply, client.FieldOwner(SelectionsFieldManager), client.ForceOwnership)
 	if apierrors.IsNotFound(err) {
 		return nil // deleted meanwhile
 	}
@@ -154,10 +236,10 @@ func (r *NamespaceLabels) apply(ctx context.Context, name string, labels map[str
 }
 
 // owns reports whether this manager applied the label key of ns.
-func (r *NamespaceLabels) owns(ns metav1.PartialObjectMetadata, key string) bool {
+func (r *Selections) owns(ns metav1.PartialObjectMetadata, key string) bool {
 	field := fmt.Sprintf(`"f:%s"`, key)
 	for _, f := range ns.ManagedFields {
-		if f.Manager == NamespaceLabelsFieldManager && f.Operation == metav1.ManagedFieldsOperationApply &&
+		if f.Manager == SelectionsFieldManager && f.Operation == metav1.ManagedFieldsOperationApply &&
 			f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), field) {
 			return true
 		}
