@@ -129,21 +129,30 @@ func (u *undecodable) Error() string { return fmt.Sprintf("request.%s is %s", u.
 // which denies on every webhook whatever its failure policy. Fields the Go
 // type does not know are accepted: an API server newer than gatehouse's
 // k8s.io/api sends them.
+//
+// The object is read once: apidefaults.DecodeMap makes the map and checks
+// the Go type in the same pass. Only an object it is not sure of (one the
+// API server would not send, or that uses what that pass leaves alone) is
+// decoded again the slow way, which says why.
 func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("request.%s is missing", what)
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("request.%s is not a JSON object", what)
+	obj, decodes := apidefaults.DecodeMap(gvk, raw)
+	if !decodes {
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("request.%s is not a JSON object", what)
+		}
 	}
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if (apiVersion != "" || kind != "") && (apiVersion != gvk.GroupVersion().String() || kind != gvk.Kind) {
 		return nil, fmt.Errorf("request.%s is not a %s, as request.kind says", what, gvk.Kind)
 	}
-	if _, err := apidefaults.Decode(gvk, raw); err != nil {
-		return nil, &undecodable{what: what, err: err}
+	if !decodes {
+		if _, err := apidefaults.Decode(gvk, raw); err != nil {
+			return nil, &undecodable{what: what, err: err}
+		}
 	}
 	return obj, nil
 }
