@@ -317,6 +317,9 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 		return errored(def, http.StatusBadRequest, err)
 	}
 	result, err := m.eval.Evaluate(ctx, review)
+	if result.Mutated && !result.CopiedOnWrite {
+		shared.sentIntact = false
+	}
 	if err != nil {
 		return errored(def, http.StatusInternalServerError, evaluationError(def, err))
 	}
@@ -340,9 +343,14 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 }
 
 // patch is the answer that patches the object as sent into the shared
-// object as the members left it. The object as sent is decoded again from
-// the request (the members changed the shared one in place).
+// object as the members left it. While every mutating member copied on
+// write, the object as sent is the one decoded, and the comparison skips
+// every part the members left shared; otherwise a member changed objects in
+// place, and the object as sent is decoded again from the request.
 func (c *chain) patch(req *admission.Request, shared *sharedReview) admission.Response {
+	if shared.sentIntact {
+		return patchBetween(shared.sent, shared.review.Object)
+	}
 	var sent map[string]any
 	if err := json.Unmarshal(req.Object.Raw, &sent); err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("webhook %s could not decode the object again to patch it: %w", c.name, err))

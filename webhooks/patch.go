@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,13 +101,13 @@ func diffJSON(a, b map[string]any) []jsonpatch.JsonPatchOperation {
 
 func diffObjects(a, b map[string]any, path string, ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
 	for key, bv := range b {
-		p := path + "/" + rfc6901.Replace(key)
 		av, ok := a[key]
-		if !ok {
-			ops = append(ops, jsonpatch.NewOperation("add", p, bv))
-			continue
+		switch {
+		case !ok:
+			ops = append(ops, jsonpatch.NewOperation("add", path+"/"+rfc6901.Replace(key), bv))
+		case !sameValue(av, bv):
+			ops = diffValues(av, bv, path+"/"+rfc6901.Replace(key), ops)
 		}
-		ops = diffValues(av, bv, p, ops)
 	}
 	for key := range a {
 		if _, ok := b[key]; !ok {
@@ -140,7 +141,9 @@ func diffValues(av, bv any, p string, ops []jsonpatch.JsonPatchOperation) []json
 			ops = append(ops, jsonpatch.NewOperation("add", p+"/"+strconv.Itoa(i), bt[i]))
 		}
 		for i := 0; i < n; i++ {
-			ops = diffValues(at[i], bt[i], p+"/"+strconv.Itoa(i), ops)
+			if !sameValue(at[i], bt[i]) {
+				ops = diffValues(at[i], bt[i], p+"/"+strconv.Itoa(i), ops)
+			}
 		}
 		return ops
 	}
@@ -148,6 +151,33 @@ func diffValues(av, bv any, p string, ops []jsonpatch.JsonPatchOperation) []json
 		ops = append(ops, jsonpatch.NewOperation("replace", p, bv))
 	}
 	return ops
+}
+
+// sameValue reports, without allocating, that a and b need no operation:
+// equal scalars of the same decoded type, or the same object or list (one
+// that a copy-on-write member shares between the object as sent and as it
+// left it). false means only that diffValues must look.
+func sameValue(a, b any) bool {
+	switch at := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		bt, ok := b.(string)
+		return ok && at == bt
+	case bool:
+		bt, ok := b.(bool)
+		return ok && at == bt
+	case float64:
+		bt, ok := b.(float64)
+		return ok && at == bt
+	case map[string]any:
+		bt, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(at).UnsafePointer() == reflect.ValueOf(bt).UnsafePointer()
+	case []any:
+		bt, ok := b.([]any)
+		return ok && len(at) == len(bt) && (len(at) == 0 || &at[0] == &bt[0])
+	}
+	return false
 }
 
 // The JSON types, as encoding/json decodes them.
