@@ -38,7 +38,7 @@ func DecodeMap(gvk schema.GroupVersionKind, raw []byte) (obj map[string]any, ok 
 			return nil, false
 		}
 	}
-	d := decoder{data: raw}
+	d := decoder{data: raw, text: string(raw)}
 	d.skipSpace()
 	if d.off >= len(d.data) || d.data[d.off] != '{' {
 		return nil, false
@@ -60,7 +60,12 @@ const maxDepth = 1000
 
 // decoder is one pass over a JSON document.
 type decoder struct {
-	data  []byte
+	data []byte
+	// text is data as one string: a string value or key without escapes is
+	// a substring of it, which costs no allocation of its own (every such
+	// string keeps the whole document alive, as long as the review's
+	// object lives anyway).
+	text  string
 	off   int
 	depth int
 	// entries and items are stacks that objects and arrays fill while they
@@ -276,7 +281,7 @@ func (d *decoder) str() (string, bool) {
 			d.off++
 			body := d.data[start+1 : d.off-1]
 			if plain && utf8.Valid(body) {
-				return string(body), true
+				return d.text[start+1 : d.off-1], true
 			}
 			var s string
 			if json.Unmarshal(d.data[start:d.off], &s) != nil {
