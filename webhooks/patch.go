@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 // canonicalPatch orders a generated patch so the same request always gets
@@ -279,4 +281,43 @@ func deepCopyJSON(v any) any {
 		return out
 	}
 	return asJSON(v)
+}
+
+// withEncodedPatch is resp with its patch operations already encoded into
+// resp.Patch, byte for byte as controller-runtime's Response.Complete
+// encodes them (json.Marshal of the operations, each through its
+// MarshalJSON, which marshals the operation again and is then compacted):
+// here each operation is marshalled once, with the same fields. resp is
+// returned as it was if the operations do not encode; Complete then says
+// why.
+func withEncodedPatch(resp admission.Response) admission.Response {
+	if len(resp.Patches) == 0 {
+		return resp
+	}
+	// jsonpatch.Operation.MarshalJSON writes "value" for an add or a
+	// replace even when it is null, and otherwise only when it is set.
+	type withValue struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	type withoutValue struct {
+		Op   string `json:"op"`
+		Path string `json:"path"`
+	}
+	ops := make([]any, len(resp.Patches))
+	for i, p := range resp.Patches {
+		if p.Value == nil && p.Operation != "add" && p.Operation != "replace" {
+			ops[i] = withoutValue{p.Operation, p.Path}
+		} else {
+			ops[i] = withValue{p.Operation, p.Path, p.Value}
+		}
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return resp
+	}
+	pt := admissionv1.PatchTypeJSONPatch
+	resp.Patch, resp.PatchType, resp.Patches = raw, &pt, nil
+	return resp
 }
