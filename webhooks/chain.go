@@ -101,6 +101,11 @@ type pass struct {
 	ns     namespaceView
 	// own holds the decision of a one-member chain, which is most reviews.
 	own [1]Decision
+	// What a reviewer goroutine needs to run the chain (reviewers.go).
+	chain *chain
+	ctx   context.Context
+	req   *admission.Request
+	done  chan<- outcome
 }
 
 // review runs the chain within the review's deadline. The chain runs on its
@@ -119,7 +124,8 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	p.member.Store(-1)
 	done := make(chan outcome, 1) // buffered: a late verdict never blocks the goroutine
 	start := time.Now()
-	go c.runInto(ctx, req, p, done)
+	p.chain, p.ctx, p.req, p.done = c, ctx, req, done
+	startReview(p)
 	select {
 	case got := <-done:
 		if got.panicked != nil {
@@ -150,8 +156,8 @@ type outcome struct {
 	panicked any
 }
 
-// runInto runs the chain on its own goroutine (a go statement with
-// arguments, which allocates no closure) and sends the outcome to done.
+// runInto runs the chain on a reviewer goroutine and sends the outcome to
+// done.
 func (c *chain) runInto(ctx context.Context, req *admission.Request, p *pass, done chan<- outcome) {
 	defer func() {
 		if r := recover(); r != nil {
