@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -268,8 +270,8 @@ func (d *decoder) stringValue(s *shape) (any, bool) {
 }
 
 // str reads a string literal as encoding/json unquotes it: one without
-// escapes and of valid UTF-8 is its bytes; any other is handed to
-// encoding/json.
+// escapes and of valid UTF-8 is its bytes; any other is unquoted by
+// unquote.
 func (d *decoder) str() (string, bool) {
 	start := d.off
 	d.off++ // "
@@ -283,11 +285,7 @@ func (d *decoder) str() (string, bool) {
 			if plain && utf8.Valid(body) {
 				return d.text[start+1 : d.off-1], true
 			}
-			var s string
-			if json.Unmarshal(d.data[start:d.off], &s) != nil {
-				return "", false
-			}
-			return s, true
+			return unquote(body)
 		case c == '\\':
 			plain = false
 			d.off += 2
@@ -298,6 +296,93 @@ func (d *decoder) str() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unquote is encoding/json's unquoting of a string literal's body, which
+// it has already checked (so a body it would refuse is refused here): the
+// escapes \" \\ \/ \b \f \n \r \t and \uXXXX, a UTF-16 surrogate pair
+// joined and a lone surrogate read as U+FFFD; each byte of invalid UTF-8
+// read as U+FFFD.
+func unquote(body []byte) (string, bool) {
+	b := make([]byte, 0, len(body)+utf8.UTFMax)
+	for r := 0; r < len(body); {
+		c := body[r]
+		switch {
+		case c == '\\':
+			if r+1 >= len(body) {
+				return "", false
+			}
+			switch e := body[r+1]; e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				rr := hex4(body[r+2:])
+				if rr < 0 {
+					return "", false
+				}
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					var rr1 rune = -1
+					if r+1 < len(body) && body[r] == '\\' && body[r+1] == 'u' {
+						rr1 = hex4(body[r+2:])
+					}
+					if dec := utf16.DecodeRune(rr, rr1); dec != unicode.ReplacementChar {
+						r += 6
+						b = utf8.AppendRune(b, dec)
+						continue
+					}
+					rr = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, rr)
+				continue
+			default:
+				return "", false
+			}
+			r += 2
+		case c == '"' || c < ' ':
+			return "", false
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(body[r:])
+			b = utf8.AppendRune(b, rr)
+			r += size
+		}
+	}
+	return string(b), true
+}
+
+// hex4 reads the four hex digits at the start of b, -1 when there are not.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
 }
 
 // literal reads true, false, null or a number into s.

@@ -107,7 +107,8 @@ func gvkOf(obj map[string]any) schema.GroupVersionKind {
 var replacements = []string{
 	`"x"`, `""`, `1`, `-1`, `1.5`, `1e2`, `100.0`, `-0`, `3000000000`, `1e400`, `true`, `null`, `{}`, `[]`, `[1]`,
 	`{"a":1}`, `"1Gi"`, `"2026-12-01T10:00:00Z"`, `"not base64!"`, `"Yw=="`, `"caf\u00e9\n\"q\""`, "\"\xff\xfe\"",
-	"\"\xed\xa0\x80\"", `"\ud800"`, `[{"name":"x"}]`,
+	"\"\xed\xa0\x80\"", `"\ud800"`, `"\ud83d\ude00"`, `"\ud83d\u0041"`, `"\udc00x"`, `"\u00e"`, `"\/\b\f\r\t"`, `"\'"`,
+	`"a\"`, "\"\\\xff\"", `[{"name":"x"}]`,
 }
 
 // TestDecodeMapEqualsTheFullDecoders: on every corpus object, and on each
