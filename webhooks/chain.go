@@ -27,7 +27,8 @@ import (
 //     read at most once per review).
 //  2. Decode: the object (and old object) are decoded once, when the first
 //     member runs, and shared by every member; a mutating member changes the
-//     object in place and the next member sees the change.
+//     object in place, or replaces it with a copy that shares what it did
+//     not change (Result.CopiedOnWrite), and the next member sees the change.
 //  3. Decide: each member's evaluator returns findings; on a validating
 //     UPDATE the old object's findings ratchet them; the findings become the
 //     member's Decision, a value the log line, the metric and the answer read.
@@ -108,8 +109,9 @@ type pass struct {
 	done  chan<- outcome
 }
 
-// review runs the chain within the review's deadline. The chain runs on its
-// own goroutine, which the caller abandons when the deadline passes first:
+// review runs the chain within the review's deadline. The chain runs on a
+// goroutine of its own (reviewers.go), which the caller abandons when the
+// deadline passes first:
 // it ends when the hung lookup returns, and its late verdict is dropped. A
 // panic in the chain is raised again here, so controller-runtime recovers it
 // into a denying 500 as it does for any handler panic.
