@@ -111,10 +111,10 @@ type pass struct {
 
 // review runs the chain within the review's deadline. The chain runs on a
 // goroutine of its own (reviewers.go), which the caller abandons when the
-// deadline passes first:
-// it ends when the hung lookup returns, and its late verdict is dropped. A
-// panic in the chain is raised again here, so controller-runtime recovers it
-// into a denying 500 as it does for any handler panic.
+// deadline passes first: it ends when the hung lookup returns, and its late
+// verdict is dropped. A panic in the chain is raised again here, so
+// controller-runtime recovers it into a denying 500 as it does for any
+// handler panic.
 func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	d := deadlineOf(ctx)
 	// Only the deadline ends a review: the request's context is also
