@@ -27,7 +27,8 @@ import (
 //     read at most once per review).
 //  2. Decode: the object (and old object) are decoded once, when the first
 //     member runs, and shared by every member; a mutating member changes the
-//     object in place and the next member sees the change.
+//     object in place, or replaces it with a copy that shares what it did
+//     not change (Result.CopiedOnWrite), and the next member sees the change.
 //  3. Decide: each member's evaluator returns findings; on a validating
 //     UPDATE the old object's findings ratchet them; the findings become the
 //     member's Decision, a value the log line, the metric and the answer read.
@@ -104,13 +105,19 @@ type pass struct {
 	ns     namespaceView
 	// own holds the decision of a one-member chain, which is most reviews.
 	own [1]Decision
+	// What a reviewer goroutine needs to run the chain (reviewers.go).
+	chain *chain
+	ctx   context.Context
+	req   *admission.Request
+	done  chan<- outcome
 }
 
-// review runs the chain within the review's deadline. The chain runs on its
-// own goroutine, which the caller abandons when the deadline passes first:
-// it ends when the hung lookup returns, and its late verdict is dropped. A
-// panic in the chain is raised again here, so controller-runtime recovers it
-// into a denying 500 as it does for any handler panic.
+// review runs the chain within the review's deadline. The chain runs on a
+// goroutine of its own (reviewers.go), which the caller abandons when the
+// deadline passes first: it ends when the hung lookup returns, and its late
+// verdict is dropped. A panic in the chain is raised again here, so
+// controller-runtime recovers it into a denying 500 as it does for any
+// handler panic.
 func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	d := deadlineOf(ctx)
 	// Only the deadline ends a review: the request's context is also
@@ -122,7 +129,8 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	p.member.Store(-1)
 	done := make(chan outcome, 1) // buffered: a late verdict never blocks the goroutine
 	start := time.Now()
-	go c.runInto(ctx, req, p, done)
+	p.chain, p.ctx, p.req, p.done = c, ctx, req, done
+	startReview(p)
 	select {
 	case got := <-done:
 		if got.panicked != nil {
@@ -153,8 +161,8 @@ type outcome struct {
 	panicked any
 }
 
-// runInto runs the chain on its own goroutine (a go statement with
-// arguments, which allocates no closure) and sends the outcome to done.
+// runInto runs the chain on a reviewer goroutine and sends the outcome to
+// done.
 func (c *chain) runInto(ctx context.Context, req *admission.Request, p *pass, done chan<- outcome) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -320,6 +328,9 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 		return errored(def, http.StatusBadRequest, err)
 	}
 	result, err := m.eval.Evaluate(ctx, review)
+	if result.Mutated && !result.CopiedOnWrite {
+		shared.sentIntact = false
+	}
 	if err != nil {
 		return errored(def, http.StatusInternalServerError, evaluationError(def, err))
 	}
@@ -343,9 +354,14 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 }
 
 // patch is the answer that patches the object as sent into the shared
-// object as the members left it. The object as sent is decoded again from
-// the request (the members changed the shared one in place).
+// object as the members left it. While every mutating member copied on
+// write, the object as sent is the one decoded, and the comparison skips
+// every part the members left shared; otherwise a member changed objects in
+// place, and the object as sent is decoded again from the request.
 func (c *chain) patch(req *admission.Request, shared *sharedReview) admission.Response {
+	if shared.sentIntact {
+		return patchBetween(shared.sent, shared.review.Object)
+	}
 	var sent map[string]any
 	if err := json.Unmarshal(req.Object.Raw, &sent); err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("webhook %s could not decode the object again to patch it: %w", c.name, err))

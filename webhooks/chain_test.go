@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"reflect"
 	"testing"
 
@@ -19,6 +21,8 @@ type probe struct {
 	deny    bool
 	present []bool // whether the previous probe's label was on the object
 	after   string
+	// cow: change the object by copying on write, not in place.
+	cow bool
 }
 
 func (p *probe) Evaluate(_ context.Context, r *Review) (Result, error) {
@@ -30,7 +34,20 @@ func (p *probe) Evaluate(_ context.Context, r *Review) (Result, error) {
 		p.present = append(p.present, ok)
 	}
 	res := Result{}
-	if p.label != "" {
+	if p.label != "" && p.cow {
+		meta, labels = maps.Clone(meta), maps.Clone(labels)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		if labels == nil {
+			labels = map[string]any{}
+		}
+		labels[p.label] = "x"
+		meta["labels"] = labels
+		r.Object = maps.Clone(r.Object)
+		r.Object["metadata"] = meta
+		res.Mutated, res.CopiedOnWrite = true, true
+	} else if p.label != "" {
 		if labels == nil {
 			labels = map[string]any{}
 			meta["labels"] = labels
@@ -129,3 +146,51 @@ func TestOfflineChainEveryMemberDecides(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestChainPatchesCopyOnWriteAndInPlaceChanges: however each member changes
+// the object, copying on write or in place and in either order, the chain's
+// one patch, applied to the object as sent, carries every change. (A chain
+// that kept patching from the decoded object after an in-place change would
+// lose that change: the in-place member changed the decoded object too.)
+func TestChainPatchesCopyOnWriteAndInPlaceChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cow  [2]bool
+	}{
+		{"both copy on write", [2]bool{true, true}},
+		{"copy on write, then in place", [2]bool{true, false}},
+		{"in place, then copy on write", [2]bool{false, true}},
+		{"both in place", [2]bool{false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := probeChain(false, &probe{label: "first", cow: tc.cow[0]}, &probe{label: "second", cow: tc.cow[1]})
+			pod := secretPod(nil)
+			req := admissionRequest(t, admissionv1.Create, podKind, podResource, pod)
+			v := c.review(context.Background(), &req)
+			if !v.resp.Allowed || len(v.resp.Patches) == 0 {
+				t.Fatalf("allowed=%v with %d patch operations", v.resp.Allowed, len(v.resp.Patches))
+			}
+			patched, err := applyOps(req.Object.Raw, v.resp.Patches)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, want map[string]any
+			if err := json.Unmarshal(patched, &got); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(req.Object.Raw, &want); err != nil {
+				t.Fatal(err)
+			}
+			meta := want["metadata"].(map[string]any)
+			labels, _ := meta["labels"].(map[string]any)
+			if labels == nil {
+				labels = map[string]any{}
+				meta["labels"] = labels
+			}
+			labels["first"], labels["second"] = "x", "x"
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("the patch %v does not make both members' changes", v.resp.Patches)
+			}
+		})
+	}
+}

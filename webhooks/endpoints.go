@@ -133,5 +133,5 @@ func (e *endpoint) Handle(ctx context.Context, req admission.Request) admission.
 			"timedOut", d.TimedOut,
 		)
 	}
-	return v.resp
+	return withEncodedPatch(v.resp)
 }

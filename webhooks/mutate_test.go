@@ -3,8 +3,10 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -288,6 +290,71 @@ func TestDiffJSONWritesWhatCreatePatchWrites(t *testing.T) {
 		got := append([]jsonpatch.JsonPatchOperation{}, diffJSON(a, b)...)
 		if g, w := mustJSON(t, canonicalPatch(got)), mustJSON(t, canonicalPatch(append([]jsonpatch.JsonPatchOperation{}, want...))); string(g) != string(w) {
 			t.Fatalf("case %d:\n a %s\n b %s\n diffJSON    %s\n CreatePatch %s", i, mustJSON(t, a), mustJSON(t, b), g, w)
+		}
+	}
+	// Copy on write, as podsecurity.Defaulted changes a pod: b shares with a
+	// every object and list it leaves alone (a list also cut short in
+	// place), which diffJSON skips by identity; a is never changed.
+	var cowMutate func(v any, depth int) any
+	cowMutate = func(v any, depth int) any {
+		switch t := v.(type) {
+		case map[string]any:
+			if rng.IntN(2) == 0 {
+				return t
+			}
+			out := maps.Clone(t)
+			for k, e := range t {
+				switch rng.IntN(5) {
+				case 0:
+					delete(out, k)
+				case 1:
+					out[k] = value(depth + 1)
+				default:
+					out[k] = cowMutate(e, depth+1)
+				}
+			}
+			if rng.IntN(3) == 0 {
+				out[string(rune('a'+rng.IntN(6)))] = value(depth + 1)
+			}
+			return out
+		case []any:
+			switch rng.IntN(3) {
+			case 0:
+				return t
+			case 1:
+				return t[:rng.IntN(len(t)+1)]
+			}
+			out := slices.Clone(t)
+			for i := range out {
+				out[i] = cowMutate(out[i], depth+1)
+			}
+			if rng.IntN(2) == 0 {
+				out = append(out, value(depth+1))
+			}
+			return out
+		}
+		if rng.IntN(4) == 0 {
+			return value(depth)
+		}
+		return v
+	}
+	for i := range 5000 {
+		var a map[string]any
+		if err := json.Unmarshal(mustJSON(t, map[string]any{"x": value(0), "y": value(0), "z": value(0)}), &a); err != nil {
+			t.Fatal(err)
+		}
+		before := mustJSON(t, a)
+		b := cowMutate(a, 0).(map[string]any)
+		want, err := jsonpatch.CreatePatch(before, mustJSON(t, b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append([]jsonpatch.JsonPatchOperation{}, diffJSON(a, b)...)
+		if g, w := mustJSON(t, canonicalPatch(got)), mustJSON(t, canonicalPatch(append([]jsonpatch.JsonPatchOperation{}, want...))); string(g) != string(w) {
+			t.Fatalf("copy on write, case %d:\n a %s\n b %s\n diffJSON    %s\n CreatePatch %s", i, before, mustJSON(t, b), g, w)
+		}
+		if string(mustJSON(t, a)) != string(before) {
+			t.Fatalf("copy on write, case %d: the test changed a", i)
 		}
 	}
 }

@@ -2,11 +2,14 @@ package webhooks
 
 import (
 	"encoding/json"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
 // canonicalPatch orders a generated patch so the same request always gets
@@ -100,13 +103,13 @@ func diffJSON(a, b map[string]any) []jsonpatch.JsonPatchOperation {
 
 func diffObjects(a, b map[string]any, path string, ops []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
 	for key, bv := range b {
-		p := path + "/" + rfc6901.Replace(key)
 		av, ok := a[key]
-		if !ok {
-			ops = append(ops, jsonpatch.NewOperation("add", p, bv))
-			continue
+		switch {
+		case !ok:
+			ops = append(ops, jsonpatch.NewOperation("add", path+"/"+rfc6901.Replace(key), bv))
+		case !sameValue(av, bv):
+			ops = diffValues(av, bv, path+"/"+rfc6901.Replace(key), ops)
 		}
-		ops = diffValues(av, bv, p, ops)
 	}
 	for key := range a {
 		if _, ok := b[key]; !ok {
@@ -140,7 +143,9 @@ func diffValues(av, bv any, p string, ops []jsonpatch.JsonPatchOperation) []json
 			ops = append(ops, jsonpatch.NewOperation("add", p+"/"+strconv.Itoa(i), bt[i]))
 		}
 		for i := 0; i < n; i++ {
-			ops = diffValues(at[i], bt[i], p+"/"+strconv.Itoa(i), ops)
+			if !sameValue(at[i], bt[i]) {
+				ops = diffValues(at[i], bt[i], p+"/"+strconv.Itoa(i), ops)
+			}
 		}
 		return ops
 	}
@@ -148,6 +153,33 @@ func diffValues(av, bv any, p string, ops []jsonpatch.JsonPatchOperation) []json
 		ops = append(ops, jsonpatch.NewOperation("replace", p, bv))
 	}
 	return ops
+}
+
+// sameValue reports, without allocating, that a and b need no operation:
+// equal scalars of the same decoded type, or the same object or list (one
+// that a copy-on-write member shares between the object as sent and as it
+// left it). false means only that diffValues must look.
+func sameValue(a, b any) bool {
+	switch at := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		bt, ok := b.(string)
+		return ok && at == bt
+	case bool:
+		bt, ok := b.(bool)
+		return ok && at == bt
+	case float64:
+		bt, ok := b.(float64)
+		return ok && at == bt
+	case map[string]any:
+		bt, ok := b.(map[string]any)
+		return ok && reflect.ValueOf(at).UnsafePointer() == reflect.ValueOf(bt).UnsafePointer()
+	case []any:
+		bt, ok := b.([]any)
+		return ok && len(at) == len(bt) && (len(at) == 0 || &at[0] == &bt[0])
+	}
+	return false
 }
 
 // The JSON types, as encoding/json decodes them.
@@ -249,4 +281,43 @@ func deepCopyJSON(v any) any {
 		return out
 	}
 	return asJSON(v)
+}
+
+// withEncodedPatch is resp with its patch operations already encoded into
+// resp.Patch, byte for byte as controller-runtime's Response.Complete
+// encodes them (json.Marshal of the operations, each through its
+// MarshalJSON, which marshals the operation again and is then compacted):
+// here each operation is marshalled once, with the same fields. resp is
+// returned as it was if the operations do not encode; Complete then says
+// why.
+func withEncodedPatch(resp admission.Response) admission.Response {
+	if len(resp.Patches) == 0 {
+		return resp
+	}
+	// jsonpatch.Operation.MarshalJSON writes "value" for an add or a
+	// replace even when it is null, and otherwise only when it is set.
+	type withValue struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	type withoutValue struct {
+		Op   string `json:"op"`
+		Path string `json:"path"`
+	}
+	ops := make([]any, len(resp.Patches))
+	for i, p := range resp.Patches {
+		if p.Value == nil && p.Operation != "add" && p.Operation != "replace" {
+			ops[i] = withoutValue{p.Operation, p.Path}
+		} else {
+			ops[i] = withValue{p.Operation, p.Path, p.Value}
+		}
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		return resp
+	}
+	pt := admissionv1.PatchTypeJSONPatch
+	resp.Patch, resp.PatchType, resp.Patches = raw, &pt, nil
+	return resp
 }

@@ -17,9 +17,13 @@ func newPodSecurityDefaults(opts Options) Evaluator {
 		if invalid != nil {
 			return Result{}, fmt.Errorf("pod security defaults: %w", invalid)
 		}
+		// Copy on write: the chain keeps the pod as sent for the patch.
+		var changed bool
 		if r.Subresource == ephemeralContainers.Subresource {
-			return Result{Mutated: podsecurity.DefaultNewEphemeralContainers(r.Object, r.OldObject, opts.PodDefaults)}, nil
+			r.Object, changed = podsecurity.DefaultedNewEphemeralContainers(r.Object, r.OldObject, opts.PodDefaults)
+		} else {
+			r.Object, changed = podsecurity.Defaulted(r.Object, opts.PodDefaults)
 		}
-		return Result{Mutated: podsecurity.DefaultPod(r.Object, opts.PodDefaults)}, nil
+		return Result{Mutated: changed, CopiedOnWrite: true}, nil
 	})
 }

@@ -30,10 +30,17 @@ func (f EvaluatorFunc) Evaluate(ctx context.Context, review *Review) (Result, er
 // Result is what an evaluator decided.
 type Result struct {
 	Findings []policies.Finding
-	// Mutated reports that a mutating evaluator changed review.Object in
-	// place. The adapter turns the change into a JSON patch against the raw
-	// request bytes, so fields the evaluator does not know survive.
+	// Mutated reports that a mutating evaluator changed review.Object, in
+	// place or (CopiedOnWrite) by replacing it with a changed copy. The
+	// chain turns the change into a JSON patch against the object as sent,
+	// so fields the evaluator does not know survive.
 	Mutated bool
+	// CopiedOnWrite reports that the evaluator changed no object or list it
+	// was given: it set review.Object to a new object that shares every
+	// part it did not change (podsecurity.Defaulted). While every mutating
+	// member copies on write, the chain keeps the object as sent as it was
+	// decoded, and its patch visits only the parts that are not shared.
+	CopiedOnWrite bool
 }
 
 // Review is an admission request decoded once for the evaluators.
@@ -49,7 +56,8 @@ type Review struct {
 	// Username is who makes the request (request.userInfo.username).
 	Username string
 	// Object is the object being admitted, decoded from JSON. Mutating
-	// evaluators change it in place; the members after them see the change.
+	// evaluators change it in place, or replace it with a changed copy
+	// (Result.CopiedOnWrite); the members after them see the change.
 	Object map[string]any
 	// OldObject is the stored object on UPDATE, nil otherwise.
 	OldObject map[string]any
@@ -62,6 +70,11 @@ type sharedReview struct {
 	done   bool
 	review *Review
 	err    error
+	// sent is the object as decoded from the request, the patch's starting
+	// point while sentIntact: no member has changed an object in place
+	// since (every mutating member so far copied on write).
+	sent       map[string]any
+	sentIntact bool
 	// decodedInto holds the review, so a review costs no allocation of its
 	// own beyond the chain's state.
 	decodedInto Review
@@ -75,6 +88,7 @@ func (s *sharedReview) decoded(def Definition) (*Review, error) {
 	if !s.done {
 		if s.err = decode(s.req, &s.decodedInto); s.err == nil {
 			s.review = &s.decodedInto
+			s.sent, s.sentIntact = s.review.Object, true
 		}
 		s.done = true
 	}
@@ -129,21 +143,30 @@ func (u *undecodable) Error() string { return fmt.Sprintf("request.%s is %s", u.
 // which denies on every webhook whatever its failure policy. Fields the Go
 // type does not know are accepted: an API server newer than gatehouse's
 // k8s.io/api sends them.
+//
+// The object is read once: apidefaults.DecodeMap makes the map and checks
+// the Go type in the same pass. Only an object it is not sure of (one the
+// API server would not send, or that uses what that pass leaves alone) is
+// decoded again the slow way, which says why.
 func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("request.%s is missing", what)
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, fmt.Errorf("request.%s is not a JSON object", what)
+	obj, decodes := apidefaults.DecodeMap(gvk, raw)
+	if !decodes {
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("request.%s is not a JSON object", what)
+		}
 	}
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
 	if (apiVersion != "" || kind != "") && (apiVersion != gvk.GroupVersion().String() || kind != gvk.Kind) {
 		return nil, fmt.Errorf("request.%s is not a %s, as request.kind says", what, gvk.Kind)
 	}
-	if _, err := apidefaults.Decode(gvk, raw); err != nil {
-		return nil, &undecodable{what: what, err: err}
+	if !decodes {
+		if _, err := apidefaults.Decode(gvk, raw); err != nil {
+			return nil, &undecodable{what: what, err: err}
+		}
 	}
 	return obj, nil
 }

@@ -789,15 +789,15 @@ const analysis = `## Where gatehouse falls short, and why
 Profiles taken for issue #8 (` + "`go test -run '^$' -bench ServeHTTPS -cpuprofile`" + ` in e2e/perf, and the adapter and policy
 benchmarks with ` + "`-cpuprofile`/`-memprofile`" + `):
 
-- **Throughput and CPU per request** (about 2.5x the floor's CPU per review). Of ` + "`gatehouse serve`" + `'s CPU, about half is
-  what the floor pays too (TLS, HTTP, controller-runtime decoding the AdmissionReview and encoding the answer). The other
-  half is gatehouse's work: decoding the object into ` + "`map[string]any`" + ` (~16% of the server's CPU), logging the
-  decision line and controller-runtime's per-request logger (~13%), evaluating (~10%), and for the mutating webhook
-  the JSON patch (~7%: marshal the mutated object, decode both versions, diff). With the load tool sharing the same
-  2 cores, the floor's ~2x higher closed-loop throughput follows. Reaching 0.8x would mean dropping the per-decision
-  log line or the generic decode; neither was done. Cheap savings left: the decision line repeats namespace, name and
-  resource that controller-runtime's request logger already carries (the line has duplicate JSON keys), so building
-  the request logger without them saves a few percent.
+- **Throughput and CPU per request** (the gatehouse/floor ratios above). A profile of ` + "`gatehouse serve --dev`" + ` under the
+  loopback load (issue #15): about a third of its CPU is what the floor pays too (TLS, HTTP, controller-runtime decoding
+  the AdmissionReview, ~18% alone, and encoding the answer). Of gatehouse's own work the largest part is yaml.v3 reading
+  the overrides ConfigMaps of the corpus (~15%; much of it copying the review goroutine's stack as it grows for the
+  deeply nested flow-style fixture, which policies/overrides hands to yaml.v3 before denying it as too deep), then
+  garbage collection (~12%), decoding the object (~7%: one pass that also checks the Go type, where two decodes took
+  ~16% before issue #15), and the decision log line (~5%, one write per line). The mutating webhook's patch costs
+  little since pod-security-defaults copies on write: the chain diffs only what it changed, from the object as
+  decoded. Left: a nesting check before yaml.v3 in policies/overrides, a buffered log sink, a higher GOGC.
 - **End to end** (create p50 about 2x with every webhook registered). The floor registered in exactly the same places
   costs almost as much (see the ` + "`floor`" + ` setup and the gatehouse/floor ratio, about 1.1x): the added time is the API
   server calling webhooks at all, not gatehouse's work (which is well under a millisecond per review, see above). A Pod

@@ -35,8 +35,9 @@ func FuzzDefaultPod(f *testing.F) {
 
 		// CREATE.
 		pod := clone(obj)
-		DefaultPod(pod, d)
+		changed := DefaultPod(pod, d)
 		once := clone(pod)
+		checkCopyOnWrite(t, "Defaulted", obj, pod, changed, func(in map[string]any) (map[string]any, bool) { return Defaulted(in, d) })
 		if DefaultPod(pod, d) {
 			t.Fatalf("second DefaultPod reported a change:\n%s", toYAML(once))
 		}
@@ -50,8 +51,11 @@ func FuzzDefaultPod(f *testing.F) {
 		// with no old object.
 		for _, stored := range []map[string]any{old, nil} {
 			upd := clone(obj)
-			DefaultNewEphemeralContainers(upd, stored, d)
+			changed := DefaultNewEphemeralContainers(upd, stored, d)
 			onceUpd := clone(upd)
+			checkCopyOnWrite(t, "DefaultedNewEphemeralContainers", obj, upd, changed, func(in map[string]any) (map[string]any, bool) {
+				return DefaultedNewEphemeralContainers(in, stored, d)
+			})
 			if DefaultNewEphemeralContainers(upd, stored, d) || !reflect.DeepEqual(upd, onceUpd) {
 				t.Fatalf("DefaultNewEphemeralContainers is not idempotent:\n%s", toYAML(onceUpd))
 			}
@@ -70,6 +74,24 @@ func FuzzDefaultPod(f *testing.F) {
 			t.Fatal("ValidatePod is not deterministic")
 		}
 	})
+}
+
+// checkCopyOnWrite: defaulted, run on a copy of obj, leaves that copy as it
+// was and returns want (what the in-place form made of obj) and whether it
+// changed; unchanged, it returns its input itself.
+func checkCopyOnWrite(t *testing.T, step string, obj, want map[string]any, wantChanged bool, defaulted func(map[string]any) (map[string]any, bool)) {
+	t.Helper()
+	in := clone(obj)
+	out, changed := defaulted(in)
+	if !reflect.DeepEqual(in, obj) {
+		t.Fatalf("%s changed its input:\n%s\n---\n%s", step, toYAML(obj), toYAML(in))
+	}
+	if changed != wantChanged || !reflect.DeepEqual(out, want) {
+		t.Fatalf("%s returned (changed %v)\n%s\nwhere the in-place form made (changed %v)\n%s", step, changed, toYAML(out), wantChanged, toYAML(want))
+	}
+	if !changed && in != nil && reflect.ValueOf(out).UnsafePointer() != reflect.ValueOf(in).UnsafePointer() {
+		t.Fatalf("%s changed nothing but returned a copy", step)
+	}
 }
 
 // checkDefaultsSatisfied checks findings of a defaulted object: well formed,

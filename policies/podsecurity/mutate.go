@@ -13,7 +13,8 @@
 package podsecurity
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"maps"
+	"slices"
 
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
@@ -29,25 +30,51 @@ const capSysAdmin = "CAP_SYS_ADMIN"
 // every init, regular and ephemeral container securityContext.runAsNonRoot,
 // seccompProfile.type, allowPrivilegeEscalation and capabilities.drop. It
 // reports whether anything changed; on its own output it reports false and
-// changes nothing.
+// changes nothing. It is Defaulted with the result written back into obj.
 func DefaultPod(obj map[string]any, d Defaults) bool {
-	spec, ok := fields.Map(obj, "spec")
-	if !ok {
-		return false
-	}
-	linux := !isWindows(spec)
-	root := rootInUserNamespaceOf(spec)
-	changed := defaultPodSecurityContext(spec, d, linux, root.pod)
-	inherit := inheritedFrom(spec, d)
-	for _, list := range workload.ContainerLists {
-		items, _ := fields.Slice(spec, list)
-		for _, item := range items {
-			if c, ok := item.(map[string]any); ok && defaultContainer(c, inherit, d, linux, root.container(c)) {
-				changed = true
-			}
-		}
+	out, changed := Defaulted(obj, d)
+	if changed {
+		maps.Copy(obj, out)
 	}
 	return changed
+}
+
+// Defaulted is DefaultPod without changing obj: it returns the defaulted
+// Pod and whether it differs from obj. The result shares with obj every
+// object and list on which nothing was defaulted, and holds new copies of
+// those on the way to a change (copy on write), so whoever compares the two
+// can skip every part that is the same object in both.
+func Defaulted(obj map[string]any, d Defaults) (map[string]any, bool) {
+	specObj, ok := fields.Map(obj, "spec")
+	if !ok {
+		return obj, false
+	}
+	spec := cow{m: specObj}
+	linux := !isWindows(specObj)
+	root := rootInUserNamespaceOf(specObj)
+	defaultPodSecurityContext(&spec, d, linux, root.pod)
+	inherit := inheritedFrom(spec.m, d)
+	for _, list := range workload.ContainerLists {
+		items, _ := fields.Slice(spec.m, list)
+		var changed []any
+		for i, item := range items {
+			c, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			container := cow{m: c}
+			if defaultContainer(&container, inherit, d, linux, root.container(c)) {
+				if changed == nil {
+					changed = slices.Clone(items)
+				}
+				changed[i] = container.m
+			}
+		}
+		if changed != nil {
+			spec.set(list, changed)
+		}
+	}
+	return withSpec(obj, spec)
 }
 
 // DefaultNewEphemeralContainers is for pods/ephemeralcontainers UPDATE: it
@@ -55,49 +82,84 @@ func DefaultPod(obj map[string]any, d Defaults) bool {
 // in obj whose name does not appear among oldObj's ephemeral containers
 // (existing ones are immutable). The pod level is read, to inherit from, but
 // never changed (it is immutable on that subresource). It reports whether
-// anything changed.
+// anything changed. It is DefaultedNewEphemeralContainers with the result
+// written back into obj.
 func DefaultNewEphemeralContainers(obj, oldObj map[string]any, d Defaults) bool {
-	spec, ok := fields.Map(obj, "spec")
-	if !ok {
-		return false
-	}
-	linux := !isWindows(spec)
-	root := rootInUserNamespaceOf(spec)
-	inherit := inheritedFrom(spec, d)
-	changed := false
-	for _, c := range newEphemeralContainers(field.NewPath("spec"), spec, oldObj) {
-		if defaultContainer(c.Obj, inherit, d, linux, root.container(c.Obj)) {
-			changed = true
-		}
+	out, changed := DefaultedNewEphemeralContainers(obj, oldObj, d)
+	if changed {
+		maps.Copy(obj, out)
 	}
 	return changed
 }
 
+// DefaultedNewEphemeralContainers is DefaultNewEphemeralContainers without
+// changing obj, copying on write as Defaulted does.
+func DefaultedNewEphemeralContainers(obj, oldObj map[string]any, d Defaults) (map[string]any, bool) {
+	specObj, ok := fields.Map(obj, "spec")
+	if !ok {
+		return obj, false
+	}
+	spec := cow{m: specObj}
+	linux := !isWindows(specObj)
+	root := rootInUserNamespaceOf(specObj)
+	inherit := inheritedFrom(specObj, d)
+	old := ephemeralContainerNames(oldObj)
+	items, _ := fields.Slice(specObj, "ephemeralContainers")
+	var changed []any
+	for i, item := range items {
+		c, ok := item.(map[string]any)
+		if !ok || !isNewEphemeralContainer(c, old) {
+			continue
+		}
+		container := cow{m: c}
+		if defaultContainer(&container, inherit, d, linux, root.container(c)) {
+			if changed == nil {
+				changed = slices.Clone(items)
+			}
+			changed[i] = container.m
+		}
+	}
+	if changed != nil {
+		spec.set("ephemeralContainers", changed)
+	}
+	return withSpec(obj, spec)
+}
+
+// withSpec is obj with spec in place of its spec when spec was written, and
+// whether it was.
+func withSpec(obj map[string]any, spec cow) (map[string]any, bool) {
+	if !spec.copied {
+		return obj, false
+	}
+	out := maps.Clone(obj)
+	out["spec"] = spec.m
+	return out, true
+}
+
 // defaultPodSecurityContext fills in spec.securityContext; runAsNonRoot
 // only unless keepRunAsNonRoot (usernamespace.go).
-func defaultPodSecurityContext(spec map[string]any, d Defaults, linux, keepRunAsNonRoot bool) bool {
-	sc, changed, ok := objectField(spec, "securityContext")
+func defaultPodSecurityContext(spec *cow, d Defaults, linux, keepRunAsNonRoot bool) bool {
+	sc, ok := objectField(spec, "securityContext")
 	if !ok {
 		return false
 	}
 	if linux {
-		changed = setDefault(sc, "runAsUser", d.RunAsUser) || changed
-		changed = setDefault(sc, "runAsGroup", d.RunAsGroup) || changed
-		changed = setDefault(sc, "fsGroup", d.FSGroup) || changed
-		changed = setDefault(sc, "fsGroupChangePolicy", d.FSGroupChangePolicy) || changed
+		setDefault(&sc, "runAsUser", d.RunAsUser)
+		setDefault(&sc, "runAsGroup", d.RunAsGroup)
+		setDefault(&sc, "fsGroup", d.FSGroup)
+		setDefault(&sc, "fsGroupChangePolicy", d.FSGroupChangePolicy)
 	}
 	if !keepRunAsNonRoot {
-		changed = setDefault(sc, "runAsNonRoot", d.RunAsNonRoot) || changed
+		setDefault(&sc, "runAsNonRoot", d.RunAsNonRoot)
 	}
 	if linux {
-		if !stated(sc, "seccompProfile") {
-			sc["seccompProfile"] = map[string]any{"type": d.SeccompProfileType}
-			changed = true
+		if !stated(sc.m, "seccompProfile") {
+			sc.set("seccompProfile", map[string]any{"type": d.SeccompProfileType})
 		} else {
-			changed = defaultSeccompType(sc["seccompProfile"], d) || changed
+			defaultSeccompType(&sc, d)
 		}
 	}
-	return changed
+	return setObjectField(spec, "securityContext", sc)
 }
 
 // inherited is what a container that states nothing gets from the pod
@@ -138,53 +200,51 @@ func (in inherited) seccompProfileFor(d Defaults) map[string]any {
 
 // defaultContainer fills in one container's securityContext; runAsNonRoot
 // only unless keepRunAsNonRoot (usernamespace.go).
-func defaultContainer(c map[string]any, inherit inherited, d Defaults, linux, keepRunAsNonRoot bool) bool {
-	sc, changed, ok := objectField(c, "securityContext")
+func defaultContainer(c *cow, inherit inherited, d Defaults, linux, keepRunAsNonRoot bool) bool {
+	sc, ok := objectField(c, "securityContext")
 	if !ok {
 		return false
 	}
 	if !keepRunAsNonRoot {
-		changed = setDefault(sc, "runAsNonRoot", inherit.runAsNonRoot) || changed
+		setDefault(&sc, "runAsNonRoot", inherit.runAsNonRoot)
 	}
-	if !linux {
-		return changed
-	}
-	if !stated(sc, "seccompProfile") {
-		sc["seccompProfile"] = inherit.seccompProfileFor(d)
-		changed = true
-	} else {
-		changed = defaultSeccompType(sc["seccompProfile"], d) || changed
-	}
-	allowEscalation := d.AllowPrivilegeEscalation
-	if mustAllowEscalation(sc) {
-		allowEscalation = true
-	}
-	changed = setDefault(sc, "allowPrivilegeEscalation", allowEscalation) || changed
-	if caps, created, ok := objectField(sc, "capabilities"); ok {
-		changed = created || changed
-		if !stated(caps, "drop") {
-			caps["drop"] = dropList(d)
-			changed = true
+	if linux {
+		if !stated(sc.m, "seccompProfile") {
+			sc.set("seccompProfile", inherit.seccompProfileFor(d))
+		} else {
+			defaultSeccompType(&sc, d)
+		}
+		allowEscalation := d.AllowPrivilegeEscalation
+		if mustAllowEscalation(sc.m) {
+			allowEscalation = true
+		}
+		setDefault(&sc, "allowPrivilegeEscalation", allowEscalation)
+		if caps, ok := objectField(&sc, "capabilities"); ok {
+			if !stated(caps.m, "drop") {
+				caps.set("drop", dropList(d))
+			}
+			setObjectField(&sc, "capabilities", caps)
 		}
 	}
-	return changed
+	return setObjectField(c, "securityContext", sc)
 }
 
-// defaultSeccompType sets the type of a stated seccompProfile object that
-// lacks one to the configured type. A seccompProfile that is not an object is
-// left alone.
-func defaultSeccompType(v any, d Defaults) bool {
-	profile, ok := v.(map[string]any)
+// defaultSeccompType sets the type of the stated seccompProfile of sc when
+// it is an object that lacks one, to the configured type. A seccompProfile
+// that is not an object is left alone.
+func defaultSeccompType(sc *cow, d Defaults) {
+	profile, ok := sc.m["seccompProfile"].(map[string]any)
 	if !ok || seccompTypeStated(profile) {
-		return false
+		return
 	}
 	if s, _ := profile["type"].(string); stated(profile, "type") && s == d.SeccompProfileType {
 		// Only an unusable configuration (an empty type) gets here; writing
 		// the same value again is no change.
-		return false
+		return
 	}
-	profile["type"] = d.SeccompProfileType
-	return true
+	withType := maps.Clone(profile)
+	withType["type"] = d.SeccompProfileType
+	sc.set("seccompProfile", withType)
 }
 
 // mustAllowEscalation reports whether the API server would reject

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // TestDefaultPod compares the exact object DefaultPod produces, then checks
@@ -430,4 +432,59 @@ func TestDefaultNewEphemeralContainers(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDefaultedSharesWhatItLeavesAlone: Defaulted copies only the objects
+// and lists on the way to a change, so the review chain can compare the
+// defaulted Pod with the Pod as sent by identity and skip the rest.
+func TestDefaultedSharesWhatItLeavesAlone(t *testing.T) {
+	var pod map[string]any
+	if err := yaml.Unmarshal([]byte(`
+apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {app: a}}
+spec:
+  securityContext: {runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, fsGroupChangePolicy: OnRootMismatch, runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+  volumes: [{name: v, emptyDir: {}}]
+  initContainers:
+  - {name: i, image: i, securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}, allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}
+  containers:
+  - {name: a, image: a, securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}, allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}
+  - {name: b, image: b, env: [{name: X, value: "1"}]}
+`), &pod); err != nil {
+		t.Fatal(err)
+	}
+	before := clone(pod)
+	out, changed := Defaulted(pod, BuiltinDefaults())
+	if !changed || !reflect.DeepEqual(pod, before) {
+		t.Fatalf("Defaulted: changed %v; input changed: %v", changed, !reflect.DeepEqual(pod, before))
+	}
+	same := func(a, b any) bool {
+		va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+		if va.Kind() == reflect.Slice {
+			return va.Len() == vb.Len() && va.Pointer() == vb.Pointer()
+		}
+		return va.UnsafePointer() == vb.UnsafePointer()
+	}
+	spec, outSpec := pod["spec"].(map[string]any), out["spec"].(map[string]any)
+	containers, outContainers := spec["containers"].([]any), outSpec["containers"].([]any)
+	for _, c := range []struct {
+		what   string
+		a, b   any
+		shared bool
+	}{
+		{"metadata", pod["metadata"], out["metadata"], true},
+		{"spec", spec, outSpec, false},
+		{"spec.securityContext", spec["securityContext"], outSpec["securityContext"], true},
+		{"spec.volumes", spec["volumes"], outSpec["volumes"], true},
+		{"spec.initContainers", spec["initContainers"], outSpec["initContainers"], true},
+		{"spec.containers", containers, outContainers, false},
+		{"spec.containers[0]", containers[0], outContainers[0], true},
+		{"spec.containers[1]", containers[1], outContainers[1], false},
+		{"spec.containers[1].env", containers[1].(map[string]any)["env"], outContainers[1].(map[string]any)["env"], true},
+	} {
+		if got := same(c.a, c.b); got != c.shared {
+			t.Errorf("%s: shared %v, want %v", c.what, got, c.shared)
+		}
+	}
 }

@@ -99,11 +99,9 @@ func ValidateTemplate(gk schema.GroupKind, obj map[string]any, d Defaults) []pol
 	if !ok {
 		return nil
 	}
-	spec, ok := copyJSON(pod.Spec).(map[string]any)
-	if !ok {
-		return nil
-	}
-	DefaultPod(map[string]any{"spec": spec}, d)
+	// Defaulted copies on write: the template itself is not changed.
+	defaulted, _ := Defaulted(map[string]any{"spec": pod.Spec}, d)
+	spec, _ := defaulted["spec"].(map[string]any)
 	findings := checkRunAsRoot(pod.SpecPath, spec)
 	policies.Sort(findings)
 	return findings

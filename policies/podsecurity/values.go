@@ -11,6 +11,7 @@ package podsecurity
 
 import (
 	"encoding/json"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -36,26 +37,54 @@ func seccompTypeStated(profile map[string]any) bool {
 	return !isString || s != ""
 }
 
-// objectField returns the object at m[key], creating an empty one when key
-// is absent or null. ok is false when m[key] holds anything else: such a
-// value is left alone.
-func objectField(m map[string]any, key string) (obj map[string]any, created, ok bool) {
-	if !stated(m, key) {
-		obj = map[string]any{}
-		m[key] = obj
-		return obj, true, true
-	}
-	obj, ok = m[key].(map[string]any)
-	return obj, false, ok
+// cow is a JSON object that is copied the first time it is written (copy on
+// write), so the object it was made from is never changed: a defaulted Pod
+// shares with the Pod it came from every part that defaulting left alone.
+type cow struct {
+	// m is the object as it reads now: the original until the first write,
+	// then its own copy.
+	m      map[string]any
+	copied bool
 }
 
-// setDefault sets m[key] to value unless key is stated, and reports whether
+// set writes m[key], copying m first if it is not yet its own.
+func (c *cow) set(key string, value any) {
+	if !c.copied {
+		own := make(map[string]any, len(c.m)+1)
+		maps.Copy(own, c.m)
+		c.m, c.copied = own, true
+	}
+	c.m[key] = value
+}
+
+// objectField returns the object at parent[key] to write into, a new empty
+// one (already counted as a change) when key is absent or null. ok is false
+// when parent[key] holds anything else: such a value is left alone.
+// setObjectField puts it back.
+func objectField(parent *cow, key string) (obj cow, ok bool) {
+	if !stated(parent.m, key) {
+		return cow{m: map[string]any{}, copied: true}, true
+	}
+	m, ok := parent.m[key].(map[string]any)
+	return cow{m: m}, ok
+}
+
+// setObjectField writes obj, from objectField, into parent[key] if it was
+// written or created, and reports whether it was.
+func setObjectField(parent *cow, key string, obj cow) bool {
+	if obj.copied {
+		parent.set(key, obj.m)
+	}
+	return obj.copied
+}
+
+// setDefault sets c[key] to value unless key is stated, and reports whether
 // it did. It is generic so that value is boxed only when it is written.
-func setDefault[T any](m map[string]any, key string, value T) bool {
-	if stated(m, key) {
+func setDefault[T any](c *cow, key string, value T) bool {
+	if stated(c.m, key) {
 		return false
 	}
-	m[key] = value
+	c.set(key, value)
 	return true
 }
 
@@ -125,26 +154,36 @@ func isWindows(spec map[string]any) bool {
 // stored Pod; one without a string name counts as new. Entries that are not
 // objects are skipped.
 func newEphemeralContainers(specPath *field.Path, spec, oldObj map[string]any) []workload.Container {
-	old := map[string]bool{}
-	oldItems, _ := fields.Slice(oldObj, "spec", "ephemeralContainers")
-	for _, item := range oldItems {
-		if c, ok := item.(map[string]any); ok {
-			if name, ok := c["name"].(string); ok {
-				old[name] = true
-			}
-		}
-	}
+	old := ephemeralContainerNames(oldObj)
 	var out []workload.Container
 	items, _ := fields.Slice(spec, "ephemeralContainers")
 	for i, item := range items {
-		c, ok := item.(map[string]any)
-		if !ok {
-			continue
+		if c, ok := item.(map[string]any); ok && isNewEphemeralContainer(c, old) {
+			out = append(out, workload.Container{Path: specPath.Child("ephemeralContainers").Index(i), Obj: c})
 		}
-		if name, ok := c["name"].(string); ok && old[name] {
-			continue
-		}
-		out = append(out, workload.Container{Path: specPath.Child("ephemeralContainers").Index(i), Obj: c})
 	}
 	return out
+}
+
+// ephemeralContainerNames are the string names of the ephemeral containers
+// of the Pod obj.
+func ephemeralContainerNames(obj map[string]any) map[string]bool {
+	names := map[string]bool{}
+	items, _ := fields.Slice(obj, "spec", "ephemeralContainers")
+	for _, item := range items {
+		if c, ok := item.(map[string]any); ok {
+			if name, ok := c["name"].(string); ok {
+				names[name] = true
+			}
+		}
+	}
+	return names
+}
+
+// isNewEphemeralContainer reports whether the ephemeral container c is not
+// among old (ephemeralContainerNames of the stored Pod); one without a
+// string name counts as new.
+func isNewEphemeralContainer(c map[string]any, old map[string]bool) bool {
+	name, ok := c["name"].(string)
+	return !ok || !old[name]
 }
