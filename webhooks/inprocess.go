@@ -101,6 +101,16 @@ func (o ManifestOptions) InProcess() InProcessPolicies {
 	return out
 }
 
+// Webhook returns the webhook whose decisions the policy named name makes.
+func (p InProcessPolicies) Webhook(name string) (string, bool) {
+	for _, row := range inProcessTable {
+		if PolicyName(row.webhook) == name {
+			return row.webhook, true
+		}
+	}
+	return "", false
+}
+
 // inProcessEntry narrows one combined entry for the in-process layout: each
 // member whose decisions a policy makes for some requests is sent only the
 // others. The member's own expression within the entry's condition is
