@@ -222,3 +222,62 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 		t.Fatalf("decided %d, denied %d, left %d: the corpus does not exercise both halves", decided, denied, left)
 	}
 }
+
+// TestInProcessLayoutNarrowsOnlyItsMembers: the in-process layout is the
+// combined layout but for the expression of the entry that holds a member a
+// policy stands in for, where that member's part is narrowed by the
+// policy's predicate; the policies and bindings follow.
+func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	render := func(layout string) []string {
+		out, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(string(out), "\n---\n")
+	}
+	combined, inProcess := render(LayoutCombined), render(LayoutInProcess)
+	if len(inProcess) != len(combined)+2*len(inProcessTable) {
+		t.Fatalf("%d documents in-process, %d combined", len(inProcess), len(combined))
+	}
+	if inProcess[0] != combined[0] {
+		t.Errorf("the mutating configuration differs:\n%s", inProcess[0])
+	}
+	decided := secretScopeDecided(opts)
+	if !strings.Contains(inProcess[1], "!(") || strings.Contains(combined[1], "request.operation == 'CREATE' && !has(request.subResource)") {
+		t.Errorf("the validating entry is not narrowed")
+	}
+	var narrowed, plain renderedValidating
+	if err := yaml.Unmarshal([]byte(inProcess[1]), &narrowed); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(combined[1]), &plain); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range narrowed.Webhooks {
+		want := plain.Webhooks[i].MatchConditions[0].Expression
+		g := Groups[len(Groups)-1]
+		for _, m := range g.members() {
+			if m.def.Name == "secret-scope" {
+				member := m.memberExpression(opts)
+				want = strings.Replace(want, member, "("+member+" && !("+decided+"))", 1)
+			}
+		}
+		if got := w.MatchConditions[0].Expression; got != want {
+			t.Errorf("entry %s: expression\n%s\nwant\n%s", w.Name, got, want)
+		}
+	}
+	if !strings.Contains(inProcess[len(combined)], "kind: ValidatingAdmissionPolicy\n") ||
+		!strings.Contains(inProcess[len(combined)+1], "kind: ValidatingAdmissionPolicyBinding\n") {
+		t.Errorf("the policy and binding do not follow the webhook configurations")
+	}
+}
+
+// renderedValidating is the part of a rendered validating
+// configuration the layout test reads.
+type renderedValidating struct {
+	Webhooks []struct {
+		Name            string
+		MatchConditions []struct{ Name, Expression string } `json:"matchConditions"`
+	}
+}
