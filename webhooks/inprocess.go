@@ -370,12 +370,15 @@ type PolicyFinding struct {
 var policyFindingEnd = regexp.MustCompile(` \(gatehouse ([a-z-]+)\)(; |$)`)
 
 // PolicyFindings reads the findings out of the message of a denial by a
-// policy of the in-process layout (the API server prefixes it with the
-// policy's and binding's names); nil when the message holds none.
+// policy of the in-process layout (the API server prefixes it with
+// "ValidatingAdmissionPolicy '<policy>' with binding '<binding>' denied
+// request: "); nil for any other message, a webhook's denial included.
 func PolicyFindings(message string) []PolicyFinding {
-	if _, rest, ok := strings.Cut(message, "denied request: "); ok {
-		message = rest
+	head, rest, ok := strings.Cut(message, "denied request: ")
+	if !ok || !strings.Contains(head, "ValidatingAdmissionPolicy '") {
+		return nil
 	}
+	message = rest
 	var out []PolicyFinding
 	start := 0
 	for _, m := range policyFindingEnd.FindAllStringSubmatchIndex(message, -1) {
