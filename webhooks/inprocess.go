@@ -52,10 +52,15 @@ type inProcessPolicy struct {
 	decided func(Options) string
 }
 
-// inProcessTable lists the policies of the in-process layout, in the order
-// the API server evaluates none in particular (they are independent).
+// inProcessTable lists the policies of the in-process layout, in registry
+// order. The API server evaluates policies in no order it promises, so a
+// request two policies would deny is decided by the first of them only: a
+// later row decides only where every earlier row that acts on the request
+// decides it and allows (as the combined entry answers with its first
+// denying member).
 var inProcessTable = []inProcessPolicy{
 	{webhook: "secret-scope", policy: secretScopePolicy, decided: secretScopeDecided},
+	{webhook: "service-account", policy: serviceAccountPolicy, decided: serviceAccountDecided},
 }
 
 // PolicyName is the name of the policy (and its binding) that takes
@@ -393,4 +398,129 @@ func PolicyFindings(message string) []PolicyFinding {
 		out = append(out, PolicyFinding{Webhook: webhook, Code: code, Field: field, Message: msg})
 	}
 	return out
+}
+
+// SA (docs/service-account.md) on CREATE of a Pod or pod template kind whose
+// controller ownerReference has a product API group: the pod spec's
+// serviceAccountName and serviceAccount must be empty or the derived name
+// <lowercase kind>-<name>. CEL decides it where the derived name needs no
+// hash (at most 253 bytes) and the kind is ASCII letters and digits (so
+// lowerAscii is strings.ToLower), and where SCOPE, the member before it,
+// decides the same object in-process and allows it. UPDATEs stay on the
+// webhook (ratcheting), and so do product custom resources (podOverrides at
+// any depth, keys folded as encoding/json folds them).
+
+// podSpecLocation is where a pod kind keeps its pod spec.
+type podSpecLocation struct {
+	resource   Resource
+	spec, path string
+}
+
+func podSpecLocations() []podSpecLocation {
+	var out []podSpecLocation
+	for _, k := range workload.Kinds {
+		spec := []string{"spec"}
+		if len(k.Template) > 0 {
+			spec = append(append([]string{}, k.Template...), "spec")
+		}
+		out = append(out, podSpecLocation{
+			resource: Resource{GVR: k.Resource, Kind: k.Kind},
+			spec:     fmt.Sprintf("(%s ? object.%s : {})", hasPath(spec), strings.Join(spec, ".")),
+			path:     fmt.Sprintf("%q", strings.Join(spec, ".")),
+		})
+	}
+	return out
+}
+
+// productController is the CEL predicate on an ownerReference r that it is
+// a controller reference with a product API group, as serviceAccountActs
+// reads it.
+func productController(opts Options) string {
+	var groups []string
+	for _, s := range opts.Products.GroupSuffixes {
+		if s != "" {
+			groups = append(groups, fmt.Sprintf("r.apiVersion.matches(%q)", "^[^/]+"+regexp.QuoteMeta(s)+"/"))
+		}
+	}
+	if len(groups) == 0 {
+		return "false"
+	}
+	return fmt.Sprintf("has(r.controller) && r.controller == true && has(r.apiVersion) && (%s)", strings.Join(groups, " || "))
+}
+
+// scopeAllowsMaps is the predicate over annotation maps, for maps that
+// scopeDecidableMaps decides, that SCOPE finds nothing in them.
+func scopeAllowsMaps(maps string) string {
+	name := func(first string) string { return first + "([-a-z0-9]{0,61}[a-z0-9])?" }
+	entry := "(node|pod|service=" + name("[a-z]") + "|listener-volume=" + name("[a-z0-9]") + ")"
+	class, format, scopeKey := secretKey("class"), secretKey("format"), secretKey("scope")
+	return fmt.Sprintf("%s.all(a, !a.exists(k, k.startsWith(%q)) || ("+
+		"%q in a && a[%q] != '' && (!(%q in a) || a[%q] in ['tls-pem', 'tls-p12', 'kerberos']) && (!(%q in a) || a[%q].matches(%q))))",
+		maps, scope.AnnotationPrefix, class, class, format, format, scopeKey, scopeKey, "^"+entry+"(,"+entry+")*$")
+}
+
+func serviceAccountDecided(opts Options) string {
+	var resources []string
+	for _, l := range podSpecLocations() {
+		resources = append(resources, resourceIs(l.resource))
+	}
+	refs := fmt.Sprintf("(!has(object.metadata) || !has(object.metadata.ownerReferences) || object.metadata.ownerReferences.all(r, !(%s) || "+
+		"(has(r.kind) && has(r.name) && r.kind.matches('^[A-Za-z0-9]+$') && r.name.matches('^[ -~]+$') && r.kind.size() + r.name.size() < 253)))",
+		productController(opts))
+	maps := "(" + byResource(scopeLocations(), func(l scopeLocation) string { return l.maps }, "[]") + ")"
+	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s && %s && %s",
+		strings.Join(resources, " || "), refs, scopeDecidableMaps(maps), scopeAllowsMaps(maps))
+}
+
+const attributionServiceAccount = " (gatehouse service-account)"
+
+func serviceAccountPolicy(opts Options) admissionregistrationv1.ValidatingAdmissionPolicySpec {
+	locs := podSpecLocations()
+	pick := func(f func(podSpecLocation) string, fallback string) string {
+		var b strings.Builder
+		for _, l := range locs {
+			fmt.Fprintf(&b, "%s ? (%s) : ", resourceIs(l.resource), f(l))
+		}
+		b.WriteString(fallback)
+		return b.String()
+	}
+	field := func(name, skip string) string {
+		derived := "(r.kind.lowerAscii() + '-' + r.name)"
+		return fmt.Sprintf("(has(variables.spec.%s) && variables.spec.%s != '' && variables.spec.%s != %s%s) ? "+
+			"variables.specPath + %q + r.kind + ' \"' + r.name + '\" run as its derived ServiceAccount \"' + %s + %q : ''",
+			name, name, name, derived, skip,
+			"."+name+": ServiceAccountMismatch: pods controlled by ", derived, "\"; set the field to that name or remove it"+attributionServiceAccount)
+	}
+	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+	var resources []Resource
+	for _, l := range locs {
+		resources = append(resources, l.resource)
+	}
+	var rules []admissionregistrationv1.NamedRuleWithOperations
+	for _, r := range (Intercept{Operations: create, Resources: resources}).rules() {
+		rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: r})
+	}
+	equivalent := admissionregistrationv1.Equivalent
+	invalid := metav1.StatusReasonInvalid
+	return admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		MatchConstraints: &admissionregistrationv1.MatchResources{
+			ResourceRules: rules, MatchPolicy: &equivalent,
+			NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+		},
+		Variables: []admissionregistrationv1.Variable{
+			{Name: "decided", Expression: serviceAccountDecided(opts)},
+			{Name: "refs", Expression: fmt.Sprintf("has(object.metadata) && has(object.metadata.ownerReferences) ? object.metadata.ownerReferences.filter(r, %s) : []", productController(opts))},
+			{Name: "spec", Expression: pick(func(l podSpecLocation) string { return l.spec }, "{}")},
+			{Name: "specPath", Expression: pick(func(l podSpecLocation) string { return l.path }, "''")},
+			{Name: "findings", Expression: fmt.Sprintf("variables.refs.map(r, [%s, %s]).flatten().filter(m, m != '')",
+				field("serviceAccountName", ""),
+				field("serviceAccount", " && !(has(variables.spec.serviceAccountName) && variables.spec.serviceAccountName == variables.spec.serviceAccount)"))},
+		},
+		Validations: []admissionregistrationv1.Validation{{
+			Expression:        "!variables.decided || variables.findings.size() == 0",
+			MessageExpression: "variables.findings.join('; ')",
+			Message:           "SA: a pod controlled by a product runs as another ServiceAccount than its derived one" + attributionServiceAccount,
+			Reason:            &invalid,
+		}},
+	}
 }

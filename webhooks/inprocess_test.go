@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
+	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 	"github.com/gatehouse-dev/gatehouse/webhooks/admissionpolicy"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 )
@@ -103,38 +103,95 @@ func generatedScopeObjects() []inProcessCase {
 	return out
 }
 
-// scopeFixtureObjects are SCOPE's golden fixtures of built-in kinds, as
-// written and as the API server defaults them.
-func scopeFixtureObjects(t *testing.T) []inProcessCase {
-	t.Helper()
-	files, err := filepath.Glob("../policies/scope/testdata/*/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no SCOPE fixtures (%v)", err)
+// generatedOwnedObjects are Pods and workloads with controller
+// ownerReferences of product and other kinds, names that need the hash or
+// not, ServiceAccount fields equal to the derived name or not, beside a
+// secret volume SCOPE allows, denies or leaves to the webhook.
+func generatedOwnedObjects() []inProcessCase {
+	long := strings.Repeat("n", 242)
+	owners := []map[string]any{
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": "prod", "uid": "u1", "controller": true},
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": "prod", "uid": "u1"},
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": long, "uid": "u1", "controller": true},
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": long[:241], "uid": "u1", "controller": true},
+		{"apiVersion": "kafka.kubedoop.dev/v1alpha1", "kind": "Kafka_Cluster", "name": "prod", "uid": "u1", "controller": true},
+		{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "prod", "uid": "u1", "controller": true},
+	}
+	accounts := []map[string]any{
+		{}, {"serviceAccountName": "hdfscluster-prod"}, {"serviceAccountName": "other"},
+		{"serviceAccountName": "hdfscluster-prod", "serviceAccount": "hdfscluster-prod"},
+		{"serviceAccountName": "hdfscluster-prod", "serviceAccount": "other"}, {"serviceAccount": "other"},
+		{"serviceAccountName": "hdfscluster-" + long[:241]}, {"serviceAccountName": "kafka_cluster-prod"},
+	}
+	volumes := []map[string]any{
+		nil,
+		{scope.AnnotationPrefix + "class": "tls", scope.AnnotationPrefix + "scope": "pod,service=web"},
+		{scope.AnnotationPrefix + "class": "tls", scope.AnnotationPrefix + "scope": "pod,,node"},
+		{scope.AnnotationPrefix + "class": "tls", scope.AnnotationPrefix + "autoTlsCertLifetime": "1h"},
 	}
 	var out []inProcessCase
-	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
+	for i, owner := range owners {
+		for j, account := range accounts {
+			for k, annotations := range volumes {
+				spec := map[string]any{"containers": []any{map[string]any{"name": "app", "image": "app"}}}
+				for f, v := range account {
+					spec[f] = v
+				}
+				if annotations != nil {
+					spec["volumes"] = []any{map[string]any{"name": "tls", "ephemeral": map[string]any{"volumeClaimTemplate": map[string]any{
+						"metadata": map[string]any{"annotations": annotations}, "spec": map[string]any{}}}}}
+				}
+				meta := func() map[string]any {
+					return map[string]any{"name": "owned", "namespace": "team", "ownerReferences": []any{owner}}
+				}
+				where := fmt.Sprintf("owner %d, accounts %d, volume %d", i, j, k)
+				out = append(out,
+					inProcessCase{where + " on a Pod", map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta(), "spec": spec}},
+					inProcessCase{where + " on a StatefulSet", map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta(),
+						"spec": map[string]any{"template": map[string]any{"spec": spec}}}},
+				)
+			}
 		}
-		var obj map[string]any
-		if err := yaml.Unmarshal(raw, &obj); err != nil {
-			t.Fatal(err)
+	}
+	return out
+}
+
+// fixtureObjects are the golden fixtures of the contracts under patterns,
+// as written and as the API server defaults them.
+func fixtureObjects(t *testing.T, patterns ...string) []inProcessCase {
+	t.Helper()
+	var out []inProcessCase
+	for _, pattern := range patterns {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no fixtures match %s (%v)", pattern, err)
 		}
-		out = append(out, inProcessCase{file, obj})
-		if defaulted, err := apidefaults.PreAdmission(obj); err == nil {
-			out = append(out, inProcessCase{file + " (defaulted)", defaulted})
+		for _, file := range files {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var obj map[string]any
+			if err := yaml.Unmarshal(raw, &obj); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, inProcessCase{file, obj})
+			if defaulted, err := apidefaults.PreAdmission(obj); err == nil {
+				out = append(out, inProcessCase{file + " (defaulted)", defaulted})
+			}
 		}
 	}
 	return out
 }
 
 // TestInProcessPoliciesDecideAsTheWebhook runs the in-process layout's
-// policies in the API server's own admission plugin over SCOPE's fixtures
-// and generated objects: where the policy's predicate says it decides, its
-// findings (codes and field paths, read back from its message) are exactly
-// the evaluator's denials and the evaluator warns about nothing; where it
-// does not, the policy admits and the webhook decides.
+// policies in the API server's own admission plugin over the fixtures of
+// SCOPE and SA and generated objects, and compares what a client gets with
+// what the combined entry answers: the first member (registry order) that
+// denies, with its codes and field paths. In the in-process layout the
+// policies answer first, then the members they do not decide. A member a
+// policy decides must have nothing to warn about, and on UPDATE no policy
+// decides anything.
 func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 	opts := OptionsFromConfig(configv1alpha1.Default())
 	rendered := ManifestOptions{Namespace: "gatehouse-system", Options: opts}.InProcess()
@@ -143,8 +200,22 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	cases := append(scopeFixtureObjects(t), generatedScopeObjects()...)
-	var decided, denied, left int
+	members := []struct {
+		webhook  string
+		evaluate func(schema.GroupKind, map[string]any) []policies.Finding
+	}{
+		{"secret-scope", func(gk schema.GroupKind, obj map[string]any) []policies.Finding { return scope.Validate(gk, obj) }},
+		{"service-account", func(gk schema.GroupKind, obj map[string]any) []policies.Finding {
+			return serviceaccount.Validate(gk, obj, opts.Products)
+		}},
+	}
+	if len(members) != len(inProcessTable) {
+		t.Fatalf("the test knows %d members, the in-process table has %d rows", len(members), len(inProcessTable))
+	}
+	cases := append(fixtureObjects(t, "../policies/scope/testdata/*/*.yaml", "../policies/serviceaccount/testdata/*/*.yaml"),
+		append(generatedScopeObjects(), generatedOwnedObjects()...)...)
+	decided := map[string]int{}
+	var requests, byPolicy int
 	for _, c := range cases {
 		gvk := schema.FromAPIVersionAndKind(stringAt(c.object, "apiVersion"), stringAt(c.object, "kind"))
 		if gvk.Group != "" && gvk.Group != "apps" && gvk.Group != "batch" {
@@ -161,6 +232,7 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 		}
 		raw := mustJSON(t, c.object)
 		for _, op := range []admissionv1.Operation{admissionv1.Create, admissionv1.Update} {
+			requests++
 			req := ctrladmission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
 				Kind: metav1.GroupVersionKind(gvk), Resource: metav1.GroupVersionResource(gvr), Namespace: namespace,
 				Name: stringAt(meta, "name"), Operation: op, UserInfo: authenticationv1.UserInfo{Username: "alice"},
@@ -170,56 +242,82 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 			if op == admissionv1.Update {
 				old, oldRaw = c.object, raw
 			}
-			decides, err := InProcessDecides("secret-scope", opts, celRequest(&req), c.object, old)
-			if err != nil {
-				t.Fatalf("%s: the predicate failed: %v", c.where, err)
-			}
 			policyErr := v.Validate(context.Background(), admissionpolicy.Request{
 				Kind: gvk, Resource: gvr, Namespace: namespace, Name: stringAt(meta, "name"),
 				Operation: admission.Operation(op), Object: raw, OldObject: oldRaw, Username: "alice",
 			})
-			findings := scope.Validate(gvk.GroupKind(), c.object)
-			if !decides {
-				left++
-				if policyErr != nil {
-					t.Errorf("%s, %s: the policy does not decide it, but denied: %v", c.where, op, policyErr)
+			combined, inProcess := "allowed", ""
+			for _, m := range members {
+				decides, err := InProcessDecides(m.webhook, opts, celRequest(&req), c.object, old)
+				if err != nil {
+					t.Fatalf("%s: the predicate of %s failed: %v", c.where, m.webhook, err)
 				}
-				continue
-			}
-			decided++
-			var want []string
-			for _, f := range findings {
-				if f.Severity != policies.Deny {
-					t.Errorf("%s: the policy decides it, but the webhook warns %s at %s", c.where, f.Code, f.Field)
-					continue
+				findings := m.evaluate(gvk.GroupKind(), c.object)
+				var denials []string
+				for _, f := range findings {
+					if f.Severity != policies.Deny {
+						if decides {
+							t.Errorf("%s: the policy decides %s, but it warns %s at %s", c.where, m.webhook, f.Code, f.Field)
+						}
+						continue
+					}
+					denials = append(denials, string(f.Code)+"@"+f.Field)
 				}
-				want = append(want, string(f.Code)+"@"+f.Field)
+				sort.Strings(denials)
+				verdict := m.webhook + " denied " + strings.Join(denials, " ")
+				if len(denials) > 0 && combined == "allowed" {
+					combined = verdict
+				}
+				if decides {
+					decided[m.webhook]++
+				} else if len(denials) > 0 && inProcess == "" {
+					inProcess = verdict
+				}
+				if op == admissionv1.Update && decides {
+					t.Errorf("%s: %s is decided in-process on UPDATE", c.where, m.webhook)
+				}
 			}
-			sort.Strings(want)
-			var got []string
 			if policyErr != nil {
-				denied++
+				byPolicy++
 				status := admissionpolicy.Denial(policyErr)
 				if status == nil || status.Code != 422 || status.Reason != metav1.StatusReasonInvalid {
 					t.Errorf("%s: want a 422 Invalid denial, got %v", c.where, policyErr)
 					continue
 				}
-				for _, f := range PolicyFindings(status.Message) {
-					if f.Webhook != "secret-scope" {
-						t.Errorf("%s: finding attributed to %q", c.where, f.Webhook)
-					}
+				found := PolicyFindings(status.Message)
+				var got []string
+				for _, f := range found {
 					got = append(got, f.Code+"@"+f.Field)
 				}
 				sort.Strings(got)
+				if len(found) == 0 {
+					t.Errorf("%s: a denial without findings: %s", c.where, status.Message)
+					continue
+				}
+				inProcess = found[0].Webhook + " denied " + strings.Join(got, " ")
 			}
-			if !slices.Equal(got, want) {
-				t.Errorf("%s, %s: policy findings %v, webhook %v", c.where, op, got, want)
+			if inProcess == "" {
+				inProcess = "allowed"
+			}
+			if op == admissionv1.Update {
+				if policyErr != nil {
+					t.Errorf("%s: a policy denied an UPDATE: %v", c.where, policyErr)
+				}
+				continue
+			}
+			if inProcess != combined {
+				t.Errorf("%s:\n  combined   %s\n  in-process %s", c.where, combined, inProcess)
 			}
 		}
 	}
-	t.Logf("%d requests decided in-process (%d denied), %d left to the webhook", decided, denied, left)
-	if decided == 0 || denied == 0 || left == 0 {
-		t.Fatalf("decided %d, denied %d, left %d: the corpus does not exercise both halves", decided, denied, left)
+	t.Logf("%d requests; decided in-process: %v; %d denied by a policy", requests, decided, byPolicy)
+	for _, m := range members {
+		if decided[m.webhook] == 0 {
+			t.Errorf("no request was decided in-process for %s: the corpus does not exercise it", m.webhook)
+		}
+	}
+	if byPolicy == 0 {
+		t.Error("no policy denied anything: the corpus does not exercise the denials")
 	}
 }
 
@@ -243,10 +341,6 @@ func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
 	if inProcess[0] != combined[0] {
 		t.Errorf("the mutating configuration differs:\n%s", inProcess[0])
 	}
-	decided := secretScopeDecided(opts)
-	if !strings.Contains(inProcess[1], "!(") || strings.Contains(combined[1], "request.operation == 'CREATE' && !has(request.subResource)") {
-		t.Errorf("the validating entry is not narrowed")
-	}
 	var narrowed, plain renderedValidating
 	if err := yaml.Unmarshal([]byte(inProcess[1]), &narrowed); err != nil {
 		t.Fatal(err)
@@ -256,15 +350,26 @@ func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
 	}
 	for i, w := range narrowed.Webhooks {
 		want := plain.Webhooks[i].MatchConditions[0].Expression
-		g := Groups[len(Groups)-1]
-		for _, m := range g.members() {
-			if m.def.Name == "secret-scope" {
-				member := m.memberExpression(opts)
-				want = strings.Replace(want, member, "("+member+" && !("+decided+"))", 1)
+		replaced := 0
+		for _, g := range Groups {
+			if g.Name+".gatehouse.dev" != w.Name {
+				continue
+			}
+			for _, m := range g.members() {
+				for _, row := range inProcessTable {
+					if row.webhook == m.def.Name {
+						member := m.memberExpression(opts)
+						want = strings.Replace(want, member, "("+member+" && !("+row.decided(opts)+"))", 1)
+						replaced++
+					}
+				}
 			}
 		}
+		if w.Name == "validating-fail.gatehouse.dev" && replaced != len(inProcessTable) {
+			t.Errorf("%d members narrowed, the in-process table has %d rows", replaced, len(inProcessTable))
+		}
 		if got := w.MatchConditions[0].Expression; got != want {
-			t.Errorf("entry %s: expression\n%s\nwant\n%s", w.Name, got, want)
+			t.Errorf("entry %s: the expression differs from the combined one narrowed by the policies' predicates (%d and %d bytes)", w.Name, len(got), len(want))
 		}
 	}
 	if !strings.Contains(inProcess[len(combined)], "kind: ValidatingAdmissionPolicy\n") ||

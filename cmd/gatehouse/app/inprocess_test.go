@@ -52,13 +52,18 @@ func checkVerdicts(t *testing.T, layout string, paths ...string) map[string]stri
 
 // TestCheckInProcessLayoutDecidesAlike: `check --layout in-process` runs the
 // rendered admission policies in the API server's own plugin, and every
-// example and SCOPE fixture gets the verdict of the combined layout, from
+// example, SCOPE fixture and SA fixture of an owned workload gets the verdict of the combined layout, from
 // the same webhooks with the same codes and fields.
 func TestCheckInProcessLayoutDecidesAlike(t *testing.T) {
 	files, err := filepath.Glob("../../../policies/scope/testdata/*/*.yaml")
 	if err != nil || len(files) < 40 {
 		t.Fatalf("SCOPE fixtures: %d (%v)", len(files), err)
 	}
+	owned, err := filepath.Glob("../../../policies/serviceaccount/testdata/*/*-owned-*.yaml")
+	if err != nil || len(owned) < 5 {
+		t.Fatalf("SA fixtures of owned workloads: %d (%v)", len(owned), err)
+	}
+	files = append(files, owned...)
 	examples, _ := filepath.Glob("../../../deploy/examples/*.yaml")
 	checked := 0
 	for _, file := range append(files, examples...) {
