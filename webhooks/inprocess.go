@@ -8,6 +8,7 @@ import (
 	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
@@ -19,11 +20,12 @@ import (
 // policies, which the API server evaluates in-process, and the webhook
 // entries are narrowed to what CEL cannot decide.
 //
-// Each policy decides a request wholly or not at all: a variable,
-// "decidable", is true only where CEL gives exactly the evaluator's findings
-// (codes and field paths) and no warning; elsewhere the policy admits and the
-// webhook, whose member is narrowed by the negation of the same predicate
-// (inProcessResiduals), decides. The API server runs validating policies
+// Each policy decides a request wholly or not at all: its predicate (the
+// row's decided, which the policy's validation also reads) is true only
+// where CEL gives exactly the evaluator's findings (codes and field paths)
+// and no warning; elsewhere the policy admits and the webhook, whose member
+// is narrowed by the negation of the same predicate (inProcessEntry),
+// decides. The API server runs validating policies
 // before validating webhooks and stops at the first denial, so a request
 // both would judge is judged by one of them, never by two. A policy's
 // message lists every finding as "<field>: <Code>: <message> (gatehouse
@@ -82,6 +84,12 @@ func (o ManifestOptions) InProcess() InProcessPolicies {
 		spec := row.policy(o.Options)
 		failure := def.FailurePolicy
 		spec.FailurePolicy = &failure
+		// The webhook's content predicate (narrowing.go) keeps the policy's
+		// variables from being evaluated where the evaluator would give a
+		// plain allow: most Pods and workloads.
+		if def.Intercept.Acts != nil {
+			spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "gatehouse-acts", Expression: def.Intercept.Acts(o.Options)}}
+		}
 		out.Validating = append(out.Validating, admissionregistrationv1.ValidatingAdmissionPolicy{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/name": "gatehouse"}},
@@ -154,11 +162,11 @@ func (o ManifestOptions) inProcessManifests() ([]byte, error) {
 	return out, nil
 }
 
-// InProcessDecides reports, for `gatehouse check` and tests, whether the
-// in-process layout narrows webhook away from this request (a policy decides
-// it instead), evaluating the policy's predicate as the API server evaluates
-// a matchCondition.
-func InProcessDecides(webhook string, opts Options, request, object, oldObject map[string]any) (bool, error) {
+// InProcessDecides reports, for `gatehouse check`, whether the in-process
+// layout narrows webhook away from req (a policy decides it instead),
+// evaluating the policy's predicate on object and oldObject as the API server
+// evaluates a matchCondition.
+func InProcessDecides(webhook string, opts Options, req *admission.Request, object, oldObject map[string]any) (bool, error) {
 	for _, row := range inProcessTable {
 		if row.webhook != webhook {
 			continue
@@ -172,7 +180,7 @@ func InProcessDecides(webhook string, opts Options, request, object, oldObject m
 			}
 			prg, _ = actsPrograms.LoadOrStore(expr, compiled)
 		}
-		return evalMatchCondition(prg.(cel.Program), request, object, oldObject)
+		return evalMatchCondition(prg.(cel.Program), celRequest(req), object, oldObject)
 	}
 	return false, nil
 }

@@ -248,7 +248,7 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 			})
 			combined, inProcess := "allowed", ""
 			for _, m := range members {
-				decides, err := InProcessDecides(m.webhook, opts, celRequest(&req), c.object, old)
+				decides, err := InProcessDecides(m.webhook, opts, &req, c.object, old)
 				if err != nil {
 					t.Fatalf("%s: the predicate of %s failed: %v", c.where, m.webhook, err)
 				}

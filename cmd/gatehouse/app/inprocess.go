@@ -87,21 +87,11 @@ func (p *inProcessPolicies) review(ctx context.Context, req ctrladmission.Reques
 				Response: ctrladmission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: status}}})
 		}
 	}
-	request := map[string]any{
-		"operation": string(req.Operation),
-		"resource":  map[string]any{"group": req.Resource.Group, "version": req.Resource.Version, "resource": req.Resource.Resource},
-		"userInfo":  map[string]any{"username": req.UserInfo.Username},
-	}
-	for key, v := range map[string]string{"subResource": req.SubResource, "namespace": req.Namespace, "name": req.Name} {
-		if v != "" {
-			request[key] = v
-		}
-	}
 	out := make([]webhooks.Decision, 0, len(decisions)+1)
 	for _, d := range decisions {
 		def, _ := webhooks.Lookup(d.Webhook)
 		if def.Type == webhooks.Validating {
-			decides, err := webhooks.InProcessDecides(d.Webhook, p.opts, request, final, nil)
+			decides, err := webhooks.InProcessDecides(d.Webhook, p.opts, &req, final, nil)
 			if err != nil {
 				return nil, err
 			}
