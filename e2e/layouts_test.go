@@ -190,8 +190,14 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 	verdicts := map[string][]string{} // fixture -> one verdict per layout
 	for _, l := range layouts {
 		installLayout(t, e.client, all, l.objs, probe[0], l.probeDeniedBy)
+		// One client per layout: a client per fixture would discover the
+		// API anew each time, which was most of the test's time.
+		c, warnings := clientWithWarnings(t, e)
 		for _, f := range fixtures {
-			verdicts[f.name] = append(verdicts[f.name], admitFixture(t, e, f, l.name))
+			warnings.mu.Lock()
+			warnings.list = nil
+			warnings.mu.Unlock()
+			verdicts[f.name] = append(verdicts[f.name], admitFixture(t, e, c, warnings, f, l.name))
 		}
 	}
 	denied, byPolicy := 0, 0
@@ -244,10 +250,9 @@ func installedLayout(ctx context.Context, e *env) ([]*unstructured.Unstructured,
 // admitFixture creates a fixture as TestFixturesThroughTheAPIServer does
 // (ephemeral containers through their subresource), in a namespace of its
 // own per layout, and returns the verdict.
-func admitFixture(t *testing.T, e *env, f fixture, layout string) string {
+func admitFixture(t *testing.T, e *env, c client.Client, warnings *warningRecorder, f fixture, layout string) string {
 	t.Helper()
 	ctx := context.Background()
-	c, warnings := clientWithWarnings(t, e)
 	var labels map[string]string
 	if f.optIn {
 		labels = optInLabel

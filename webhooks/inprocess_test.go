@@ -40,7 +40,13 @@ var scopeValues = []string{
 	"listener-volume", "listener-volume=", "listener-volume=1a", "listener-volume=a_b", "listener-volume=" + strings.Repeat("b", 64),
 	"=", "=x", "=x,pod", "foo", "foo=bar", "node,foo", "Node", "node ,pod", "service=ſ", "pod,service=web,listener-volume=lv,node",
 	"service=web,service=*,=,,foo=x",
+	// payloadMarker must never appear in a policy's message.
+	"service=" + payloadMarker + "=x", "listener-volume=" + payloadMarker + "_", "service=" + payloadMarker + ".x",
 }
+
+// payloadMarker stands for a value of the object: names in scope entries, a
+// ServiceAccount the pod states.
+const payloadMarker = "zzmarkerzz"
 
 // scopeAnnotationSets are the other annotations beside a scope value: none
 // (no class), a class, the formats, and keys CEL leaves to the webhook.
@@ -122,6 +128,7 @@ func generatedOwnedObjects() []inProcessCase {
 		{"serviceAccountName": "hdfscluster-prod", "serviceAccount": "hdfscluster-prod"},
 		{"serviceAccountName": "hdfscluster-prod", "serviceAccount": "other"}, {"serviceAccount": "other"},
 		{"serviceAccountName": "hdfscluster-" + long[:241]}, {"serviceAccountName": "kafka_cluster-prod"},
+		{"serviceAccountName": payloadMarker}, {"serviceAccount": payloadMarker},
 	}
 	volumes := []map[string]any{
 		nil,
@@ -283,6 +290,9 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 				if status == nil || status.Code != 422 || status.Reason != metav1.StatusReasonInvalid {
 					t.Errorf("%s: want a 422 Invalid denial, got %v", c.where, policyErr)
 					continue
+				}
+				if strings.Contains(status.Message, payloadMarker) {
+					t.Errorf("%s: the policy's message repeats a value of the object: %s", c.where, status.Message)
 				}
 				found := PolicyFindings(status.Message)
 				var got []string
