@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -122,8 +124,8 @@ func verdictOf(err error, warnings []string) string {
 	return strings.Join(parts, "; ")
 }
 
-// TestEveryLayoutGivesTheSameVerdict replays every golden fixture, as
-// TestFixturesThroughTheAPIServer does, through the real API server in each
+// TestEveryLayoutGivesTheSameVerdict replays every golden fixture (as dry
+// runs, but pods with ephemeral containers) through the real API server in each
 // layout of gatehouse's admission configuration: separate, combined, and
 // in-process (admission policies where the API server serves them, the
 // webhooks narrowed to the rest; docs/in-process.md). Each fixture must be
@@ -190,14 +192,19 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 	verdicts := map[string][]string{} // fixture -> one verdict per layout
 	for _, l := range layouts {
 		installLayout(t, e.client, all, l.objs, probe[0], l.probeDeniedBy)
-		// One client per layout: a client per fixture would discover the
-		// API anew each time, which was most of the test's time.
+		// One client and two namespaces per layout: a client per fixture
+		// would discover the API anew each time, and a namespace per
+		// fixture was most of the test's time.
 		c, warnings := clientWithWarnings(t, e)
+		shared := map[bool]string{
+			false: sharedNamespace(t, e, "layout-"+l.name, fixtures, nil),
+			true:  sharedNamespace(t, e, "layout-"+l.name+"-opt-in", fixtures, optInLabel),
+		}
 		for _, f := range fixtures {
 			warnings.mu.Lock()
 			warnings.list = nil
 			warnings.mu.Unlock()
-			verdicts[f.name] = append(verdicts[f.name], admitFixture(t, e, c, warnings, f, l.name))
+			verdicts[f.name] = append(verdicts[f.name], admitFixture(t, e, c, warnings, f, l.name, shared[f.optIn]))
 		}
 	}
 	denied, byPolicy := 0, 0
@@ -247,32 +254,64 @@ func installedLayout(ctx context.Context, e *env) ([]*unstructured.Unstructured,
 	return out, nil
 }
 
-// admitFixture creates a fixture as TestFixturesThroughTheAPIServer does
-// (ephemeral containers through their subresource), in a namespace of its
-// own per layout, and returns the verdict.
-func admitFixture(t *testing.T, e *env, c client.Client, warnings *warningRecorder, f fixture, layout string) string {
+// sharedNamespace creates a namespace with the ServiceAccounts that any
+// fixture's pods name (the ServiceAccount admission plugin rejects a pod
+// whose ServiceAccount does not exist).
+func sharedNamespace(t *testing.T, e *env, seed string, fixtures []fixture, labels map[string]string) string {
 	t.Helper()
-	ctx := context.Background()
-	var labels map[string]string
-	if f.optIn {
-		labels = optInLabel
+	ns := testNamespace(t, e, seed, nil, labels)
+	accounts := map[string]bool{}
+	for _, f := range fixtures {
+		for _, path := range [][]string{{"spec"}, {"spec", "template", "spec"}, {"template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
+			for _, field := range []string{"serviceAccountName", "serviceAccount"} {
+				if name, ok, _ := unstructured.NestedString(f.object.Object, append(path, field)...); ok && name != "" {
+					accounts[name] = true
+				}
+			}
+		}
 	}
-	obj := f.object.DeepCopy()
-	if f.namespace != "" {
-		applyState(t, e, f.state)
-		obj.SetNamespace(f.namespace)
-		defer func() { _ = e.client.Delete(context.Background(), obj) }()
-	} else {
-		obj.SetNamespace(testNamespace(t, e, layout+"/"+f.name, obj, labels))
-	}
-	ephemeral, hasEphemeral, _ := unstructured.NestedSlice(obj.Object, "spec", "ephemeralContainers")
-	unstructured.RemoveNestedField(obj.Object, "spec", "ephemeralContainers")
-	err := c.Create(ctx, obj)
-	if err == nil && hasEphemeral {
-		if err = unstructured.SetNestedSlice(obj.Object, ephemeral, "spec", "ephemeralContainers"); err != nil {
+	for name := range accounts {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := e.client.Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
-		err = c.SubResource("ephemeralcontainers").Update(ctx, obj)
+	}
+	return ns
+}
+
+// admitFixture admits a fixture through the API server and returns the
+// verdict: as a dry run in ns (or in the contract's own namespace), which
+// runs every admission step and stores nothing; a pod with ephemeral
+// containers is created for real in a namespace of its own and the
+// containers added through their subresource, as
+// TestFixturesThroughTheAPIServer does.
+func admitFixture(t *testing.T, e *env, c client.Client, warnings *warningRecorder, f fixture, layout, ns string) string {
+	t.Helper()
+	ctx := context.Background()
+	obj := f.object.DeepCopy()
+	ephemeral, hasEphemeral, _ := unstructured.NestedSlice(obj.Object, "spec", "ephemeralContainers")
+	var err error
+	switch {
+	case hasEphemeral:
+		var labels map[string]string
+		if f.optIn {
+			labels = optInLabel
+		}
+		obj.SetNamespace(testNamespace(t, e, layout+"/"+f.name, obj, labels))
+		unstructured.RemoveNestedField(obj.Object, "spec", "ephemeralContainers")
+		if err = c.Create(ctx, obj); err == nil {
+			if err = unstructured.SetNestedSlice(obj.Object, ephemeral, "spec", "ephemeralContainers"); err != nil {
+				t.Fatal(err)
+			}
+			err = c.SubResource("ephemeralcontainers").Update(ctx, obj)
+		}
+	case f.namespace != "":
+		applyState(t, e, f.state)
+		obj.SetNamespace(f.namespace)
+		err = c.Create(ctx, obj, client.DryRunAll)
+	default:
+		obj.SetNamespace(ns)
+		err = c.Create(ctx, obj, client.DryRunAll)
 	}
 	return verdictOf(err, slices.Clone(warnings.all()))
 }
