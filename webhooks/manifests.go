@@ -30,9 +30,10 @@ type ManifestOptions struct {
 
 // The webhook configuration layouts: both are served by every gatehouse.
 const (
-	LayoutSeparate = "separate"
-	LayoutCombined = "combined"
-	DefaultLayout  = LayoutCombined
+	LayoutSeparate  = "separate"
+	LayoutCombined  = "combined"
+	LayoutInProcess = "in-process" // combined, less what admission policies decide (inprocess.go)
+	DefaultLayout   = LayoutCombined
 )
 
 // ConfigurationName is the name of both webhook configurations.
@@ -80,8 +81,14 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 				entries = append(entries, entry{g.Type, w})
 			}
 		}
+	case LayoutInProcess:
+		for _, g := range Groups {
+			if w, ok := o.groupEntry(g); ok {
+				entries = append(entries, entry{g.Type, o.inProcessEntry(g, w)})
+			}
+		}
 	default:
-		return nil, fmt.Errorf("layout %q: must be %s or %s", layout, LayoutSeparate, LayoutCombined)
+		return nil, fmt.Errorf("layout %q: must be %s, %s or %s", layout, LayoutSeparate, LayoutCombined, LayoutInProcess)
 	}
 	for _, e := range entries {
 		w := e.w
@@ -109,6 +116,13 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 		}
 		out.WriteString("---\n")
 		out.Write(doc)
+	}
+	if layout == LayoutInProcess {
+		policies, err := o.inProcessManifests()
+		if err != nil {
+			return nil, err
+		}
+		out.Write(policies)
 	}
 	return out.Bytes(), nil
 }

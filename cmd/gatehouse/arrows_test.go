@@ -44,6 +44,7 @@ var layers = []struct {
 	{pkgs: "certs"},
 	{pkgs: "webhooks/apidefaults"},
 	{pkgs: "webhooks/clusterstate"},
+	{pkgs: "webhooks/admissionpolicy", leaf: true},
 	{pkgs: "webhooks"},
 	{pkgs: "webhooks/controllers"},
 	{pkgs: "cmd/..."},

@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
 // Admission is what the API server runs on the objects of an end-to-end run.
@@ -28,6 +31,10 @@ const (
 	Gatehouse Admission = "gatehouse"
 	// VAP: the ValidatingAdmissionPolicies of vap/ instead of gatehouse.
 	VAP Admission = "vap"
+	// InProcess: gatehouse's in-process layout (webhooks/inprocess.go): its
+	// admission policies, and its webhook configurations narrowed to what
+	// they do not decide, pointed at the gatehouse under test.
+	InProcess Admission = "in-process"
 	// Floor: gatehouse's webhook configurations pointed at the floor, which
 	// allows everything: what calling the webhooks costs, without
 	// gatehouse's work.
@@ -48,6 +55,9 @@ type Switch struct {
 	Client   client.Client
 	Webhooks []*unstructured.Unstructured
 	Policies []*unstructured.Unstructured
+	// InProcess is the in-process layout: webhook configurations (same
+	// names as Webhooks) and admission policies.
+	InProcess []*unstructured.Unstructured
 	// FloorWebhooks are Webhooks pointed at the floor (same names).
 	FloorWebhooks []*unstructured.Unstructured
 	// Probe is an object gatehouse and the policies deny, and that carries
@@ -95,13 +105,53 @@ func LiveWebhookConfigs(ctx context.Context, c client.Client, name, base string)
 	return out, nil
 }
 
+// InProcessLayout renders gatehouse's in-process layout for opts pointed at
+// base, with the CA bundle of installed (LiveWebhookConfigs) in every
+// webhook: the webhook configurations and the admission policies.
+func InProcessLayout(base, namespace string, opts webhooks.Options, installed []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	var caBundle any
+	for _, wc := range installed {
+		hooks, _, _ := unstructured.NestedSlice(wc.Object, "webhooks")
+		for _, h := range hooks {
+			if ca, ok, _ := unstructured.NestedFieldNoCopy(h.(map[string]any), "clientConfig", "caBundle"); ok && caBundle == nil {
+				caBundle = ca
+			}
+		}
+	}
+	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
+		URL: base, Namespace: namespace, Layout: webhooks.LayoutInProcess, Options: opts,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(rendered), "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(strings.TrimPrefix(doc, "---\n")), &obj.Object); err != nil {
+			return nil, err
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		hooks, ok, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		if ok && caBundle != nil {
+			for _, h := range hooks {
+				_ = unstructured.SetNestedField(h.(map[string]any), caBundle, "clientConfig", "caBundle")
+			}
+			_ = unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
 // Set makes the API server run a; it returns once a dry run of Probe shows
 // the setup in effect.
 func (s *Switch) Set(ctx context.Context, a Admission) error {
-	install := map[Admission][]*unstructured.Unstructured{Gatehouse: s.Webhooks, Floor: s.FloorWebhooks, VAP: s.Policies}
+	install := map[Admission][]*unstructured.Unstructured{Gatehouse: s.Webhooks, Floor: s.FloorWebhooks, VAP: s.Policies, InProcess: s.InProcess}
 	// Delete everything first (gatehouse's and the floor's configurations
 	// share names), then create the setup's objects.
-	for _, setup := range []Admission{Gatehouse, Floor, VAP} {
+	for _, setup := range []Admission{Gatehouse, Floor, VAP, InProcess} {
 		for _, obj := range install[setup] {
 			if err := s.Client.Delete(ctx, obj.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting %s %s: %w", obj.GetKind(), obj.GetName(), err)
@@ -113,7 +163,8 @@ func (s *Switch) Set(ctx context.Context, a Admission) error {
 			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	want := map[Admission]string{NoWebhooks: "", Gatehouse: "gatehouse secret-scope", VAP: "ValidatingAdmissionPolicy", Floor: FloorProbeMessage}[a]
+	want := map[Admission]string{NoWebhooks: "", Gatehouse: "gatehouse secret-scope", VAP: "ValidatingAdmissionPolicy",
+		InProcess: "ValidatingAdmissionPolicy '" + webhooks.PolicyName("secret-scope") + "'", Floor: FloorProbeMessage}[a]
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		last = s.Client.Create(ctx, s.Probe.DeepCopy(), client.DryRunAll)

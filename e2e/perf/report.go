@@ -376,8 +376,12 @@ func (r *Report) Evaluate() {
 		r.Ratios["throughput gatehouse/floor"] = RatioReport{Ratio(gh.Throughput.Median, fl.Throughput.Median), roundRatios(gh.ThroughputRounds, fl.ThroughputRounds)}
 		r.Ratios["CPU per request gatehouse/floor"] = RatioReport{Ratio(gh.CPUPerRequest.Median, fl.CPUPerRequest.Median), roundRatios(gh.cpuRounds, fl.cpuRounds)}
 	}
+	if in, none := r.E2E[InProcess], r.E2E[NoWebhooks]; in != nil && none != nil {
+		r.Ratios["e2e create p50 in-process/none"] = RatioReport{Ratio(in.Create.P50, none.Create.P50), roundRatios(in.RoundP50, none.RoundP50)}
+		r.Ratios["e2e create p99 in-process/none"] = RatioReport{Ratio(in.Create.P99, none.Create.P99), roundRatios(in.RoundP99, none.RoundP99)}
+	}
 	b := r.E2E[Gatehouse]
-	for _, other := range []Admission{NoWebhooks, Floor, VAP} {
+	for _, other := range []Admission{NoWebhooks, Floor, VAP, InProcess} {
 		o := r.E2E[other]
 		if b == nil || o == nil {
 			continue
@@ -412,6 +416,7 @@ func (r *Report) Evaluate() {
 	ratio("CPU per request vs floor", "CPU per request gatehouse/floor", 1.5, false)
 	ratio("e2e p50 all webhooks vs none", "e2e create p50 gatehouse/none", 2.0, false)
 	ratio("e2e p99 all webhooks vs none", "e2e create p99 gatehouse/none", 1.3, false)
+	ratio("e2e p50 in-process layout vs none", "e2e create p50 in-process/none", 1.5, false)
 	ratio("mixed p50 vs none", "mixed p50 gatehouse/none", 1.10, false)
 	ratio("mixed p99 vs none", "mixed p99 gatehouse/none", 1.25, false)
 	m := r.Memory
@@ -592,10 +597,10 @@ func (r *Report) Markdown() string {
 	}
 	if len(r.E2E) > 0 {
 		w("\n## End to end through the local control plane\n\n")
-		w("%d alternating rounds; per round and setup, %d objects (Pods with 3 containers and a secret volume, StatefulSets, DependencyGroups, HdfsClusters in turn) created and deleted by %d concurrent clients, plus the overrides ConfigMap created and deleted in turn. `none`: gatehouse's webhook configurations deleted; `gatehouse`: every gatehouse webhook registered (the namespace opts in to the pod security webhooks); `floor`: the same webhook configurations pointed at the floor, which allows everything (what calling the webhooks costs the API server, without gatehouse's work); `vap`: the ValidatingAdmissionPolicies of [e2e/perf/vap](../e2e/perf/vap/scope-sa.yaml) instead. Create latency in ms as the client sees it.\n\n",
+		w("%d alternating rounds; per round and setup, %d objects (Pods with 3 containers and a secret volume, StatefulSets, DependencyGroups, HdfsClusters in turn) created and deleted by %d concurrent clients, plus the overrides ConfigMap created and deleted in turn. `none`: gatehouse's webhook configurations deleted; `gatehouse`: every gatehouse webhook registered (the namespace opts in to the pod security webhooks); `floor`: the same webhook configurations pointed at the floor, which allows everything (what calling the webhooks costs the API server, without gatehouse's work); `vap`: the ValidatingAdmissionPolicies of [e2e/perf/vap](../e2e/perf/vap/scope-sa.yaml) instead; `in-process`: the in-process layout, gatehouse's admission policies with the webhooks narrowed to the rest ([docs/in-process.md](in-process.md)). Create latency in ms as the client sees it.\n\n",
 			r.Settings.Rounds, r.Settings.E2EObjects, r.Settings.E2EConcurrency)
 		w("| setup | creates | p50 | p90 | p99 | p99.9 | max | delete p50 | errors |\n|---|---|---|---|---|---|---|---|---|\n")
-		for _, m := range []Admission{NoWebhooks, Gatehouse, Floor, VAP} {
+		for _, m := range []Admission{NoWebhooks, Gatehouse, Floor, VAP, InProcess} {
 			e := r.E2E[m]
 			if e == nil {
 				continue
@@ -612,7 +617,7 @@ func (r *Report) Markdown() string {
 			w(" %s |", k)
 		}
 		w("\n|---|%s\n", strings.Repeat("---|", len(kinds)))
-		for _, m := range []Admission{NoWebhooks, Gatehouse, Floor, VAP} {
+		for _, m := range []Admission{NoWebhooks, Gatehouse, Floor, VAP, InProcess} {
 			e := r.E2E[m]
 			if e == nil {
 				continue
@@ -840,7 +845,7 @@ const methodology = `## How it is measured
   itself shares the 2 cores, the same for both.
 - **End to end**: the same gatehouse process is registered with the local control plane (kube-apiserver and etcd
   from e2e/localcluster); the webhook configurations are deleted and re-created (and the policies of e2e/perf/vap
-  created and deleted) between setups, and each switch is confirmed with a dry-run of a denied Pod first.
+  or of the in-process layout created and deleted) between setups, and each switch is confirmed with a dry-run of a denied Pod first.
 - **Scale**: the objects are created with the webhooks unregistered (faster), then gatehouse's RSS is read once it
   stops growing; ` + "`gatehouse check --state`" + ` reads the same objects from a file and its peak RSS comes from rusage.
   gatehouse caches DependencyGroups, CRD sources and OperatorHarnesses (and the operator namespace's workloads), not

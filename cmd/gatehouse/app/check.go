@@ -32,6 +32,7 @@ type checkFlags struct {
 	state  []string
 	output string
 	config string
+	layout string
 }
 
 func newCheck() *cobra.Command {
@@ -42,6 +43,10 @@ func newCheck() *cobra.Command {
 		Long: `check admits every object in PATH (a file of YAML or JSON documents, a directory walked
 recursively, or - for stdin; List kinds are unwrapped) as a CREATE through every enabled webhook
 that intercepts it, mutating webhooks first, exactly as the server would decide it.
+
+--layout in-process decides as an API server with that layout does: the admission policies it
+renders are evaluated by the API server's own admission-policy code, and the webhooks it narrows
+are not asked what the policies decide. The separate and combined layouts decide alike.
 
 --state supplies existing cluster objects for webhooks that consult cluster state; objects given
 with -f are admitted in order, each against the state plus the objects admitted before it.
@@ -54,6 +59,11 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			}
 			if f.output != "text" && f.output != "json" {
 				return usageError("-o must be text or json, not %q", f.output)
+			}
+			switch f.layout {
+			case webhooks.LayoutSeparate, webhooks.LayoutCombined, webhooks.LayoutInProcess:
+			default:
+				return usageError("--layout must be %s, %s or %s, not %q", webhooks.LayoutSeparate, webhooks.LayoutCombined, webhooks.LayoutInProcess, f.layout)
 			}
 			cfg, err := loadConfig(f.config)
 			if err != nil {
@@ -77,7 +87,14 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			opts.ClusterState = state
 			opts.Namespaces = state
 			chain := webhooks.NewOffline(webhooks.Build(opts, cfg.Enabled), opts)
-			objects, results, err := admitAll(cmd.Context(), chain, state, docs)
+			var policies *inProcessPolicies
+			if f.layout == webhooks.LayoutInProcess {
+				if policies, err = newInProcessPolicies(opts, cfg.Enabled, state); err != nil {
+					return err
+				}
+				defer policies.close()
+			}
+			objects, results, err := admitAll(cmd.Context(), chain, policies, state, docs)
 			if err != nil {
 				return err
 			}
@@ -102,6 +119,7 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 	fl.StringArrayVar(&f.state, "state", nil, "existing cluster objects: file, directory or - (repeatable)")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
+	fl.StringVar(&f.layout, "layout", webhooks.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (admission policies, docs/in-process.md)")
 	return cmd
 }
 
@@ -158,7 +176,7 @@ type ObjectOut struct {
 // defaulting, then the review chain the server runs (mutating webhooks,
 // each seeing the previous one's output, then validating webhooks on the
 // final object), each webhook deciding on its own.
-func admitAll(ctx context.Context, chain *webhooks.Offline, state *clusterState, docs []Document) ([]ObjectOut, []CheckResult, error) {
+func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcessPolicies, state *clusterState, docs []Document) ([]ObjectOut, []CheckResult, error) {
 	results := []CheckResult{}
 	objects := []ObjectOut{}
 	for i, d := range docs {
@@ -201,6 +219,17 @@ func admitAll(ctx context.Context, chain *webhooks.Offline, state *clusterState,
 			Object:          runtime.RawExtension{Raw: raw},
 		}}
 		decisions, admitted := chain.Review(ctx, req)
+		if inProcess != nil {
+			final := admitted
+			if final == nil {
+				if err := json.Unmarshal(raw, &final); err != nil {
+					return nil, nil, usageError("%s: %v", d.Where(), err)
+				}
+			}
+			if decisions, err = inProcess.review(ctx, req, final, decisions); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", d.Where(), err)
+			}
+		}
 		allowed := true
 		for _, dec := range decisions {
 			resp := dec.Response

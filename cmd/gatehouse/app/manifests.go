@@ -23,7 +23,8 @@ func newManifests() *cobra.Command {
 		Use:   "manifests",
 		Short: "Print the webhook configurations for the registry and a server configuration",
 		Long: `Print the MutatingWebhookConfiguration and ValidatingWebhookConfiguration that route the API
-server's requests to gatehouse, rendered from the same registry that routes objects in check.
+server's requests to gatehouse, rendered from the same registry that routes objects in check
+(with --layout in-process, also the ValidatingAdmissionPolicies and bindings of that layout).
 deploy/ holds this output for the default configuration; regenerate it with 'make manifests'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,7 +49,7 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 	fl.StringVar(&o.Service, "service", DefaultService, "Service in front of gatehouse")
 	fl.StringVar(&o.URL, "url", "", "base URL to call instead of the Service (local control planes)")
 	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
-	fl.StringVar(&o.Layout, "layout", webhooks.DefaultLayout, "separate (one entry per webhook) or combined (one per failure policy and kind)")
+	fl.StringVar(&o.Layout, "layout", webhooks.DefaultLayout, "separate (one entry per webhook), combined (one per failure policy and kind) or in-process (combined, less what admission policies decide; docs/in-process.md)")
 	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
 	fl.BoolVar(&manage, "manage-selections", false,
 		"select by the harnessed and scoped namespace labels alone, as for a serve that keeps them current (harness.manageSelections)")

@@ -9,8 +9,9 @@
 //     throughput; CPU and memory are read from /proc of each server;
 //  2. end to end (unless --e2e=false): objects are created and deleted
 //     through the local control plane (e2e/localcluster) with no webhooks,
-//     with gatehouse's webhooks, and with the ValidatingAdmissionPolicies of
-//     e2e/perf/vap, in alternating rounds;
+//     with gatehouse's webhooks, with the ValidatingAdmissionPolicies of
+//     e2e/perf/vap, and with gatehouse's in-process layout (its admission
+//     policies and the webhooks narrowed to the rest), in alternating rounds;
 //  3. mixed (unless --mixed=false): a cluster's everyday writes (Events,
 //     Lease renewals, EndpointSlices, ConfigMaps, Secrets, ReplicaSets and
 //     Pods, one request in ten from the contract fixtures) through the local
@@ -431,7 +432,11 @@ func admissionSwitch(ctx context.Context, repo string, cluster *localcluster.Clu
 	}
 	annotations[perf.FloorProbeAnnotation] = "deny"
 	probeObj.SetAnnotations(annotations)
-	return &perf.Switch{Client: c, Webhooks: hooks, FloorWebhooks: floorHooks, Policies: policies, Probe: probeObj}, nil
+	inProcess, err := perf.InProcessLayout(gh.Base, localcluster.Namespace, webhooks.OptionsFromConfig(configv1alpha1.Default()), hooks)
+	if err != nil {
+		return nil, err
+	}
+	return &perf.Switch{Client: c, Webhooks: hooks, FloorWebhooks: floorHooks, Policies: policies, InProcess: inProcess, Probe: probeObj}, nil
 }
 
 func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.Cluster, sw *perf.Switch, rep *perf.Report) error {
@@ -451,7 +456,7 @@ func endToEnd(ctx context.Context, f flags, repo string, cluster *localcluster.C
 		Singleton:      overrides[0],
 		SingletonCount: max(1, f.e2eObjects/8),
 	}
-	modes := []perf.Admission{perf.NoWebhooks, perf.Gatehouse, perf.Floor, perf.VAP}
+	modes := []perf.Admission{perf.NoWebhooks, perf.Gatehouse, perf.Floor, perf.VAP, perf.InProcess}
 	rep.E2E = map[perf.Admission]*perf.E2EReport{}
 	for _, m := range modes {
 		rep.E2E[m] = perf.NewE2EReport()

@@ -1,0 +1,317 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
+
+// renderLayout renders a layout of gatehouse's admission configuration
+// (webhook configurations and, for the in-process layout, its admission
+// policies) pointed at the local gatehouse, with the CA bundle cainjector
+// wrote into the installed configurations.
+func renderLayout(t testing.TB, e *env, layout string, caBundle any) []*unstructured.Unstructured {
+	t.Helper()
+	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
+		URL: e.local.Gatehouse.URL, Namespace: localcluster.Namespace, Layout: layout,
+		Options: webhooks.OptionsFromConfig(configv1alpha1.Default()),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := localcluster.DecodeManifests(rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		hooks, ok, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		if !ok {
+			continue
+		}
+		for _, h := range hooks {
+			_ = unstructured.SetNestedField(h.(map[string]any), caBundle, "clientConfig", "caBundle")
+		}
+		_ = unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
+	}
+	return objs
+}
+
+// installLayout replaces gatehouse's admission configuration by objs and
+// waits until a dry run of probe is denied with want in the message.
+func installLayout(t testing.TB, c client.Client, all [][]*unstructured.Unstructured, objs []*unstructured.Unstructured, probe *unstructured.Unstructured, want string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, set := range all {
+		for _, obj := range set {
+			if err := c.Delete(ctx, obj.DeepCopy()); err != nil && !apierrors.IsNotFound(err) {
+				t.Fatalf("deleting %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			}
+		}
+	}
+	for _, obj := range objs {
+		if err := c.Create(ctx, obj.DeepCopy()); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	var last error
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		last = c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		return last != nil && strings.Contains(last.Error(), want), nil
+	}); err != nil {
+		t.Fatalf("the layout is not in effect after a minute (want %q, last probe: %v)", want, last)
+	}
+}
+
+// verdictOf is an admission's outcome as a client sees it: allowed or
+// denied, each denying finding's code and field (from a webhook's causes or
+// a policy's message), and each warning's webhook, code and field.
+func verdictOf(err error, warnings []string) string {
+	var parts []string
+	if err == nil {
+		parts = append(parts, "allowed")
+	} else {
+		var status *apierrors.StatusError
+		if !errors.As(err, &status) {
+			return "error: " + err.Error()
+		}
+		s := status.Status()
+		var findings []string
+		for _, f := range webhooks.PolicyFindings(s.Message) {
+			findings = append(findings, f.Code+"@"+f.Field)
+		}
+		by := "by a webhook"
+		if len(findings) > 0 {
+			by = "by a policy"
+		}
+		if len(findings) == 0 && s.Details != nil {
+			for _, c := range s.Details.Causes {
+				findings = append(findings, string(c.Type)+"@"+c.Field)
+			}
+		}
+		sort.Strings(findings)
+		parts = append(parts, fmt.Sprintf("denied %d %s %v (%s)", s.Code, s.Reason, findings, by))
+	}
+	var warned []string
+	for _, w := range warnings {
+		// "gatehouse <webhook>: <Code> at <field>: <message>"
+		head, _, _ := strings.Cut(w, ": ")
+		rest := strings.TrimPrefix(w, head+": ")
+		code, field, _ := strings.Cut(rest, " at ")
+		field, _, _ = strings.Cut(field, ": ")
+		warned = append(warned, head+" "+code+"@"+field)
+	}
+	sort.Strings(warned)
+	if len(warned) > 0 {
+		parts = append(parts, "warnings "+strings.Join(warned, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// TestEveryLayoutGivesTheSameVerdict replays every golden fixture (as dry
+// runs, but pods with ephemeral containers) through the real API server in each
+// layout of gatehouse's admission configuration: separate, combined, and
+// in-process (admission policies where the API server serves them, the
+// webhooks narrowed to the rest; docs/in-process.md). Each fixture must be
+// allowed or denied alike, with the same finding codes and fields and the
+// same warnings, in all three.
+func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
+	e := requireCluster(t)
+	if e.local == nil {
+		t.Skip("renders the layouts for the local gatehouse's URL")
+	}
+	ctx := context.Background()
+
+	// The in-process layout needs admissionregistration.k8s.io/v1
+	// ValidatingAdmissionPolicy; MutatingAdmissionPolicy is v1 from 1.36.
+	disco, err := discovery.NewDiscoveryClientForConfig(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources, err := disco.ServerResourcesForGroupVersion("admissionregistration.k8s.io/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, r := range resources.APIResources {
+		served[r.Name] = true
+	}
+	for _, r := range []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"} {
+		if !served[r] {
+			t.Errorf("the API server does not serve admissionregistration.k8s.io/v1 %s", r)
+		}
+	}
+
+	installed, err := installedLayout(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
+	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	layouts := []struct {
+		name string
+		objs []*unstructured.Unstructured
+		// probeDeniedBy is in the probe's denial once the layout is in effect.
+		probeDeniedBy string
+	}{
+		{webhooks.LayoutSeparate, renderLayout(t, e, webhooks.LayoutSeparate, caBundle), `"secret-scope.gatehouse.dev" denied`},
+		{webhooks.LayoutCombined, renderLayout(t, e, webhooks.LayoutCombined, caBundle), `"validating-fail.gatehouse.dev" denied`},
+		{webhooks.LayoutInProcess, renderLayout(t, e, webhooks.LayoutInProcess, caBundle), "ValidatingAdmissionPolicy '" + webhooks.PolicyName("secret-scope") + "'"},
+	}
+	var all [][]*unstructured.Unstructured
+	for _, l := range layouts {
+		all = append(all, l.objs)
+	}
+	probe, err := localcluster.ReadManifests(repo + "/policies/scope/testdata/fail/pod-scope-empty-entry.yaml")
+	if err != nil || len(probe) != 1 {
+		t.Fatalf("reading the probe fixture: %v", err)
+	}
+	probe[0].SetNamespace(testNamespace(t, e, "layout-probe", probe[0], nil))
+	// The suite installed the default layout; put it back.
+	t.Cleanup(func() {
+		installLayout(t, e.client, all, installed, probe[0], "gatehouse secret-scope")
+	})
+
+	fixtures := loadFixtures(t)
+	verdicts := map[string][]string{} // fixture -> one verdict per layout
+	for _, l := range layouts {
+		installLayout(t, e.client, all, l.objs, probe[0], l.probeDeniedBy)
+		// One client and two namespaces per layout: a client per fixture
+		// would discover the API anew each time, and a namespace per
+		// fixture was most of the test's time.
+		c, warnings := clientWithWarnings(t, e)
+		shared := map[bool]string{
+			false: sharedNamespace(t, e, "layout-"+l.name, fixtures, nil),
+			true:  sharedNamespace(t, e, "layout-"+l.name+"-opt-in", fixtures, optInLabel),
+		}
+		for _, f := range fixtures {
+			warnings.mu.Lock()
+			warnings.list = nil
+			warnings.mu.Unlock()
+			verdicts[f.name] = append(verdicts[f.name], admitFixture(t, e, c, warnings, f, l.name, shared[f.optIn]))
+		}
+	}
+	denied, byPolicy := 0, 0
+	for _, f := range fixtures {
+		v := verdicts[f.name]
+		if strings.HasPrefix(v[0], "denied") {
+			denied++
+		}
+		if strings.Contains(v[2], "(by a policy)") {
+			byPolicy++
+		}
+		same := func(s string) string { return strings.Replace(s, " (by a policy)", " (by a webhook)", 1) }
+		for i := range layouts[1:] {
+			if same(v[i+1]) != same(v[0]) {
+				t.Errorf("%s:\n  %-10s %s\n  %-10s %s", f.name, layouts[0].name, v[0], layouts[i+1].name, v[i+1])
+			}
+		}
+		if (f.outcome == "fail") != strings.HasPrefix(v[0], "denied") {
+			t.Errorf("%s: a %s fixture got %s", f.name, f.outcome, v[0])
+		}
+	}
+	t.Logf("%d fixtures, %d denied (%d of them by an admission policy in the in-process layout), the same verdict in the layouts %s",
+		len(fixtures), denied, byPolicy, strings.Join([]string{layouts[0].name, layouts[1].name, layouts[2].name}, ", "))
+	if denied == 0 || denied == len(fixtures) || byPolicy == 0 {
+		t.Fatalf("%d of %d fixtures denied, %d by a policy: the comparison proves nothing", denied, len(fixtures), byPolicy)
+	}
+}
+
+// installedLayout reads the suite's installed webhook configurations.
+func installedLayout(ctx context.Context, e *env) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, kind := range []string{"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
+		live := &unstructured.Unstructured{}
+		live.SetAPIVersion("admissionregistration.k8s.io/v1")
+		live.SetKind(kind)
+		if err := e.client.Get(ctx, client.ObjectKey{Name: localcluster.WebhookConfigName}, live); err != nil {
+			return nil, err
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": live.GetAPIVersion(), "kind": kind}}
+		obj.SetName(live.GetName())
+		obj.SetLabels(live.GetLabels())
+		obj.SetAnnotations(live.GetAnnotations())
+		hooks, _, _ := unstructured.NestedSlice(live.Object, "webhooks")
+		_ = unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// sharedNamespace creates a namespace with the ServiceAccounts that any
+// fixture's pods name (the ServiceAccount admission plugin rejects a pod
+// whose ServiceAccount does not exist).
+func sharedNamespace(t *testing.T, e *env, seed string, fixtures []fixture, labels map[string]string) string {
+	t.Helper()
+	ns := testNamespace(t, e, seed, nil, labels)
+	accounts := map[string]bool{}
+	for _, f := range fixtures {
+		for _, path := range [][]string{{"spec"}, {"spec", "template", "spec"}, {"template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}} {
+			for _, field := range []string{"serviceAccountName", "serviceAccount"} {
+				if name, ok, _ := unstructured.NestedString(f.object.Object, append(path, field)...); ok && name != "" {
+					accounts[name] = true
+				}
+			}
+		}
+	}
+	for name := range accounts {
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if err := e.client.Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	return ns
+}
+
+// admitFixture admits a fixture through the API server and returns the
+// verdict: as a dry run in ns (or in the contract's own namespace), which
+// runs every admission step and stores nothing; a pod with ephemeral
+// containers is created for real in a namespace of its own and the
+// containers added through their subresource, as
+// TestFixturesThroughTheAPIServer does.
+func admitFixture(t *testing.T, e *env, c client.Client, warnings *warningRecorder, f fixture, layout, ns string) string {
+	t.Helper()
+	ctx := context.Background()
+	obj := f.object.DeepCopy()
+	ephemeral, hasEphemeral, _ := unstructured.NestedSlice(obj.Object, "spec", "ephemeralContainers")
+	var err error
+	switch {
+	case hasEphemeral:
+		var labels map[string]string
+		if f.optIn {
+			labels = optInLabel
+		}
+		obj.SetNamespace(testNamespace(t, e, layout+"/"+f.name, obj, labels))
+		unstructured.RemoveNestedField(obj.Object, "spec", "ephemeralContainers")
+		if err = c.Create(ctx, obj); err == nil {
+			if err = unstructured.SetNestedSlice(obj.Object, ephemeral, "spec", "ephemeralContainers"); err != nil {
+				t.Fatal(err)
+			}
+			err = c.SubResource("ephemeralcontainers").Update(ctx, obj)
+		}
+	case f.namespace != "":
+		applyState(t, e, f.state)
+		obj.SetNamespace(f.namespace)
+		err = c.Create(ctx, obj, client.DryRunAll)
+	default:
+		obj.SetNamespace(ns)
+		err = c.Create(ctx, obj, client.DryRunAll)
+	}
+	return verdictOf(err, slices.Clone(warnings.all()))
+}

@@ -1,0 +1,534 @@
+package webhooks
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/policies/scope"
+	"github.com/gatehouse-dev/gatehouse/policies/workload"
+)
+
+// The in-process layout (docs/in-process.md): where the API server serves
+// admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, the decisions
+// CEL can make with the webhook's own verdict are rendered as admission
+// policies, which the API server evaluates in-process, and the webhook
+// entries are narrowed to what CEL cannot decide.
+//
+// Each policy decides a request wholly or not at all: its predicate (the
+// row's decided, which the policy's validation also reads) is true only
+// where CEL gives exactly the evaluator's findings (codes and field paths)
+// and no warning; elsewhere the policy admits and the webhook, whose member
+// is narrowed by the negation of the same predicate (inProcessEntry),
+// decides. The API server runs validating policies
+// before validating webhooks and stops at the first denial, so a request
+// both would judge is judged by one of them, never by two. A policy's
+// message lists every finding as "<field>: <Code>: <message> (gatehouse
+// <webhook>)", joined by "; ", and never a value from the object.
+//
+// `gatehouse check --layout in-process` evaluates these same objects with
+// the API server's own admission-policy code (webhooks/admissionpolicy).
+
+// InProcessPolicies are the admission policies of the in-process layout.
+type InProcessPolicies struct {
+	Validating []admissionregistrationv1.ValidatingAdmissionPolicy
+	Bindings   []admissionregistrationv1.ValidatingAdmissionPolicyBinding
+}
+
+// inProcessPolicy is one row of the in-process table: the webhook a policy
+// takes requests from, and how to render both halves from the options.
+type inProcessPolicy struct {
+	// webhook is the registry row whose decisions the policy makes.
+	webhook string
+	// policy renders the ValidatingAdmissionPolicy's spec (without the
+	// failure policy, which is the webhook's).
+	policy func(Options) admissionregistrationv1.ValidatingAdmissionPolicySpec
+	// decided is the CEL predicate, over request and object as a
+	// matchCondition sees them, that is true exactly where the policy
+	// decides; the webhook's member is narrowed by its negation.
+	decided func(Options) string
+}
+
+// inProcessTable lists the policies of the in-process layout, in registry
+// order. The API server evaluates policies in no order it promises, so a
+// request two policies would deny is decided by the first of them only: a
+// later row decides only where every earlier row that acts on the request
+// decides it and allows (as the combined entry answers with its first
+// denying member).
+var inProcessTable = []inProcessPolicy{
+	{webhook: "secret-scope", policy: secretScopePolicy, decided: secretScopeDecided},
+	{webhook: "service-account", policy: serviceAccountPolicy, decided: serviceAccountDecided},
+}
+
+// PolicyName is the name of the policy (and its binding) that takes
+// decisions from webhook.
+func PolicyName(webhook string) string { return "gatehouse-" + webhook }
+
+// InProcess renders the admission policies of the in-process layout from the
+// registry and o.Options: one per row of the in-process table whose webhook
+// is in the registry, bound with the namespaces the webhooks exclude.
+func (o ManifestOptions) InProcess() InProcessPolicies {
+	var out InProcessPolicies
+	for _, row := range inProcessTable {
+		def, ok := Lookup(row.webhook)
+		if !ok {
+			continue
+		}
+		name := PolicyName(row.webhook)
+		equivalent := admissionregistrationv1.Equivalent
+		spec := row.policy(o.Options)
+		failure := def.FailurePolicy
+		spec.FailurePolicy = &failure
+		// The webhook's content predicate (narrowing.go) keeps the policy's
+		// variables from being evaluated where the evaluator would give a
+		// plain allow: most Pods and workloads.
+		if def.Intercept.Acts != nil {
+			spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "gatehouse-acts", Expression: def.Intercept.Acts(o.Options)}}
+		}
+		out.Validating = append(out.Validating, admissionregistrationv1.ValidatingAdmissionPolicy{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/name": "gatehouse"}},
+			Spec:       spec,
+		})
+		out.Bindings = append(out.Bindings, admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app.kubernetes.io/name": "gatehouse"}},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+				PolicyName: name,
+				MatchResources: &admissionregistrationv1.MatchResources{
+					NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+						Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: excludedNamespaces(o.Namespace),
+					}}},
+					ObjectSelector: &metav1.LabelSelector{},
+					MatchPolicy:    &equivalent,
+				},
+				ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			},
+		})
+	}
+	return out
+}
+
+// Webhook returns the webhook whose decisions the policy named name makes.
+func (p InProcessPolicies) Webhook(name string) (string, bool) {
+	for _, row := range inProcessTable {
+		if PolicyName(row.webhook) == name {
+			return row.webhook, true
+		}
+	}
+	return "", false
+}
+
+// inProcessEntry narrows one combined entry for the in-process layout: each
+// member whose decisions a policy makes for some requests is sent only the
+// others. The member's own expression within the entry's condition is
+// replaced by itself and the negation of the policy's predicate.
+func (o ManifestOptions) inProcessEntry(g Group, w admissionregistrationv1.ValidatingWebhook) admissionregistrationv1.ValidatingWebhook {
+	for _, m := range g.members() {
+		for _, row := range inProcessTable {
+			if row.webhook != m.def.Name {
+				continue
+			}
+			member := m.memberExpression(o.Options)
+			for i, c := range w.MatchConditions {
+				if c.Name == "gatehouse-members" && strings.Contains(c.Expression, member) {
+					w.MatchConditions[i].Expression = strings.Replace(c.Expression, member,
+						fmt.Sprintf("(%s && !(%s))", member, row.decided(o.Options)), 1)
+				}
+			}
+		}
+	}
+	return w
+}
+
+// inProcessManifests renders the policies and bindings as YAML documents.
+func (o ManifestOptions) inProcessManifests() ([]byte, error) {
+	p := o.InProcess()
+	var out []byte
+	for i := range p.Validating {
+		for _, obj := range []any{&p.Validating[i], &p.Bindings[i]} {
+			doc, err := marshalManifest(obj)
+			if err != nil {
+				return nil, err
+			}
+			out = append(append(out, "---\n"...), doc...)
+		}
+	}
+	return out, nil
+}
+
+// InProcessDecides reports, for `gatehouse check`, whether the in-process
+// layout narrows webhook away from req (a policy decides it instead),
+// evaluating the policy's predicate on object and oldObject as the API server
+// evaluates a matchCondition.
+func InProcessDecides(webhook string, opts Options, req *admission.Request, object, oldObject map[string]any) (bool, error) {
+	for _, row := range inProcessTable {
+		if row.webhook != webhook {
+			continue
+		}
+		expr := row.decided(opts)
+		prg, ok := actsPrograms.Load(expr)
+		if !ok {
+			compiled, err := compileMatchCondition(expr)
+			if err != nil {
+				return false, err
+			}
+			prg, _ = actsPrograms.LoadOrStore(expr, compiled)
+		}
+		return evalMatchCondition(prg.(cel.Program), celRequest(req), object, oldObject)
+	}
+	return false, nil
+}
+
+// SCOPE (docs/secret-scope.md) on CREATE of a PersistentVolumeClaim, a Pod,
+// every pod template kind and a StatefulSet's volumeClaimTemplates. CEL
+// decides an annotation map when the evaluator's verdict on it needs no
+// duration, number or password reading and raises no warning: its
+// secrets.kubedoop.dev/ keys are among class, scope, format, kerberosServiceNames
+// and pod-info, the format is not tls-p12 (which warns without a
+// password), and no scope entry has an unknown key (which warns). UPDATEs
+// stay on the webhook: a finding on an unchanged value ratchets into a
+// warning, which needs the old object's evidence. Product custom resources
+// stay on the webhook: they are walked at any depth.
+
+// scopeLocation is, for one resource, the CEL list of the annotation maps
+// SCOPE reads (standard CEL only, so that it also serves the webhook's
+// matchCondition) and the CEL list of their field paths, in the same order.
+type scopeLocation struct {
+	resource    Resource
+	maps, paths string
+}
+
+func scopeLocations() []scopeLocation {
+	var out []scopeLocation
+	out = append(out, scopeLocation{
+		resource: pvcs,
+		maps:     "(has(object.metadata) && has(object.metadata.annotations) ? [object.metadata.annotations] : [])",
+		paths:    "(has(object.metadata) && has(object.metadata.annotations) ? ['metadata.annotations'] : [])",
+	})
+	for _, k := range workload.Kinds {
+		spec := []string{"spec"}
+		if len(k.Template) > 0 {
+			spec = append(append([]string{}, k.Template...), "spec")
+		}
+		volumes := append(append([]string{}, spec...), "volumes")
+		guard := hasPath(volumes)
+		list := "object." + strings.Join(volumes, ".")
+		ephemeral := "has(v.ephemeral) && has(v.ephemeral.volumeClaimTemplate) && has(v.ephemeral.volumeClaimTemplate.metadata) && " +
+			"has(v.ephemeral.volumeClaimTemplate.metadata.annotations)"
+		maps := fmt.Sprintf("(%s ? %s.filter(v, %s).map(v, v.ephemeral.volumeClaimTemplate.metadata.annotations) : [])", guard, list, ephemeral)
+		paths := fmt.Sprintf("(%s ? %s.transformList(i, v, %s, %q + string(i) + %q) : [])", guard, list, ephemeral,
+			strings.Join(volumes, ".")+"[", "].ephemeral.volumeClaimTemplate.metadata.annotations")
+		if k.Kind == "StatefulSet" {
+			templates := "has(object.spec) && has(object.spec.volumeClaimTemplates)"
+			annotated := "has(t.metadata) && has(t.metadata.annotations)"
+			maps += fmt.Sprintf(" + (%s ? object.spec.volumeClaimTemplates.filter(t, %s).map(t, t.metadata.annotations) : [])", templates, annotated)
+			paths += fmt.Sprintf(" + (%s ? object.spec.volumeClaimTemplates.transformList(i, t, %s, 'spec.volumeClaimTemplates[' + string(i) + '].metadata.annotations') : [])", templates, annotated)
+		}
+		out = append(out, scopeLocation{resource: Resource{GVR: k.Resource, Kind: k.Kind}, maps: maps, paths: paths})
+	}
+	return out
+}
+
+// byResource selects, by the request's resource, one of the expressions
+// (else the fallback).
+func byResource(locs []scopeLocation, pick func(scopeLocation) string, fallback string) string {
+	var b strings.Builder
+	for _, l := range locs {
+		fmt.Fprintf(&b, "%s ? (%s) : ", resourceIs(l.resource), pick(l))
+	}
+	b.WriteString(fallback)
+	return b.String()
+}
+
+// Keys of the secret-operator annotations (upstream), as scope.AnnotationPrefix
+// plus the name.
+func secretKey(name string) string { return scope.AnnotationPrefix + name }
+
+// scopeDecidableMaps is the predicate over a list of annotation maps that CEL
+// decides all of them.
+func scopeDecidableMaps(maps string) string {
+	known := []string{"class", "scope", "format", "kerberosServiceNames", "pod-info"}
+	quoted := make([]string, len(known))
+	for i, k := range known {
+		quoted[i] = fmt.Sprintf("%q", secretKey(k))
+	}
+	// Every entry's key (the text before its first "=") is empty or known.
+	entry := "(node|pod|service|listener-volume)?(=[^,]*)?"
+	return fmt.Sprintf("%s.all(a, a.all(k, !k.startsWith(%q) || k in [%s]) && "+
+		"(!(%q in a) || a[%q] != 'tls-p12') && "+
+		"(!(%q in a) || a[%q].matches(%q)))",
+		maps, scope.AnnotationPrefix, strings.Join(quoted, ", "),
+		secretKey("format"), secretKey("format"), secretKey("scope"), secretKey("scope"), "^"+entry+"(,"+entry+")*$")
+}
+
+// scopeResources are the resources SCOPE's policy takes.
+func scopeResources() []Resource {
+	var out []Resource
+	for _, l := range scopeLocations() {
+		out = append(out, l.resource)
+	}
+	return out
+}
+
+func secretScopeDecided(Options) string {
+	locs := scopeLocations()
+	var resources []string
+	for _, l := range locs {
+		resources = append(resources, resourceIs(l.resource))
+	}
+	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s",
+		strings.Join(resources, " || "), scopeDecidableMaps("("+byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")+")"))
+}
+
+// Messages of the policy's findings: the evaluator's, where they do not
+// depend on what CEL cannot compute.
+const (
+	attributionSecretScope = " (gatehouse secret-scope)"
+	dns1035Label           = "^[a-z]([-a-z0-9]*[a-z0-9])?$"
+	dns1123Label           = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+)
+
+// scopeMapFindings is the CEL list of the findings (strings) of the
+// annotation map a at the field path p (a CEL string expression).
+func scopeMapFindings(p string) string {
+	class, format, scopeKey := secretKey("class"), secretKey("format"), secretKey("scope")
+	finding := func(key, code, message string) string {
+		return fmt.Sprintf("%s + %q + %q", p, "["+key+"]: "+code+": ", message+attributionSecretScope)
+	}
+	return fmt.Sprintf("!a.exists(k, k.startsWith(%q)) ? [] : "+
+		"((!(%q in a) || a[%q] == '') ? [%s] : []) + "+
+		"((%q in a && !(a[%q] in ['tls-pem', 'tls-p12', 'kerberos'])) ? [%s] : []) + "+
+		"((%q in a) ? %s : [])",
+		scope.AnnotationPrefix,
+		class, class, finding(class, "SecretClassMissing", "secrets.kubedoop.dev/ annotations need a non-empty "+class+" naming the SecretClass that provisions the volume"),
+		format, format, finding(format, "SecretFormatUnknown", "the secret format must be one of tls-pem, tls-p12 or kerberos"),
+		scopeKey, scopeEntryFindings("a["+fmt.Sprintf("%q", scopeKey)+"]", p+" + "+fmt.Sprintf("%q", "["+scopeKey+"]")))
+}
+
+// scopeEntryFindings is the CEL list of the findings of the scope value s
+// (a CEL string) at the field path path (a CEL string), one per invalid
+// entry, as grammar.go's checkEntry reports them.
+func scopeEntryFindings(s, path string) string {
+	key := "e.split('=')[0]"
+	value := "(e.split('=').size() > 1 ? e.split('=')[1] : '')"
+	n := "string(j + 1)"
+	msg := func(code string, parts ...string) string {
+		return fmt.Sprintf("%s + %q + %s + %q", path, ": "+code+": ", strings.Join(parts, " + "), attributionSecretScope)
+	}
+	lit := func(s string) string { return fmt.Sprintf("%q", s) }
+	entry := fmt.Sprintf("(%s == 'node' || %s == 'pod') ? (e.contains('=') ? %s : '') : "+
+		"(%s == 'service' || %s == 'listener-volume') ? ("+
+		"%s == '' ? %s : "+
+		"e.split('=').size() > 2 ? %s : "+
+		"(%s == 'service' && !(%s.size() <= 63 && %s.matches(%q))) ? %s : "+
+		"(%s == 'listener-volume' && !(%s.size() <= 63 && %s.matches(%q))) ? %s : '') : "+
+		"(%s == '' && e.contains('=')) ? %s : "+
+		"e == '' ? %s : ''",
+		key, key, msg("ScopeUnexpectedValue", lit("entry "), n, lit(" of the scope is a "), key, lit(" scope with \"=\"; a "), key, lit(" scope takes no name")),
+		key, key,
+		value, msg("ScopeValueMissing", lit("entry "), n, lit(" of the scope is a "), key, lit(" scope without a name; write "), key, lit("=<name> (secret-operator cannot resolve it)")),
+		msg("ScopeValueHasDelimiter", lit("entry "), n, lit(" of the scope is a "), key, lit(" scope whose name contains \"=\"; secret-operator would keep only the part before the second \"=\" and silently drop the rest")),
+		key, value, value, dns1035Label, msg("ScopeServiceNameInvalid", lit("entry "), n, lit(" of the scope is a service scope whose name is not a Service name; a Service name is a DNS-1035 label: at most 63 lowercase letters, digits and \"-\", starting with a letter and ending with a letter or digit")),
+		key, value, value, dns1123Label, msg("ScopeListenerVolumeNameInvalid", lit("entry "), n, lit(" of the scope is a listener-volume scope whose name is not a volume name; a volume name is a DNS-1123 label: at most 63 lowercase letters, digits and \"-\", starting and ending with a letter or digit")),
+		key, msg("ScopeKeyMissing", lit("entry "), n, lit(" of the scope has no key before \"=\"; write node, pod, service=<name> or listener-volume=<name> (operator-go rejects an entry without a key)")),
+		msg("ScopeEntryEmpty", lit("entry "), n, lit(" of the scope is empty; entries are separated by a single \",\" with none leading or trailing")),
+	)
+	empty := msg("ScopeEntryEmpty", lit("the scope is empty; set at least one entry (node, pod, service=<name>, listener-volume=<name>) or remove the annotation"))
+	return fmt.Sprintf("(%s == '' ? [%s] : %s.split(',').transformList(j, e, %s).filter(m, m != ''))", s, empty, s, entry)
+}
+
+func secretScopePolicy(Options) admissionregistrationv1.ValidatingAdmissionPolicySpec {
+	locs := scopeLocations()
+	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+	var rules []admissionregistrationv1.NamedRuleWithOperations
+	for _, r := range (Intercept{Operations: create, Resources: scopeResources()}).rules() {
+		rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: r})
+	}
+	equivalent := admissionregistrationv1.Equivalent
+	invalid := metav1.StatusReasonInvalid
+	return admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		// The selectors are stated as the API server defaults them, so
+		// that `gatehouse check` evaluates the very objects it stores.
+		MatchConstraints: &admissionregistrationv1.MatchResources{
+			ResourceRules: rules, MatchPolicy: &equivalent,
+			NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+		},
+		Variables: []admissionregistrationv1.Variable{
+			{Name: "maps", Expression: byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")},
+			{Name: "paths", Expression: byResource(locs, func(l scopeLocation) string { return l.paths }, "[]")},
+			{Name: "decidable", Expression: scopeDecidableMaps("variables.maps")},
+			{Name: "findings", Expression: fmt.Sprintf("variables.maps.transformList(i, a, %s).flatten()", scopeMapFindings("variables.paths[i]"))},
+		},
+		Validations: []admissionregistrationv1.Validation{{
+			Expression:        "!variables.decidable || variables.findings.size() == 0",
+			MessageExpression: "variables.findings.join('; ')",
+			Message:           "SCOPE: the object's secrets.kubedoop.dev/ annotations are invalid" + attributionSecretScope,
+			Reason:            &invalid,
+		}},
+	}
+}
+
+// PolicyFinding is one finding read back from a policy's denial message.
+type PolicyFinding struct {
+	Webhook, Code, Field, Message string
+}
+
+// policyFindingEnd ends each finding of a policy's message.
+var policyFindingEnd = regexp.MustCompile(` \(gatehouse ([a-z-]+)\)(; |$)`)
+
+// PolicyFindings reads the findings out of the message of a denial by a
+// policy of the in-process layout (the API server prefixes it with
+// "ValidatingAdmissionPolicy '<policy>' with binding '<binding>' denied
+// request: "); nil for any other message, a webhook's denial included.
+func PolicyFindings(message string) []PolicyFinding {
+	head, rest, ok := strings.Cut(message, "denied request: ")
+	if !ok || !strings.Contains(head, "ValidatingAdmissionPolicy '") {
+		return nil
+	}
+	message = rest
+	var out []PolicyFinding
+	start := 0
+	for _, m := range policyFindingEnd.FindAllStringSubmatchIndex(message, -1) {
+		text := message[start:m[0]]
+		webhook := message[m[2]:m[3]]
+		start = m[1]
+		field, rest, ok := strings.Cut(text, ": ")
+		code, msg, ok2 := strings.Cut(rest, ": ")
+		if !ok || !ok2 {
+			continue
+		}
+		out = append(out, PolicyFinding{Webhook: webhook, Code: code, Field: field, Message: msg})
+	}
+	return out
+}
+
+// SA (docs/service-account.md) on CREATE of a Pod or pod template kind whose
+// controller ownerReference has a product API group: the pod spec's
+// serviceAccountName and serviceAccount must be empty or the derived name
+// <lowercase kind>-<name>. CEL decides it where the derived name needs no
+// hash (at most 253 bytes) and the kind is ASCII letters and digits (so
+// lowerAscii is strings.ToLower), and where SCOPE, the member before it,
+// decides the same object in-process and allows it. UPDATEs stay on the
+// webhook (ratcheting), and so do product custom resources (podOverrides at
+// any depth, keys folded as encoding/json folds them).
+
+// podSpecLocation is where a pod kind keeps its pod spec.
+type podSpecLocation struct {
+	resource   Resource
+	spec, path string
+}
+
+func podSpecLocations() []podSpecLocation {
+	var out []podSpecLocation
+	for _, k := range workload.Kinds {
+		spec := []string{"spec"}
+		if len(k.Template) > 0 {
+			spec = append(append([]string{}, k.Template...), "spec")
+		}
+		out = append(out, podSpecLocation{
+			resource: Resource{GVR: k.Resource, Kind: k.Kind},
+			spec:     fmt.Sprintf("(%s ? object.%s : {})", hasPath(spec), strings.Join(spec, ".")),
+			path:     fmt.Sprintf("%q", strings.Join(spec, ".")),
+		})
+	}
+	return out
+}
+
+// productController is the CEL predicate on an ownerReference r that it is
+// a controller reference with a product API group, as serviceAccountActs
+// reads it.
+func productController(opts Options) string {
+	var groups []string
+	for _, s := range opts.Products.GroupSuffixes {
+		if s != "" {
+			groups = append(groups, fmt.Sprintf("r.apiVersion.matches(%q)", "^[^/]+"+regexp.QuoteMeta(s)+"/"))
+		}
+	}
+	if len(groups) == 0 {
+		return "false"
+	}
+	return fmt.Sprintf("has(r.controller) && r.controller == true && has(r.apiVersion) && (%s)", strings.Join(groups, " || "))
+}
+
+// scopeAllowsMaps is the predicate over annotation maps, for maps that
+// scopeDecidableMaps decides, that SCOPE finds nothing in them.
+func scopeAllowsMaps(maps string) string {
+	name := func(first string) string { return first + "([-a-z0-9]{0,61}[a-z0-9])?" }
+	entry := "(node|pod|service=" + name("[a-z]") + "|listener-volume=" + name("[a-z0-9]") + ")"
+	class, format, scopeKey := secretKey("class"), secretKey("format"), secretKey("scope")
+	return fmt.Sprintf("%s.all(a, !a.exists(k, k.startsWith(%q)) || ("+
+		"%q in a && a[%q] != '' && (!(%q in a) || a[%q] in ['tls-pem', 'tls-p12', 'kerberos']) && (!(%q in a) || a[%q].matches(%q))))",
+		maps, scope.AnnotationPrefix, class, class, format, format, scopeKey, scopeKey, "^"+entry+"(,"+entry+")*$")
+}
+
+func serviceAccountDecided(opts Options) string {
+	var resources []string
+	for _, l := range podSpecLocations() {
+		resources = append(resources, resourceIs(l.resource))
+	}
+	refs := fmt.Sprintf("(!has(object.metadata) || !has(object.metadata.ownerReferences) || object.metadata.ownerReferences.all(r, !(%s) || "+
+		"(has(r.kind) && has(r.name) && r.kind.matches('^[A-Za-z0-9]+$') && r.name.matches('^[ -~]+$') && r.kind.size() + r.name.size() < 253)))",
+		productController(opts))
+	maps := "(" + byResource(scopeLocations(), func(l scopeLocation) string { return l.maps }, "[]") + ")"
+	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s && %s && %s",
+		strings.Join(resources, " || "), refs, scopeDecidableMaps(maps), scopeAllowsMaps(maps))
+}
+
+const attributionServiceAccount = " (gatehouse service-account)"
+
+func serviceAccountPolicy(opts Options) admissionregistrationv1.ValidatingAdmissionPolicySpec {
+	locs := podSpecLocations()
+	pick := func(f func(podSpecLocation) string, fallback string) string {
+		var b strings.Builder
+		for _, l := range locs {
+			fmt.Fprintf(&b, "%s ? (%s) : ", resourceIs(l.resource), f(l))
+		}
+		b.WriteString(fallback)
+		return b.String()
+	}
+	field := func(name, skip string) string {
+		derived := "(r.kind.lowerAscii() + '-' + r.name)"
+		return fmt.Sprintf("(has(variables.spec.%s) && variables.spec.%s != '' && variables.spec.%s != %s%s) ? "+
+			"variables.specPath + %q + r.kind + ' \"' + r.name + '\" run as its derived ServiceAccount \"' + %s + %q : ''",
+			name, name, name, derived, skip,
+			"."+name+": ServiceAccountMismatch: pods controlled by ", derived, "\"; set the field to that name or remove it"+attributionServiceAccount)
+	}
+	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
+	var resources []Resource
+	for _, l := range locs {
+		resources = append(resources, l.resource)
+	}
+	var rules []admissionregistrationv1.NamedRuleWithOperations
+	for _, r := range (Intercept{Operations: create, Resources: resources}).rules() {
+		rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: r})
+	}
+	equivalent := admissionregistrationv1.Equivalent
+	invalid := metav1.StatusReasonInvalid
+	return admissionregistrationv1.ValidatingAdmissionPolicySpec{
+		MatchConstraints: &admissionregistrationv1.MatchResources{
+			ResourceRules: rules, MatchPolicy: &equivalent,
+			NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+		},
+		Variables: []admissionregistrationv1.Variable{
+			{Name: "decided", Expression: serviceAccountDecided(opts)},
+			{Name: "refs", Expression: fmt.Sprintf("has(object.metadata) && has(object.metadata.ownerReferences) ? object.metadata.ownerReferences.filter(r, %s) : []", productController(opts))},
+			{Name: "spec", Expression: pick(func(l podSpecLocation) string { return l.spec }, "{}")},
+			{Name: "specPath", Expression: pick(func(l podSpecLocation) string { return l.path }, "''")},
+			{Name: "findings", Expression: fmt.Sprintf("variables.refs.map(r, [%s, %s]).flatten().filter(m, m != '')",
+				field("serviceAccountName", ""),
+				field("serviceAccount", " && !(has(variables.spec.serviceAccountName) && variables.spec.serviceAccountName == variables.spec.serviceAccount)"))},
+		},
+		Validations: []admissionregistrationv1.Validation{{
+			Expression:        "!variables.decided || variables.findings.size() == 0",
+			MessageExpression: "variables.findings.join('; ')",
+			Message:           "SA: a pod controlled by a product runs as another ServiceAccount than its derived one" + attributionServiceAccount,
+			Reason:            &invalid,
+		}},
+	}
+}

@@ -1,0 +1,398 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/yaml"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/scope"
+	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
+	"github.com/gatehouse-dev/gatehouse/webhooks/admissionpolicy"
+	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
+)
+
+// inProcessCase is one object the in-process equivalence test admits.
+type inProcessCase struct {
+	where  string
+	object map[string]any
+}
+
+// scopeValues are scope annotation values at every edge of the grammar
+// (grammar.go, names.go), known and unknown keys, names at the length limit.
+var scopeValues = []string{
+	"", ",", ",,", "node", "pod", "node,pod", "pod,,node", ",pod", "pod,", "node=", "node=x", "pod=a=b",
+	"service", "service=", "service=web", "service=a=b", "service=*", "service=*.web", "service=a.b", "service=Web",
+	"service=1web", "service=web-", "service=-web", "service=" + strings.Repeat("a", 63), "service=" + strings.Repeat("a", 64),
+	"listener-volume", "listener-volume=", "listener-volume=1a", "listener-volume=a_b", "listener-volume=" + strings.Repeat("b", 64),
+	"=", "=x", "=x,pod", "foo", "foo=bar", "node,foo", "Node", "node ,pod", "service=ſ", "pod,service=web,listener-volume=lv,node",
+	"service=web,service=*,=,,foo=x",
+	// payloadMarker must never appear in a policy's message.
+	"service=" + payloadMarker + "=x", "listener-volume=" + payloadMarker + "_", "service=" + payloadMarker + ".x",
+}
+
+// payloadMarker stands for a value of the object: names in scope entries, a
+// ServiceAccount the pod states.
+const payloadMarker = "zzmarkerzz"
+
+// scopeAnnotationSets are the other annotations beside a scope value: none
+// (no class), a class, the formats, and keys CEL leaves to the webhook.
+var scopeAnnotationSets = []map[string]string{
+	{},
+	{"class": "tls"},
+	{"class": ""},
+	{"class": "tls", "format": "tls-pem"},
+	{"class": "tls", "format": "pem"},
+	{"class": "tls", "format": "tls-p12"},
+	{"class": "kerberos", "format": "kerberos", "kerberosServiceNames": "HTTP", "pod-info": "x"},
+	{"class": "tls", "autoTlsCertLifetime": "1h"},
+	{"class": "tls", "unknown": "x"},
+	{"class": "tls", "tlsPKCS12Password": "x"},
+}
+
+// generatedScopeObjects puts every scope value with every annotation set
+// into each place SCOPE reads on a built-in kind.
+func generatedScopeObjects() []inProcessCase {
+	var out []inProcessCase
+	for i, value := range append([]string{"<none>"}, scopeValues...) {
+		for j, set := range scopeAnnotationSets {
+			annotations := map[string]any{"team": "a"}
+			for k, v := range set {
+				annotations[scope.AnnotationPrefix+k] = v
+			}
+			if value != "<none>" {
+				annotations[scope.AnnotationPrefix+"scope"] = value
+			}
+			volume := func() map[string]any {
+				return map[string]any{"name": "tls", "ephemeral": map[string]any{"volumeClaimTemplate": map[string]any{
+					"metadata": map[string]any{"annotations": annotations},
+					"spec":     map[string]any{"storageClassName": "secrets.kubedoop.dev", "accessModes": []any{"ReadWriteOnce"}},
+				}}}
+			}
+			podSpec := func() map[string]any {
+				return map[string]any{
+					"containers": []any{map[string]any{"name": "app", "image": "app"}},
+					"volumes":    []any{map[string]any{"name": "plain", "emptyDir": map[string]any{}}, volume()},
+				}
+			}
+			meta := map[string]any{"name": "gen", "namespace": "team"}
+			where := fmt.Sprintf("scope value %d, annotations %d", i, j)
+			out = append(out,
+				inProcessCase{where + " on a PVC", map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+					"metadata": map[string]any{"name": "gen", "namespace": "team", "annotations": annotations},
+					"spec":     map[string]any{"accessModes": []any{"ReadWriteOnce"}}}},
+				inProcessCase{where + " on a Pod", map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": podSpec()}},
+				inProcessCase{where + " on a CronJob", map[string]any{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
+					"spec": map[string]any{"schedule": "* * * * *", "jobTemplate": map[string]any{"spec": map[string]any{
+						"template": map[string]any{"spec": podSpec()}}}}}},
+				inProcessCase{where + " on a StatefulSet", map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta,
+					"spec": map[string]any{"template": map[string]any{"spec": podSpec()}, "volumeClaimTemplates": []any{
+						map[string]any{"metadata": map[string]any{"name": "data"}},
+						map[string]any{"metadata": map[string]any{"name": "tls", "annotations": annotations}},
+					}}}},
+			)
+		}
+	}
+	return out
+}
+
+// generatedOwnedObjects are Pods and workloads with controller
+// ownerReferences of product and other kinds, names that need the hash or
+// not, ServiceAccount fields equal to the derived name or not, beside a
+// secret volume SCOPE allows, denies or leaves to the webhook.
+func generatedOwnedObjects() []inProcessCase {
+	long := strings.Repeat("n", 242)
+	owners := []map[string]any{
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": "prod", "uid": "u1", "controller": true},
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": "prod", "uid": "u1"},
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": long, "uid": "u1", "controller": true},
+		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": long[:241], "uid": "u1", "controller": true},
+		{"apiVersion": "kafka.kubedoop.dev/v1alpha1", "kind": "Kafka_Cluster", "name": "prod", "uid": "u1", "controller": true},
+		{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "prod", "uid": "u1", "controller": true},
+	}
+	accounts := []map[string]any{
+		{}, {"serviceAccountName": "hdfscluster-prod"}, {"serviceAccountName": "other"},
+		{"serviceAccountName": "hdfscluster-prod", "serviceAccount": "hdfscluster-prod"},
+		{"serviceAccountName": "hdfscluster-prod", "serviceAccount": "other"}, {"serviceAccount": "other"},
+		{"serviceAccountName": "hdfscluster-" + long[:241]}, {"serviceAccountName": "kafka_cluster-prod"},
+		{"serviceAccountName": payloadMarker}, {"serviceAccount": payloadMarker},
+	}
+	volumes := []map[string]any{
+		nil,
+		{scope.AnnotationPrefix + "class": "tls", scope.AnnotationPrefix + "scope": "pod,service=web"},
+		{scope.AnnotationPrefix + "class": "tls", scope.AnnotationPrefix + "scope": "pod,,node"},
+		{scope.AnnotationPrefix + "class": "tls", scope.AnnotationPrefix + "autoTlsCertLifetime": "1h"},
+	}
+	var out []inProcessCase
+	for i, owner := range owners {
+		for j, account := range accounts {
+			for k, annotations := range volumes {
+				spec := map[string]any{"containers": []any{map[string]any{"name": "app", "image": "app"}}}
+				for f, v := range account {
+					spec[f] = v
+				}
+				if annotations != nil {
+					spec["volumes"] = []any{map[string]any{"name": "tls", "ephemeral": map[string]any{"volumeClaimTemplate": map[string]any{
+						"metadata": map[string]any{"annotations": annotations}, "spec": map[string]any{}}}}}
+				}
+				meta := func() map[string]any {
+					return map[string]any{"name": "owned", "namespace": "team", "ownerReferences": []any{owner}}
+				}
+				where := fmt.Sprintf("owner %d, accounts %d, volume %d", i, j, k)
+				out = append(out,
+					inProcessCase{where + " on a Pod", map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": meta(), "spec": spec}},
+					inProcessCase{where + " on a StatefulSet", map[string]any{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta(),
+						"spec": map[string]any{"template": map[string]any{"spec": spec}}}},
+				)
+			}
+		}
+	}
+	return out
+}
+
+// fixtureObjects are the golden fixtures of the contracts under patterns,
+// as written and as the API server defaults them.
+func fixtureObjects(t *testing.T, patterns ...string) []inProcessCase {
+	t.Helper()
+	var out []inProcessCase
+	for _, pattern := range patterns {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no fixtures match %s (%v)", pattern, err)
+		}
+		for _, file := range files {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var obj map[string]any
+			if err := yaml.Unmarshal(raw, &obj); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, inProcessCase{file, obj})
+			if defaulted, err := apidefaults.PreAdmission(obj); err == nil {
+				out = append(out, inProcessCase{file + " (defaulted)", defaulted})
+			}
+		}
+	}
+	return out
+}
+
+// TestInProcessPoliciesDecideAsTheWebhook runs the in-process layout's
+// policies in the API server's own admission plugin over the fixtures of
+// SCOPE and SA and generated objects, and compares what a client gets with
+// what the combined entry answers: the first member (registry order) that
+// denies, with its codes and field paths. In the in-process layout the
+// policies answer first, then the members they do not decide. A member a
+// policy decides must have nothing to warn about, and on UPDATE no policy
+// decides anything.
+func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	rendered := ManifestOptions{Namespace: "gatehouse-system", Options: opts}.InProcess()
+	v, err := admissionpolicy.NewValidator(rendered.Validating, rendered.Bindings, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(v.Close)
+	members := []struct {
+		webhook  string
+		evaluate func(schema.GroupKind, map[string]any) []policies.Finding
+	}{
+		{"secret-scope", func(gk schema.GroupKind, obj map[string]any) []policies.Finding { return scope.Validate(gk, obj) }},
+		{"service-account", func(gk schema.GroupKind, obj map[string]any) []policies.Finding {
+			return serviceaccount.Validate(gk, obj, opts.Products)
+		}},
+	}
+	if len(members) != len(inProcessTable) {
+		t.Fatalf("the test knows %d members, the in-process table has %d rows", len(members), len(inProcessTable))
+	}
+	cases := append(fixtureObjects(t, "../policies/scope/testdata/*/*.yaml", "../policies/serviceaccount/testdata/*/*.yaml"),
+		append(generatedScopeObjects(), generatedOwnedObjects()...)...)
+	decided := map[string]int{}
+	var requests, byPolicy int
+	for _, c := range cases {
+		gvk := schema.FromAPIVersionAndKind(stringAt(c.object, "apiVersion"), stringAt(c.object, "kind"))
+		if gvk.Group != "" && gvk.Group != "apps" && gvk.Group != "batch" {
+			continue // product custom resources stay on the webhook
+		}
+		gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: guessResource(gvk.Kind)}
+		if gvk.Kind == "PersistentVolumeClaim" {
+			gvr.Resource = "persistentvolumeclaims"
+		}
+		meta, _ := c.object["metadata"].(map[string]any)
+		namespace := stringAt(meta, "namespace")
+		if namespace == "" {
+			namespace = "team"
+		}
+		raw := mustJSON(t, c.object)
+		for _, op := range []admissionv1.Operation{admissionv1.Create, admissionv1.Update} {
+			requests++
+			req := ctrladmission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+				Kind: metav1.GroupVersionKind(gvk), Resource: metav1.GroupVersionResource(gvr), Namespace: namespace,
+				Name: stringAt(meta, "name"), Operation: op, UserInfo: authenticationv1.UserInfo{Username: "alice"},
+			}}
+			var old map[string]any
+			var oldRaw []byte
+			if op == admissionv1.Update {
+				old, oldRaw = c.object, raw
+			}
+			policyErr := v.Validate(context.Background(), admissionpolicy.Request{
+				Kind: gvk, Resource: gvr, Namespace: namespace, Name: stringAt(meta, "name"),
+				Operation: admission.Operation(op), Object: raw, OldObject: oldRaw, Username: "alice",
+			})
+			combined, inProcess := "allowed", ""
+			for _, m := range members {
+				decides, err := InProcessDecides(m.webhook, opts, &req, c.object, old)
+				if err != nil {
+					t.Fatalf("%s: the predicate of %s failed: %v", c.where, m.webhook, err)
+				}
+				findings := m.evaluate(gvk.GroupKind(), c.object)
+				var denials []string
+				for _, f := range findings {
+					if f.Severity != policies.Deny {
+						if decides {
+							t.Errorf("%s: the policy decides %s, but it warns %s at %s", c.where, m.webhook, f.Code, f.Field)
+						}
+						continue
+					}
+					denials = append(denials, string(f.Code)+"@"+f.Field)
+				}
+				sort.Strings(denials)
+				verdict := m.webhook + " denied " + strings.Join(denials, " ")
+				if len(denials) > 0 && combined == "allowed" {
+					combined = verdict
+				}
+				if decides {
+					decided[m.webhook]++
+				} else if len(denials) > 0 && inProcess == "" {
+					inProcess = verdict
+				}
+				if op == admissionv1.Update && decides {
+					t.Errorf("%s: %s is decided in-process on UPDATE", c.where, m.webhook)
+				}
+			}
+			if policyErr != nil {
+				byPolicy++
+				status := admissionpolicy.Denial(policyErr)
+				if status == nil || status.Code != 422 || status.Reason != metav1.StatusReasonInvalid {
+					t.Errorf("%s: want a 422 Invalid denial, got %v", c.where, policyErr)
+					continue
+				}
+				if strings.Contains(status.Message, payloadMarker) {
+					t.Errorf("%s: the policy's message repeats a value of the object: %s", c.where, status.Message)
+				}
+				found := PolicyFindings(status.Message)
+				var got []string
+				for _, f := range found {
+					got = append(got, f.Code+"@"+f.Field)
+				}
+				sort.Strings(got)
+				if len(found) == 0 {
+					t.Errorf("%s: a denial without findings: %s", c.where, status.Message)
+					continue
+				}
+				inProcess = found[0].Webhook + " denied " + strings.Join(got, " ")
+			}
+			if inProcess == "" {
+				inProcess = "allowed"
+			}
+			if op == admissionv1.Update {
+				if policyErr != nil {
+					t.Errorf("%s: a policy denied an UPDATE: %v", c.where, policyErr)
+				}
+				continue
+			}
+			if inProcess != combined {
+				t.Errorf("%s:\n  combined   %s\n  in-process %s", c.where, combined, inProcess)
+			}
+		}
+	}
+	t.Logf("%d requests; decided in-process: %v; %d denied by a policy", requests, decided, byPolicy)
+	for _, m := range members {
+		if decided[m.webhook] == 0 {
+			t.Errorf("no request was decided in-process for %s: the corpus does not exercise it", m.webhook)
+		}
+	}
+	if byPolicy == 0 {
+		t.Error("no policy denied anything: the corpus does not exercise the denials")
+	}
+}
+
+// TestInProcessLayoutNarrowsOnlyItsMembers: the in-process layout is the
+// combined layout but for the expression of the entry that holds a member a
+// policy stands in for, where that member's part is narrowed by the
+// policy's predicate; the policies and bindings follow.
+func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	render := func(layout string) []string {
+		out, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(string(out), "\n---\n")
+	}
+	combined, inProcess := render(LayoutCombined), render(LayoutInProcess)
+	if len(inProcess) != len(combined)+2*len(inProcessTable) {
+		t.Fatalf("%d documents in-process, %d combined", len(inProcess), len(combined))
+	}
+	if inProcess[0] != combined[0] {
+		t.Errorf("the mutating configuration differs:\n%s", inProcess[0])
+	}
+	var narrowed, plain renderedValidating
+	if err := yaml.Unmarshal([]byte(inProcess[1]), &narrowed); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(combined[1]), &plain); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range narrowed.Webhooks {
+		want := plain.Webhooks[i].MatchConditions[0].Expression
+		replaced := 0
+		for _, g := range Groups {
+			if g.Name+".gatehouse.dev" != w.Name {
+				continue
+			}
+			for _, m := range g.members() {
+				for _, row := range inProcessTable {
+					if row.webhook == m.def.Name {
+						member := m.memberExpression(opts)
+						want = strings.Replace(want, member, "("+member+" && !("+row.decided(opts)+"))", 1)
+						replaced++
+					}
+				}
+			}
+		}
+		if w.Name == "validating-fail.gatehouse.dev" && replaced != len(inProcessTable) {
+			t.Errorf("%d members narrowed, the in-process table has %d rows", replaced, len(inProcessTable))
+		}
+		if got := w.MatchConditions[0].Expression; got != want {
+			t.Errorf("entry %s: the expression differs from the combined one narrowed by the policies' predicates (%d and %d bytes)", w.Name, len(got), len(want))
+		}
+	}
+	if !strings.Contains(inProcess[len(combined)], "kind: ValidatingAdmissionPolicy\n") ||
+		!strings.Contains(inProcess[len(combined)+1], "kind: ValidatingAdmissionPolicyBinding\n") {
+		t.Errorf("the policy and binding do not follow the webhook configurations")
+	}
+}
+
+// renderedValidating is the part of a rendered validating
+// configuration the layout test reads.
+type renderedValidating struct {
+	Webhooks []struct {
+		Name            string
+		MatchConditions []struct{ Name, Expression string } `json:"matchConditions"`
+	}
+}
