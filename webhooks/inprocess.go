@@ -129,7 +129,7 @@ func (p InProcessPolicies) Webhook(name string) (string, bool) {
 // others. The member's own expression within the entry's condition is
 // replaced by itself and the negation of the policy's predicate.
 func (o ManifestOptions) inProcessEntry(g Group, w admissionregistrationv1.ValidatingWebhook) admissionregistrationv1.ValidatingWebhook {
-	for _, m := range g.members() {
+	for _, m := range g.members(o.Options) {
 		for _, row := range inProcessTable {
 			if row.webhook != m.def.Name {
 				continue
@@ -347,7 +347,7 @@ func secretScopePolicy(Options) admissionregistrationv1.ValidatingAdmissionPolic
 	locs := scopeLocations()
 	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
 	var rules []admissionregistrationv1.NamedRuleWithOperations
-	for _, r := range (Intercept{Operations: create, Resources: scopeResources()}).rules() {
+	for _, r := range (Intercept{Operations: create, Resources: scopeResources()}).rules(admissionregistrationv1.AllScopes) {
 		rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: r})
 	}
 	equivalent := admissionregistrationv1.Equivalent
@@ -505,7 +505,7 @@ func serviceAccountPolicy(opts Options) admissionregistrationv1.ValidatingAdmiss
 		resources = append(resources, l.resource)
 	}
 	var rules []admissionregistrationv1.NamedRuleWithOperations
-	for _, r := range (Intercept{Operations: create, Resources: resources}).rules() {
+	for _, r := range (Intercept{Operations: create, Resources: resources}).rules(admissionregistrationv1.AllScopes) {
 		rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: r})
 	}
 	equivalent := admissionregistrationv1.Equivalent

@@ -365,7 +365,7 @@ func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
 			if g.Name+".gatehouse.dev" != w.Name {
 				continue
 			}
-			for _, m := range g.members() {
+			for _, m := range g.members(opts) {
 				for _, row := range inProcessTable {
 					if row.webhook == m.def.Name {
 						member := m.memberExpression(opts)
