@@ -12,8 +12,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -60,16 +58,7 @@ func TestContractsThroughControllers(t *testing.T) {
 		if err := e.client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "operator"}}); err != nil {
 			t.Fatal(err)
 		}
-		h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", "e2e-controllers-operator")
-		for _, f := range []struct {
-			value any
-			path  []string
-		}{{"e2e.gatehouse.dev/controllers", []string{"spec", "scopeToLabel"}}, {ns, []string{"spec", "operator", "namespace"}},
-			{[]any{"operator"}, []string{"spec", "operator", "serviceAccounts"}}, {true, []string{"spec", "operator", "injectProxyConfiguration"}}} {
-			if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
-				t.Fatal(err)
-			}
-		}
+		h := operatorHarness(t, "e2e-controllers-operator", "e2e.gatehouse.dev/controllers", ns, []any{"operator"}, true)
 		if err := e.client.Create(ctx, h); err != nil {
 			t.Fatal(err)
 		}

@@ -611,16 +611,7 @@ func placeLabelGuardSample(t *testing.T, e *env) labelGuardSample {
 			t.Fatal(err)
 		}
 	}
-	h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", "e2e-label-guard")
-	for _, f := range []struct {
-		value any
-		path  []string
-	}{{"e2e.gatehouse.dev/label-guard", []string{"spec", "scopeToLabel"}}, {ns, []string{"spec", "operator", "namespace"}},
-		{[]any{"default"}, []string{"spec", "operator", "serviceAccounts"}}, {false, []string{"spec", "operator", "injectProxyConfiguration"}}} {
-		if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := operatorHarness(t, "e2e-label-guard", "e2e.gatehouse.dev/label-guard", ns, []any{"default"}, false)
 	if err := e.client.Create(ctx, h); err != nil {
 		t.Fatal(err)
 	}

@@ -172,15 +172,7 @@ func TestScopedNamespacesAreSelected(t *testing.T) {
 	before := testNamespace(t, e, t.Name()+"/before", nil, map[string]string{key: "before"})
 	operator := testNamespace(t, e, t.Name()+"/operator", nil, nil)
 
-	h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", "e2e-scoped-window")
-	for _, f := range []struct {
-		value any
-		path  []string
-	}{{key, []string{"spec", "scopeToLabel"}}, {operator, []string{"spec", "operator", "namespace"}}, {false, []string{"spec", "operator", "injectProxyConfiguration"}}} {
-		if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := operatorHarness(t, "e2e-scoped-window", key, operator, nil, false)
 	start := time.Now()
 	if err := e.client.Create(ctx, h); err != nil {
 		t.Fatal(err)
@@ -264,16 +256,7 @@ func TestHarnessedAccountsSelected(t *testing.T) {
 		return c
 	}
 
-	h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", "e2e-harnessed-accounts")
-	for _, f := range []struct {
-		value any
-		path  []string
-	}{{"e2e.gatehouse.dev/harnessed-accounts", []string{"spec", "scopeToLabel"}}, {ns, []string{"spec", "operator", "namespace"}},
-		{[]any{"operator"}, []string{"spec", "operator", "serviceAccounts"}}, {false, []string{"spec", "operator", "injectProxyConfiguration"}}} {
-		if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h := operatorHarness(t, "e2e-harnessed-accounts", "e2e.gatehouse.dev/harnessed-accounts", ns, []any{"operator"}, false)
 	start := time.Now()
 	if err := e.client.Create(ctx, h); err != nil {
 		t.Fatal(err)
@@ -334,4 +317,27 @@ func TestHarnessedAccountsSelected(t *testing.T) {
 			t.Errorf("%s's label change: %d calls of %s, %d kept away by its matchConditions; want it sent=%v (moved: %+v)", c.account, calls, entry, excluded, c.sent, moved)
 		}
 	}
+}
+
+// operatorHarness is the sample vshn.net OperatorHarness called name, with
+// scopeToLabel key, naming namespace ns and the service accounts (nil: every
+// one in ns), injecting the proxy when inject.
+func operatorHarness(t *testing.T, name, key, ns string, accounts []any, inject bool) *unstructured.Unstructured {
+	t.Helper()
+	h := sampleObject(t, schema.GroupResource{Group: "vshn.net", Resource: "operatorharnesses"}, "", name)
+	for _, f := range []struct {
+		value any
+		path  []string
+	}{{key, []string{"spec", "scopeToLabel"}}, {ns, []string{"spec", "operator", "namespace"}},
+		{inject, []string{"spec", "operator", "injectProxyConfiguration"}}} {
+		if err := unstructured.SetNestedField(h.Object, f.value, f.path...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if accounts != nil {
+		if err := unstructured.SetNestedField(h.Object, accounts, "spec", "operator", "serviceAccounts"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
 }

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -171,16 +170,7 @@ func InProcessDecides(webhook string, opts Options, req *admission.Request, obje
 		if row.webhook != webhook {
 			continue
 		}
-		expr := row.decided(opts)
-		prg, ok := actsPrograms.Load(expr)
-		if !ok {
-			compiled, err := compileMatchCondition(expr)
-			if err != nil {
-				return false, err
-			}
-			prg, _ = actsPrograms.LoadOrStore(expr, compiled)
-		}
-		return evalMatchCondition(prg.(cel.Program), celRequest(req), object, oldObject)
+		return evalCachedCondition(row.decided(opts), req, object, oldObject)
 	}
 	return false, nil
 }

@@ -123,7 +123,12 @@ func actsOn(in Intercept, opts Options, req *admission.Request, object, oldObjec
 	if in.Acts == nil {
 		return true, nil
 	}
-	expr := in.Acts(opts)
+	return evalCachedCondition(in.Acts(opts), req, object, oldObject)
+}
+
+// evalCachedCondition evaluates a matchCondition expression on a request,
+// compiling it once per expression.
+func evalCachedCondition(expr string, req *admission.Request, object, oldObject map[string]any) (bool, error) {
 	prg, ok := actsPrograms.Load(expr)
 	if !ok {
 		compiled, err := compileMatchCondition(expr)
