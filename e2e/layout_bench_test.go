@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/e2e/perf"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
@@ -26,25 +25,7 @@ func separateLayout(b *testing.B, e *env, installed []*unstructured.Unstructured
 	b.Helper()
 	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
 	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
-	cfg := configv1alpha1.Default()
-	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
-		URL: e.local.Gatehouse.URL, Layout: webhooks.LayoutSeparate, Options: webhooks.OptionsFromConfig(cfg),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	objs, err := localcluster.DecodeManifests(rendered)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, obj := range objs {
-		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
-		for _, h := range hooks {
-			_ = unstructured.SetNestedField(h.(map[string]any), caBundle, "clientConfig", "caBundle")
-		}
-		_ = unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
-	}
-	return objs
+	return renderLayout(b, e, webhooks.LayoutSeparate, caBundle)
 }
 
 // BenchmarkPodCreateByLayout creates pods one after another in a namespace

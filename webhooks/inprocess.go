@@ -333,22 +333,27 @@ func scopeEntryFindings(s, path string) string {
 	return fmt.Sprintf("(%s == '' ? [%s] : %s.split(',').transformList(j, e, %s).filter(m, m != ''))", s, empty, s, entry)
 }
 
-func secretScopePolicy(Options) admissionregistrationv1.ValidatingAdmissionPolicySpec {
-	locs := scopeLocations()
+// createsOf are a policy's match constraints: CREATE of resources. The
+// selectors are stated as the API server defaults them, so that `gatehouse
+// check` evaluates the very objects it stores.
+func createsOf(resources []Resource) *admissionregistrationv1.MatchResources {
 	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
 	var rules []admissionregistrationv1.NamedRuleWithOperations
-	for _, r := range (Intercept{Operations: create, Resources: scopeResources()}).rules(admissionregistrationv1.AllScopes) {
+	for _, r := range (Intercept{Operations: create, Resources: resources}).rules(admissionregistrationv1.AllScopes) {
 		rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: r})
 	}
 	equivalent := admissionregistrationv1.Equivalent
+	return &admissionregistrationv1.MatchResources{
+		ResourceRules: rules, MatchPolicy: &equivalent,
+		NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+	}
+}
+
+func secretScopePolicy(Options) admissionregistrationv1.ValidatingAdmissionPolicySpec {
+	locs := scopeLocations()
 	invalid := metav1.StatusReasonInvalid
 	return admissionregistrationv1.ValidatingAdmissionPolicySpec{
-		// The selectors are stated as the API server defaults them, so
-		// that `gatehouse check` evaluates the very objects it stores.
-		MatchConstraints: &admissionregistrationv1.MatchResources{
-			ResourceRules: rules, MatchPolicy: &equivalent,
-			NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
-		},
+		MatchConstraints: createsOf(scopeResources()),
 		Variables: []admissionregistrationv1.Variable{
 			{Name: "maps", Expression: byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")},
 			{Name: "paths", Expression: byResource(locs, func(l scopeLocation) string { return l.paths }, "[]")},
@@ -489,22 +494,13 @@ func serviceAccountPolicy(opts Options) admissionregistrationv1.ValidatingAdmiss
 			name, name, name, derived, skip,
 			"."+name+": ServiceAccountMismatch: pods controlled by ", derived, "\"; set the field to that name or remove it"+attributionServiceAccount)
 	}
-	create := []admissionregistrationv1.OperationType{admissionregistrationv1.Create}
 	var resources []Resource
 	for _, l := range locs {
 		resources = append(resources, l.resource)
 	}
-	var rules []admissionregistrationv1.NamedRuleWithOperations
-	for _, r := range (Intercept{Operations: create, Resources: resources}).rules(admissionregistrationv1.AllScopes) {
-		rules = append(rules, admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: r})
-	}
-	equivalent := admissionregistrationv1.Equivalent
 	invalid := metav1.StatusReasonInvalid
 	return admissionregistrationv1.ValidatingAdmissionPolicySpec{
-		MatchConstraints: &admissionregistrationv1.MatchResources{
-			ResourceRules: rules, MatchPolicy: &equivalent,
-			NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
-		},
+		MatchConstraints: createsOf(resources),
 		Variables: []admissionregistrationv1.Variable{
 			{Name: "decided", Expression: serviceAccountDecided(opts)},
 			{Name: "refs", Expression: fmt.Sprintf("has(object.metadata) && has(object.metadata.ownerReferences) ? object.metadata.ownerReferences.filter(r, %s) : []", productController(opts))},
