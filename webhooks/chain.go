@@ -12,9 +12,11 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
@@ -76,9 +78,18 @@ type Decision struct {
 	// Response is the webhook's own answer, as its own endpoint gives it.
 	Response admission.Response
 	// Mutated reports that a mutating webhook changed the object.
-	Mutated  bool
-	Duration time.Duration
-	TimedOut bool
+	Mutated bool
+	// Mode is the webhook's mode (modes.go): Outcome and Findings are what
+	// the contract decided, Response what the mode answered.
+	Mode configv1alpha1.Mode
+	// Withheld lists the operations ("add /spec/...") of the patch a
+	// mutating webhook in Audit decided and did not apply.
+	Withheld []string
+	// WouldDeny is the denial a webhook in Warn or Audit did not answer
+	// with: what it answers in Enforce.
+	WouldDeny *metav1.Status
+	Duration  time.Duration
+	TimedOut  bool
 }
 
 // Decisions as they appear in logs and the decision metric.
@@ -149,7 +160,7 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 		}
 		resp := timedOut(name, c.failurePolicy, d.timeout)
 		return verdict{resp: resp, decisions: []Decision{{
-			Webhook: name, Outcome: outcome, Response: resp, Duration: time.Since(start), TimedOut: true,
+			Webhook: name, Outcome: outcome, Response: resp, Duration: time.Since(start), TimedOut: true, Mode: c.opts.ModeOf(name),
 		}}}
 	}
 }
@@ -183,6 +194,9 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 	var annotations map[string]string
 	mutated := false
 	var last map[string]any // offline: the object as the members before this one left it; nil until read
+	if c.exempt(req, &p.ns) {
+		return c.exemptVerdict(req, v)
+	}
 	for i := range c.members {
 		m := &c.members[i]
 		p.member.Store(int32(i))
@@ -197,6 +211,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		if d.Webhook == "" {
 			continue
 		}
+		d = inMode(d, c.opts.ModeOf(m.def.Name))
 		d.Duration = time.Since(start)
 		v.decisions = append(v.decisions, d)
 		if c.offline {
@@ -303,7 +318,7 @@ func (c *chain) acts(m *member, req *admission.Request, shared *sharedReview) (D
 	}
 	ok, err := actsOn(m.def.Intercept, c.opts, req, review.Object, review.OldObject)
 	switch {
-	case err != nil && m.def.FailurePolicy == admissionregistrationv1.Fail:
+	case err != nil && c.opts.failurePolicy(m.def.Name, m.def.FailurePolicy) == admissionregistrationv1.Fail:
 		return errored(m.def, http.StatusInternalServerError,
 			fmt.Errorf("webhook %s: its matchCondition gatehouse-acts failed, and the API server rejects the request: %w", m.def.Name, err)), false
 	case err != nil:
@@ -326,6 +341,9 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 	review, err := shared.decoded(def)
 	if err != nil {
 		return errored(def, http.StatusBadRequest, err)
+	}
+	if def.Type == Mutating && c.opts.ModeOf(def.Name) == configv1alpha1.ModeAudit {
+		return c.decideWithheld(ctx, m, review)
 	}
 	result, err := m.eval.Evaluate(ctx, review)
 	if result.Mutated && !result.CopiedOnWrite {
@@ -351,6 +369,46 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 		outcome = DecisionDenied
 	}
 	return Decision{Webhook: def.Name, Outcome: outcome, Findings: findings, Response: resp, Mutated: result.Mutated && resp.Allowed}
+}
+
+// decideWithheld runs a mutating member in Audit on a copy of the object:
+// the members after it see the object as it found it, and the patch it
+// would have made is kept as Decision.Withheld.
+func (c *chain) decideWithheld(ctx context.Context, m *member, review *Review) Decision {
+	found := review.Object
+	review.Object = deepCopyJSON(found).(map[string]any)
+	result, err := m.eval.Evaluate(ctx, review)
+	changed := review.Object
+	review.Object = found
+	if err != nil {
+		return errored(m.def, http.StatusInternalServerError, evaluationError(m.def, err))
+	}
+	policies.Sort(result.Findings)
+	d := Decision{Webhook: m.def.Name, Outcome: DecisionAllowed, Findings: result.Findings, Response: respond(m.def.Name, review, result.Findings)}
+	if !d.Response.Allowed {
+		d.Outcome = DecisionDenied
+		return d
+	}
+	if result.Mutated {
+		for _, op := range canonicalPatch(diffJSON(found, changed)) {
+			d.Withheld = append(d.Withheld, op.Operation+" "+op.Path)
+		}
+	}
+	return d
+}
+
+// exemptVerdict answers an exempt request: a plain allow, with an exempt
+// decision for every member that would have taken it.
+func (c *chain) exemptVerdict(req *admission.Request, v verdict) verdict {
+	for i := range c.members {
+		m := &c.members[i]
+		if c.own || (m.selectsRequest(req, c.opts) && m.inScope(req)) {
+			v.decisions = append(v.decisions, Decision{Webhook: m.def.Name, Outcome: DecisionExempt,
+				Response: admission.Allowed(""), Mode: c.opts.ModeOf(m.def.Name)})
+		}
+	}
+	v.resp = admission.Allowed("")
+	return v
 }
 
 // patch is the answer that patches the object as sent into the shared

@@ -37,10 +37,16 @@ var Groups = []Group{
 	{Name: "mutating-ignore", Path: "/mutate/combined-ignore", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore},
 	{Name: "mutating-ignore-accounts", Path: "/mutate/combined-ignore-accounts", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Accounts: true},
 	{Name: "mutating-ignore-scoped", Path: "/mutate/combined-ignore-scoped", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: scopedNamespaces},
+	{Name: "mutating-ignore-harnessed", Path: "/mutate/combined-ignore-harnessed", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: harnessedNamespaces},
 	{Name: "mutating-fail", Path: "/mutate/combined-fail", Type: Mutating, FailurePolicy: admissionregistrationv1.Fail, Namespaces: harnessedNamespaces},
 	{Name: "validating-fail", Path: "/validate/combined-fail", Type: Validating, FailurePolicy: admissionregistrationv1.Fail},
 	{Name: "validating-fail-accounts", Path: "/validate/combined-fail-accounts", Type: Validating, FailurePolicy: admissionregistrationv1.Fail, Accounts: true},
 	{Name: "validating-fail-opted-in", Path: "/validate/combined-fail-opted-in", Type: Validating, FailurePolicy: admissionregistrationv1.Fail, Namespaces: optedIn},
+	// The webhooks in Warn or Audit (modes.go), which never deny and so
+	// never fail closed.
+	{Name: "validating-ignore", Path: "/validate/combined-ignore", Type: Validating, FailurePolicy: admissionregistrationv1.Ignore},
+	{Name: "validating-ignore-accounts", Path: "/validate/combined-ignore-accounts", Type: Validating, FailurePolicy: admissionregistrationv1.Ignore, Accounts: true},
+	{Name: "validating-ignore-opted-in", Path: "/validate/combined-ignore-opted-in", Type: Validating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: optedIn},
 }
 
 // Rendered reports whether g has a member under opts, and so an entry in
@@ -132,8 +138,11 @@ func (p placement) rules(def Definition) []admissionregistrationv1.RuleWithOpera
 //     namespace;
 //   - a webhook that takes the UPDATEs of service accounts only takes those
 //     of harnessed service accounts, when gatehouse manages the selections.
+//
+// A webhook that does not enforce (modes.go) has the same entries, each
+// with failurePolicy Ignore.
 func (def Definition) placements(opts Options) []placement {
-	p := placement{failurePolicy: def.FailurePolicy, scope: admissionregistrationv1.AllScopes,
+	p := placement{failurePolicy: opts.failurePolicy(def.Name, def.FailurePolicy), scope: admissionregistrationv1.AllScopes,
 		accounts: def.Intercept.UpdatesByServiceAccountsOnly && opts.ManagedSelections}
 	switch {
 	case def.Intercept.OptIn:

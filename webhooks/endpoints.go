@@ -36,7 +36,7 @@ func Build(opts Options, enabled func(name string) bool) []*Webhook {
 			continue
 		}
 		m := member{def: def, places: def.placements(opts), eval: def.New(opts)}
-		c := &chain{name: def.Name, failurePolicy: def.FailurePolicy, members: []member{m}, opts: opts, own: true}
+		c := &chain{name: def.Name, failurePolicy: opts.failurePolicy(def.Name, def.FailurePolicy), members: []member{m}, opts: opts, own: true}
 		out = append(out, &Webhook{Definition: def, member: m, Admission: serveChain(c)})
 	}
 	return out
@@ -111,7 +111,7 @@ func (e *endpoint) Handle(ctx context.Context, req admission.Request) admission.
 	v := e.chain.review(ctx, &req)
 	log := logf.FromContext(ctx)
 	for _, d := range v.decisions {
-		recordDecision(d.Webhook, d.Outcome, d.Findings)
+		recordDecision(d.Webhook, d.Outcome, d.Mode, d.Findings)
 		// Denials, warnings, patches and errors are logged; a plain allow
 		// only at verbosity 1 and above, as most reviews are plain allows
 		// and the line was a tenth of the server's CPU.
@@ -128,6 +128,7 @@ func (e *endpoint) Handle(ctx context.Context, req admission.Request) admission.
 			"namespace", req.Namespace,
 			"name", req.Name,
 			"decision", d.Outcome,
+			"mode", d.Mode,
 			"codes", findingCodes(d.Findings),
 			"durationSeconds", d.Duration.Seconds(),
 			"timedOut", d.TimedOut,

@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+
 	"fmt"
 	"regexp"
 	"strings"
@@ -81,13 +83,14 @@ func (o ManifestOptions) InProcess() InProcessPolicies {
 		name := PolicyName(row.webhook)
 		equivalent := admissionregistrationv1.Equivalent
 		spec := row.policy(o.Options)
-		failure := def.FailurePolicy
+		failure := o.failurePolicy(def.Name, def.FailurePolicy)
 		spec.FailurePolicy = &failure
 		// The webhook's content predicate (narrowing.go) keeps the policy's
 		// variables from being evaluated where the evaluator would give a
 		// plain allow: most Pods and workloads.
+		spec.MatchConditions = o.exemptionCondition()
 		if def.Intercept.Acts != nil {
-			spec.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "gatehouse-acts", Expression: def.Intercept.Acts(o.Options)}}
+			spec.MatchConditions = append(spec.MatchConditions, admissionregistrationv1.MatchCondition{Name: "gatehouse-acts", Expression: def.Intercept.Acts(o.Options)})
 		}
 		out.Validating = append(out.Validating, admissionregistrationv1.ValidatingAdmissionPolicy{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
@@ -100,17 +103,27 @@ func (o ManifestOptions) InProcess() InProcessPolicies {
 			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
 				PolicyName: name,
 				MatchResources: &admissionregistrationv1.MatchResources{
-					NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-						Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: excludedNamespaces(o.Namespace),
-					}}},
-					ObjectSelector: &metav1.LabelSelector{},
-					MatchPolicy:    &equivalent,
+					NamespaceSelector: o.exemptionSelector(o.Namespace),
+					ObjectSelector:    &metav1.LabelSelector{},
+					MatchPolicy:       &equivalent,
 				},
-				ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+				ValidationActions: []admissionregistrationv1.ValidationAction{validationAction(o.ModeOf(row.webhook))},
 			},
 		})
 	}
 	return out
+}
+
+// validationAction is what a binding does with a policy's failed
+// validation in a webhook's mode.
+func validationAction(m configv1alpha1.Mode) admissionregistrationv1.ValidationAction {
+	switch m {
+	case configv1alpha1.ModeWarn:
+		return admissionregistrationv1.Warn
+	case configv1alpha1.ModeAudit:
+		return admissionregistrationv1.Audit
+	}
+	return admissionregistrationv1.Deny
 }
 
 // Webhook returns the webhook whose decisions the policy named name makes.

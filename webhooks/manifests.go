@@ -42,12 +42,6 @@ const ConfigurationName = "gatehouse"
 // TimeoutSeconds bounds every call the API server makes to gatehouse.
 const TimeoutSeconds = 5
 
-// excludedNamespaces are never sent to gatehouse, so that gatehouse, the
-// control plane and node heartbeats can always start, whatever gatehouse's state.
-func excludedNamespaces(own string) []string {
-	return []string{own, "kube-system", "kube-node-lease"}
-}
-
 // WebhookConfigurations renders the registry as the validating and mutating
 // webhook configurations the API server needs, as one multi-document YAML.
 func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
@@ -151,7 +145,7 @@ func (o ManifestOptions) entry(def Definition, p placement) admissionregistratio
 		TimeoutSeconds:          &timeout,
 		AdmissionReviewVersions: []string{"v1"},
 		NamespaceSelector:       o.namespaceSelector(p.namespaces, p.unharnessed),
-		MatchConditions:         p.matchConditions(def, o.Options),
+		MatchConditions:         append(o.exemptionCondition(), p.matchConditions(def, o.Options)...),
 	}
 }
 
@@ -166,13 +160,12 @@ func (p placement) matchConditions(def Definition, opts Options) []admissionregi
 	return out
 }
 
-// namespaceSelector renders a selection: every namespace but the excluded
-// ones, narrowed by the selection's label (and, with unharnessed, to
-// namespaces without the harnessed-namespace label).
+// namespaceSelector renders a selection: every namespace but the exempt
+// ones (exemptions.go; the server's own namespace always), narrowed by the
+// selection's label (and, with unharnessed, to namespaces without the
+// harnessed-namespace label).
 func (o ManifestOptions) namespaceSelector(s selection, unharnessed bool) *metav1.LabelSelector {
-	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: excludedNamespaces(o.Namespace),
-	}}}
+	sel := o.exemptionSelector(o.Namespace)
 	add := func(r metav1.LabelSelectorRequirement) { sel.MatchExpressions = append(sel.MatchExpressions, r) }
 	switch s {
 	case optedIn:
@@ -210,9 +203,9 @@ func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.Validating
 		w.Rules = append(w.Rules, m.places[0].rules(m.def)...)
 		alts = append(alts, m.memberExpression(o.Options))
 	}
-	w.MatchConditions = []admissionregistrationv1.MatchCondition{{
+	w.MatchConditions = append(o.exemptionCondition(), admissionregistrationv1.MatchCondition{
 		Name: "gatehouse-members", Expression: strings.Join(alts, " || "),
-	}}
+	})
 	return w, true
 }
 

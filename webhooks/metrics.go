@@ -4,28 +4,34 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
-// decisions counts decisions per webhook, decision and finding code. A
+// decisions counts decisions per webhook, decision, mode and finding code.
+// The decision is the contract's (a webhook in Warn or Audit that admits
+// what it would deny counts as denied, under its mode). A
 // decision with several codes counts once per distinct code; one with none
 // counts under code "". Labels carry names and codes only, never values.
 var decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "gatehouse_webhook_decisions_total",
-	Help: "Admission decisions by webhook, decision (allowed, denied, errored) and finding code.",
-}, []string{"webhook", "decision", "code"})
+	Help: "Admission decisions by webhook, decision (allowed, denied, errored, exempt), mode (Enforce, Warn, Audit) and finding code.",
+}, []string{"webhook", "decision", "mode", "code"})
 
 func init() {
 	metrics.Registry.MustRegister(decisions)
 }
 
-func recordDecision(webhook, decision string, findings []policies.Finding) {
+func recordDecision(webhook, decision string, mode configv1alpha1.Mode, findings []policies.Finding) {
+	if mode == "" {
+		mode = configv1alpha1.ModeEnforce
+	}
 	codes := findingCodes(findings)
 	if len(codes) == 0 {
-		decisions.WithLabelValues(webhook, decision, "").Inc()
+		decisions.WithLabelValues(webhook, decision, string(mode), "").Inc()
 		return
 	}
 	for _, c := range codes {
-		decisions.WithLabelValues(webhook, decision, c).Inc()
+		decisions.WithLabelValues(webhook, decision, string(mode), c).Inc()
 	}
 }

@@ -183,6 +183,13 @@ func celRequest(req *admission.Request) map[string]any {
 		"resource":  map[string]any{"group": req.Resource.Group, "version": req.Resource.Version, "resource": req.Resource.Resource},
 		"userInfo":  map[string]any{"username": req.UserInfo.Username},
 	}
+	if len(req.UserInfo.Groups) > 0 {
+		groups := make([]any, len(req.UserInfo.Groups))
+		for i, g := range req.UserInfo.Groups {
+			groups[i] = g
+		}
+		request["userInfo"].(map[string]any)["groups"] = groups
+	}
 	for key, v := range map[string]string{"subResource": req.SubResource, "namespace": req.Namespace, "name": req.Name} {
 		if v != "" {
 			request[key] = v

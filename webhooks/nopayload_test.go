@@ -139,10 +139,10 @@ func TestNoPayloadLeaves(t *testing.T) {
 // TestDecisionMetric checks the per-webhook counter's labels.
 func TestDecisionMetric(t *testing.T) {
 	ts := startServer(t)
-	before := testutil.ToFloat64(decisions.WithLabelValues("secret-scope", DecisionDenied, "ScopeEntryEmpty"))
+	before := testutil.ToFloat64(decisions.WithLabelValues("secret-scope", DecisionDenied, "Enforce", "ScopeEntryEmpty"))
 	ts.post(t, "/validate/secret-scope", "application/json",
 		reviewBody(t, "m", admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations(",")), nil))
-	after := testutil.ToFloat64(decisions.WithLabelValues("secret-scope", DecisionDenied, "ScopeEntryEmpty"))
+	after := testutil.ToFloat64(decisions.WithLabelValues("secret-scope", DecisionDenied, "Enforce", "ScopeEntryEmpty"))
 	if after != before+1 {
 		t.Fatalf("counter went from %v to %v", before, after)
 	}

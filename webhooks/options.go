@@ -43,6 +43,11 @@ type Options struct {
 	// ScopedNamespaceLabel current (selection.go), and the webhook
 	// configurations select by them alone.
 	ManagedSelections bool
+	// Modes are the webhooks' modes by name; a webhook not listed
+	// enforces (modes.go).
+	Modes map[string]configv1alpha1.Mode
+	// Exemptions are the requests no webhook judges (exemptions.go).
+	Exemptions configv1alpha1.Exemptions
 }
 
 // Label is one label key and value.
@@ -65,7 +70,23 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 		HarnessedNamespaceLabel: cfg.Harness.FailClosedNamespaceLabel,
 		ScopedNamespaceLabel:    cfg.Harness.ScopedNamespaceLabel,
 		ManagedSelections:       cfg.Harness.ManageSelections,
+		Modes:                   modes(cfg),
+		Exemptions:              cfg.Exemptions,
 	}
+}
+
+// modes lists the mode of every webhook that does not enforce.
+func modes(cfg configv1alpha1.ServerConfig) map[string]configv1alpha1.Mode {
+	var out map[string]configv1alpha1.Mode
+	for _, def := range Registry {
+		if m := cfg.ModeOf(def.Name); m != configv1alpha1.ModeEnforce {
+			if out == nil {
+				out = map[string]configv1alpha1.Mode{}
+			}
+			out[def.Name] = m
+		}
+	}
+	return out
 }
 
 // ValidateConfig checks a configuration before OptionsFromConfig reads it:
@@ -79,6 +100,10 @@ func ValidateConfig(cfg configv1alpha1.ServerConfig) error {
 			return err
 		},
 		HarnessProxy: func(p configv1alpha1.HarnessProxy) error { return proxyConfig(p).Validate() },
+		Mutating: func(name string) bool {
+			def, ok := Lookup(name)
+			return ok && def.Type == Mutating
+		},
 	})
 }
 

@@ -38,7 +38,9 @@ func TestDefault(t *testing.T) {
 		Overrides:   Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
 		// The proxy's defaults are the policy's, laid over these when the
 		// options are built (webhooks/options.go).
-		Harness: Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},
+		Harness:     Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},
+		DefaultMode: ModeEnforce,
+		Exemptions:  Exemptions{Namespaces: []string{"kube-system", "kube-node-lease"}},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -69,6 +71,9 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		Overrides:   Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
 		Harness: Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l",
 			ScopedNamespaceLabel: "s", ManageSelections: true},
+		DefaultMode: ModeAudit,
+		// An empty list is kept: no namespace is exempt by name.
+		Exemptions: Exemptions{Namespaces: []string{}},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -94,6 +99,16 @@ webhooks:
     enabled: false
   service-account:
     enabled: true
+    mode: Warn
+defaultMode: Audit
+exemptions:
+  namespaces: [kube-system, cni-system]
+  namespaceLabels:
+    - {key: example.com/tier, operator: In, values: [infra]}
+    - {key: example.com/unmanaged, operator: Exists}
+  usernames: [system:kube-scheduler]
+  groups: [system:nodes]
+  serviceAccounts: [cert-manager/cert-manager, cni-system/*]
 products:
   groupSuffixes:
     - .example.com
@@ -130,7 +145,18 @@ harness:
 		},
 		Webhooks: map[string]Webhook{
 			"secret-scope":    {Enabled: ptr(false)},
-			"service-account": {Enabled: ptr(true)},
+			"service-account": {Enabled: ptr(true), Mode: ModeWarn},
+		},
+		DefaultMode: ModeAudit,
+		Exemptions: Exemptions{
+			Namespaces: []string{"kube-system", "cni-system"},
+			NamespaceLabels: []NamespaceLabel{
+				{Key: "example.com/tier", Operator: LabelOpIn, Values: []string{"infra"}},
+				{Key: "example.com/unmanaged", Operator: LabelOpExists},
+			},
+			Usernames:       []string{"system:kube-scheduler"},
+			Groups:          []string{"system:nodes"},
+			ServiceAccounts: []string{"cert-manager/cert-manager", "cni-system/*"},
 		},
 		Products: Products{GroupSuffixes: []string{".example.com", ".stackable.tech"}},
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on", Defaults: PodSecurityDefaults{
@@ -285,6 +311,23 @@ func TestValidate(t *testing.T) {
 		{name: "tls 1.0", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.0" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
 		{name: "tls empty", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
 		{name: "tls VersionTLS12", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "VersionTLS12" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
+		{name: "modes", mutate: func(c *ServerConfig) {
+			c.DefaultMode = ModeWarn
+			c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeAudit}}
+		}},
+		{name: "default mode misspelt", mutate: func(c *ServerConfig) { c.DefaultMode = "enforce" },
+			wantErr: prefix + "defaultMode: must be Enforce, Warn or Audit"},
+		{name: "webhook mode unknown", mutate: func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {Mode: "Dryrun"}} },
+			wantErr: prefix + "webhooks[secret-scope].mode: must be Enforce, Warn or Audit"},
+		{name: "exemptions", mutate: func(c *ServerConfig) {
+			c.Exemptions = Exemptions{Namespaces: []string{}, NamespaceLabels: []NamespaceLabel{{Key: "a.io/b", Operator: LabelOpExists}},
+				Usernames: []string{"u"}, Groups: []string{"g"}, ServiceAccounts: []string{"ns/sa", "ns/*"}}
+		}},
+		{name: "exemptions refused", mutate: func(c *ServerConfig) {
+			c.Exemptions = Exemptions{Namespaces: []string{"Kube_System"},
+				NamespaceLabels: []NamespaceLabel{{Key: "a b", Operator: "NotIn"}, {Key: "k", Operator: LabelOpIn}, {Key: "k", Operator: LabelOpExists, Values: []string{"v"}}, {Key: "k", Operator: LabelOpIn, Values: []string{"bad value"}}},
+				Usernames:       []string{" "}, Groups: []string{""}, ServiceAccounts: []string{"sa", "ns/", "NS/sa"}}
+		}, wantErr: prefix + `exemptions.namespaces[0]: must be a namespace name; exemptions.namespaceLabels[0].key: must be a label key; exemptions.namespaceLabels[0].operator: must be In or Exists; exemptions.namespaceLabels[1].values: operator In needs at least one value; exemptions.namespaceLabels[2].values: operator Exists takes no values; exemptions.namespaceLabels[3].values[0]: must be a label value; exemptions.usernames[0]: must not be empty; exemptions.groups[0]: must not be empty; exemptions.serviceAccounts[0]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[1]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[2]: must be "namespace/name" or "namespace/*"`},
 		{
 			name: "known webhooks",
 			mutate: func(c *ServerConfig) {
@@ -389,6 +432,33 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() = %q,\nwant %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestMutatingWebhooksHaveNoWarnMode: Warn is refused for a mutating
+// webhook, set on it or inherited from defaultMode; Audit is not.
+func TestMutatingWebhooksHaveNoWarnMode(t *testing.T) {
+	checks := PolicyChecks{Mutating: func(name string) bool { return name == "secret-scope" }}
+	c := Default()
+	c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeWarn}}
+	want := "invalid configuration: webhooks[secret-scope].mode: mutating webhooks have no Warn mode: they patch (Enforce) or record what they would patch (Audit)"
+	if err := c.Validate(knownWebhooks, checks); err == nil || err.Error() != want {
+		t.Errorf("Validate() = %v, want %q", err, want)
+	}
+	c.Webhooks, c.DefaultMode = nil, ModeWarn
+	want = "invalid configuration: webhooks[secret-scope].mode: mutating webhooks have no Warn mode, and defaultMode is Warn: set Enforce or Audit"
+	if err := c.Validate(knownWebhooks, checks); err == nil || err.Error() != want {
+		t.Errorf("Validate() = %v, want %q", err, want)
+	}
+	c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeAudit}}
+	if err := c.Validate(knownWebhooks, checks); err != nil {
+		t.Errorf("Validate() = %v, want nil", err)
+	}
+	if got := c.ModeOf("secret-scope"); got != ModeAudit {
+		t.Errorf("ModeOf(secret-scope) = %q, want Audit", got)
+	}
+	if got := c.ModeOf("service-account"); got != ModeWarn {
+		t.Errorf("ModeOf(service-account) = %q, want the default, Warn", got)
 	}
 }
 

@@ -59,6 +59,12 @@ func (c *ServerConfig) SetDefaults() {
 	if o.ComponentLabel == "" {
 		o.ComponentLabel = "app.kubernetes.io/component"
 	}
+	if c.DefaultMode == "" {
+		c.DefaultMode = ModeEnforce
+	}
+	if c.Exemptions.Namespaces == nil {
+		c.Exemptions.Namespaces = DefaultExemptNamespaces()
+	}
 	if c.Harness.FailClosedNamespaceLabel == "" {
 		c.Harness.FailClosedNamespaceLabel = DefaultHarnessedNamespaceLabel
 	}
@@ -66,6 +72,10 @@ func (c *ServerConfig) SetDefaults() {
 		c.Harness.ScopedNamespaceLabel = DefaultScopedNamespaceLabel
 	}
 }
+
+// DefaultExemptNamespaces are the namespaces exempt when the configuration
+// names none: the control plane's and the node heartbeats'.
+func DefaultExemptNamespaces() []string { return []string{"kube-system", "kube-node-lease"} }
 
 // DefaultHarnessedNamespaceLabel marks the namespaces where harness-proxy
 // fails closed.
@@ -104,6 +114,9 @@ type PolicyChecks struct {
 	// HarnessProxy checks the proxy harness-proxy injects, each unset field
 	// taking its built-in value.
 	HarnessProxy func(HarnessProxy) error
+	// Mutating reports whether the named webhook mutates (Warn is refused
+	// for it).
+	Mutating func(name string) bool
 }
 
 // Validate checks the values that defaulting cannot fix. knownWebhooks are
@@ -134,11 +147,24 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	errs = append(errs, modeErrors("defaultMode", c.DefaultMode, false)...)
 	for _, name := range names {
 		if !known[name] {
 			errs = append(errs, fmt.Sprintf("webhooks[%s]: no such webhook (known: %s)", name, strings.Join(knownWebhooks, ", ")))
+			continue
+		}
+		mutating := checks.Mutating != nil && checks.Mutating(name)
+		errs = append(errs, modeErrors(fmt.Sprintf("webhooks[%s].mode", name), c.Webhooks[name].Mode, mutating)...)
+	}
+	if checks.Mutating != nil && c.DefaultMode == ModeWarn {
+		// A mutating webhook without a mode of its own would be in Warn.
+		for _, name := range knownWebhooks {
+			if checks.Mutating(name) && c.Webhooks[name].Mode == "" && c.Enabled(name) {
+				errs = append(errs, fmt.Sprintf("webhooks[%s].mode: mutating webhooks have no Warn mode, and defaultMode is Warn: set Enforce or Audit", name))
+			}
 		}
 	}
+	errs = append(errs, c.Exemptions.errors()...)
 	for i, s := range c.Products.GroupSuffixes {
 		if !strings.HasPrefix(s, ".") || len(s) < 2 {
 			errs = append(errs, fmt.Sprintf("products.groupSuffixes[%d]: must start with \".\" and name a domain", i))
@@ -177,6 +203,81 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// modeErrors checks one mode; empty is allowed (the default applies).
+func modeErrors(field string, m Mode, mutating bool) []string {
+	switch m {
+	case "", ModeEnforce, ModeAudit:
+		return nil
+	case ModeWarn:
+		if mutating {
+			return []string{field + ": mutating webhooks have no Warn mode: they patch (Enforce) or record what they would patch (Audit)"}
+		}
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: must be %s, %s or %s", field, ModeEnforce, ModeWarn, ModeAudit)}
+}
+
+// errors checks every exemption; each error names its field.
+func (e Exemptions) errors() []string {
+	var errs []string
+	for i, ns := range e.Namespaces {
+		if len(validation.IsDNS1123Label(ns)) > 0 {
+			errs = append(errs, fmt.Sprintf("exemptions.namespaces[%d]: must be a namespace name", i))
+		}
+	}
+	for i, l := range e.NamespaceLabels {
+		field := fmt.Sprintf("exemptions.namespaceLabels[%d]", i)
+		if len(validation.IsQualifiedName(l.Key)) > 0 {
+			errs = append(errs, field+".key: must be a label key")
+		}
+		switch l.Operator {
+		case LabelOpIn:
+			if len(l.Values) == 0 {
+				errs = append(errs, field+".values: operator In needs at least one value")
+			}
+			for j, v := range l.Values {
+				if len(validation.IsValidLabelValue(v)) > 0 {
+					errs = append(errs, fmt.Sprintf("%s.values[%d]: must be a label value", field, j))
+				}
+			}
+		case LabelOpExists:
+			if len(l.Values) > 0 {
+				errs = append(errs, field+".values: operator Exists takes no values")
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("%s.operator: must be %s or %s", field, LabelOpIn, LabelOpExists))
+		}
+	}
+	for i, u := range e.Usernames {
+		if strings.TrimSpace(u) == "" {
+			errs = append(errs, fmt.Sprintf("exemptions.usernames[%d]: must not be empty", i))
+		}
+	}
+	for i, g := range e.Groups {
+		if strings.TrimSpace(g) == "" {
+			errs = append(errs, fmt.Sprintf("exemptions.groups[%d]: must not be empty", i))
+		}
+	}
+	for i, sa := range e.ServiceAccounts {
+		ns, name, ok := strings.Cut(sa, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || (name != "*" && len(validation.IsDNS1123Subdomain(name)) > 0) {
+			errs = append(errs, fmt.Sprintf(`exemptions.serviceAccounts[%d]: must be "namespace/name" or "namespace/*"`, i))
+		}
+	}
+	return errs
+}
+
+// ModeOf is the mode of the named webhook: its own, or DefaultMode.
+func (c *ServerConfig) ModeOf(name string) Mode {
+	if m := c.Webhooks[name].Mode; m != "" {
+		return m
+	}
+	if c.DefaultMode == "" {
+		return ModeEnforce
+	}
+	return c.DefaultMode
 }
 
 // runCheck runs check on v; a nil check passes.

@@ -19,8 +19,16 @@ type ServerConfig struct {
 	Serving Serving `json:"serving,omitempty"`
 
 	// Webhooks switches individual webhooks by their registry name
-	// (secret-scope, service-account, ...). A webhook not listed is enabled.
+	// (secret-scope, service-account, ...) and sets their mode. A webhook
+	// not listed is enabled, in DefaultMode.
 	Webhooks map[string]Webhook `json:"webhooks,omitempty"`
+
+	// DefaultMode is the mode of every webhook that sets none: Enforce
+	// (the default), Warn or Audit (docs/rollout.md).
+	DefaultMode Mode `json:"defaultMode,omitempty"`
+
+	// Exemptions are the requests gatehouse never judges.
+	Exemptions Exemptions `json:"exemptions,omitempty"`
 
 	// Products selects the custom resources that SCOPE's CR walk and SA's
 	// derived-name rules apply to.
@@ -133,10 +141,65 @@ type Serving struct {
 	MetricsAddress string `json:"metricsAddress,omitempty"`
 }
 
-// Webhook switches one webhook.
+// Webhook switches one webhook and sets its mode.
 type Webhook struct {
 	Enabled *bool `json:"enabled,omitempty"`
+	// Mode overrides DefaultMode for this webhook. A mutating webhook takes
+	// Enforce or Audit: it patches, or it only records what it would patch.
+	Mode Mode `json:"mode,omitempty"`
 }
+
+// Mode is what a webhook does with its findings.
+type Mode string
+
+// The modes. A webhook in Warn or Audit never denies and is rendered with
+// failurePolicy Ignore.
+const (
+	// ModeEnforce denies (validating) or patches (mutating).
+	ModeEnforce Mode = "Enforce"
+	// ModeWarn admits, with each denying finding as an admission warning
+	// (validating webhooks only).
+	ModeWarn Mode = "Warn"
+	// ModeAudit admits silently: the findings, and a mutating webhook's
+	// patch, go to audit annotations and metrics only.
+	ModeAudit Mode = "Audit"
+)
+
+// Exemptions are the requests gatehouse never judges: they are rendered into
+// the webhook configurations where the API server can apply them (namespaces
+// into every namespaceSelector, users into a matchCondition), and the server
+// checks them again before any webhook decides, counting each exempt
+// request as decision "exempt". The namespace gatehouse runs in is always
+// exempt, whatever the list says.
+type Exemptions struct {
+	// Namespaces by name. Default: kube-system and kube-node-lease (the
+	// control plane and node heartbeats never wait on gatehouse). Setting
+	// the list replaces the default: keep them in it.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// NamespaceLabels exempt every namespace that matches any one of them.
+	NamespaceLabels []NamespaceLabel `json:"namespaceLabels,omitempty"`
+	// Usernames are exempt requesters, exactly as authenticated.
+	Usernames []string `json:"usernames,omitempty"`
+	// Groups exempt every requester in one of them.
+	Groups []string `json:"groups,omitempty"`
+	// ServiceAccounts are exempt requesters, "namespace/name", or
+	// "namespace/*" for every service account of a namespace.
+	ServiceAccounts []string `json:"serviceAccounts,omitempty"`
+}
+
+// NamespaceLabel matches namespaces by one label: operator In (the label has
+// one of Values) or Exists (the label is set; no Values).
+type NamespaceLabel struct {
+	Key      string   `json:"key"`
+	Operator string   `json:"operator"`
+	Values   []string `json:"values,omitempty"`
+}
+
+// The operators of a NamespaceLabel.
+const (
+	LabelOpIn     = "In"
+	LabelOpExists = "Exists"
+)
 
 // Products selects product custom resources by API group suffix.
 type Products struct {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
@@ -33,6 +34,7 @@ type checkFlags struct {
 	output string
 	config string
 	layout string
+	modes  modeFlags
 }
 
 func newCheck() *cobra.Command {
@@ -67,6 +69,9 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			}
 			cfg, err := loadConfig(f.config)
 			if err != nil {
+				return err
+			}
+			if err := f.modes.apply(cmd, &cfg); err != nil {
 				return err
 			}
 			docs, err := readInputs(f.files, cmd.InOrStdin())
@@ -120,6 +125,7 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
 	fl.StringVar(&f.layout, "layout", webhooks.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (admission policies, docs/in-process.md)")
+	f.modes.register(cmd)
 	return cmd
 }
 
@@ -150,6 +156,14 @@ type CheckResult struct {
 	// Error is set when the webhook could not decide (the server would
 	// answer with this error and the API server would deny).
 	Error string `json:"error,omitempty"`
+	// Mode is the webhook's mode (Enforce, Warn or Audit). In Warn and
+	// Audit, Allowed is true and Findings are what Enforce would deny.
+	Mode string `json:"mode"`
+	// Exempt: the request is exempt (docs/rollout.md); no webhook judged it.
+	Exempt bool `json:"exempt,omitempty"`
+	// Withheld lists the operations of the patch a mutating webhook in
+	// Audit would have made.
+	Withheld []string `json:"withheld,omitempty"`
 
 	doc int
 }
@@ -237,13 +251,20 @@ func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcess
 				Object: ref, Webhook: dec.Webhook, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
 				Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
 				Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: i,
+				Mode: modeName(dec.Mode), Exempt: dec.Outcome == webhooks.DecisionExempt, Withheld: dec.Withheld,
 			}
 			for _, f := range dec.Findings {
 				if f.Severity == policies.Deny {
 					res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
 				}
 			}
-			if !resp.Allowed && len(res.Findings) == 0 && resp.Result != nil {
+			denial := resp.Result
+			if resp.Allowed {
+				denial = dec.WouldDeny
+			}
+			if dec.Outcome == webhooks.DecisionErrored && len(res.Findings) == 0 && denial != nil {
+				res.Error = denial.Message
+			} else if !resp.Allowed && len(res.Findings) == 0 && resp.Result != nil {
 				res.Error = resp.Result.Message
 			}
 			allowed = allowed && resp.Allowed
@@ -294,6 +315,20 @@ func objectRef(obj map[string]any) ObjectRef {
 
 func ptr[T any](v T) *T { return &v }
 
+// modeName is a decision's mode as check prints it.
+func modeName(m configv1alpha1.Mode) string {
+	if m == "" {
+		return string(configv1alpha1.ModeEnforce)
+	}
+	return string(m)
+}
+
+// softened reports a result whose findings or error did not deny because
+// of its webhook's mode.
+func softened(r CheckResult) bool {
+	return r.Allowed && r.Mode != string(configv1alpha1.ModeEnforce) && (len(r.Findings) > 0 || r.Error != "")
+}
+
 func writeJSON(w io.Writer, objects []ObjectOut, results []CheckResult) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -310,7 +345,8 @@ func writeJSON(w io.Writer, objects []ObjectOut, results []CheckResult) error {
 // output keeps it.
 func unchangedByMutation(r CheckResult) bool {
 	def, _ := webhooks.Lookup(r.Webhook)
-	return def.Type == webhooks.Mutating && r.Allowed && len(r.Patch) == 0 && len(r.Warnings) == 0 && r.Error == ""
+	return def.Type == webhooks.Mutating && r.Allowed && len(r.Patch) == 0 && len(r.Warnings) == 0 && r.Error == "" &&
+		len(r.Findings) == 0 && len(r.Withheld) == 0 && !r.Exempt
 }
 
 func writeText(w io.Writer, docs []Document, results []CheckResult) {
@@ -318,7 +354,7 @@ func writeText(w io.Writer, docs []Document, results []CheckResult) {
 	for _, r := range results {
 		byDoc[r.doc] = append(byDoc[r.doc], r)
 	}
-	denied := 0
+	denied, soft := 0, 0
 	for i, d := range docs {
 		ref := objectRef(d.Object)
 		name := ref.Name
@@ -332,12 +368,18 @@ func writeText(w io.Writer, docs []Document, results []CheckResult) {
 		}
 		verdict := "allowed"
 		for _, r := range rs {
+			if softened(r) && verdict == "allowed" {
+				verdict = "warned"
+			}
 			if !r.Allowed {
 				verdict = "DENIED"
 			}
 		}
-		if verdict == "DENIED" {
+		switch verdict {
+		case "DENIED":
 			denied++
+		case "warned":
+			soft++
 		}
 		fmt.Fprintf(w, "%-7s %s %s (%s)\n", verdict, ref.Kind, name, d.Where())
 		for _, r := range rs {
@@ -345,15 +387,26 @@ func writeText(w io.Writer, docs []Document, results []CheckResult) {
 				continue
 			}
 			state := "allowed"
-			if !r.Allowed {
+			switch {
+			case r.Exempt:
+				state = "exempt"
+			case !r.Allowed:
 				state = "denied"
+			case softened(r):
+				state = fmt.Sprintf("would deny, admitted in %s", r.Mode)
 			}
 			fmt.Fprintf(w, "  %s: %s\n", r.Webhook, state)
 			for _, f := range r.Findings {
 				fmt.Fprintf(w, "    x %s\n      %s: %s\n", f.Field, f.Code, f.Message)
 			}
 			for _, warning := range r.Warnings {
+				if softened(r) && strings.Contains(warning, "(Warn, would deny)") {
+					continue // the findings above, as kubectl would print them
+				}
 				fmt.Fprintf(w, "    ! warning: %s\n", warning)
+			}
+			if len(r.Withheld) > 0 {
+				fmt.Fprintf(w, "    withheld patch (Audit): %d %s: %s\n", len(r.Withheld), policies.Plural(len(r.Withheld), "operation"), strings.Join(r.Withheld, ", "))
 			}
 			if r.Error != "" {
 				fmt.Fprintf(w, "    x error: %s\n", r.Error)
@@ -367,5 +420,9 @@ func writeText(w io.Writer, docs []Document, results []CheckResult) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%d %s checked, %d denied\n", len(docs), policies.Plural(len(docs), "object"), denied)
+	summary := fmt.Sprintf("\n%d %s checked, %d denied", len(docs), policies.Plural(len(docs), "object"), denied)
+	if soft > 0 {
+		summary += fmt.Sprintf(", %d admitted only because a webhook is in Warn or Audit", soft)
+	}
+	fmt.Fprintln(w, summary)
 }

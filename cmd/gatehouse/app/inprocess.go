@@ -1,6 +1,8 @@
 package app
 
 import (
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,7 +92,11 @@ func (p *inProcessPolicies) review(ctx context.Context, req ctrladmission.Reques
 	out := make([]webhooks.Decision, 0, len(decisions)+1)
 	for _, d := range decisions {
 		def, _ := webhooks.Lookup(d.Webhook)
-		if def.Type == webhooks.Validating {
+		// A webhook in Warn or Audit keeps its own decision: its binding
+		// only warns or audits (validationActions), which the plugin does
+		// not return, and its policy finds what the webhook finds
+		// (TestEveryLayoutGivesTheSameVerdict in e2e/layouts_test.go).
+		if def.Type == webhooks.Validating && p.opts.ModeOf(d.Webhook) == configv1alpha1.ModeEnforce {
 			decides, err := webhooks.InProcessDecides(d.Webhook, p.opts, &req, final, nil)
 			if err != nil {
 				return nil, err

@@ -18,6 +18,7 @@ func newManifests() *cobra.Command {
 		o      webhooks.ManifestOptions
 		config string
 		manage bool
+		modes  modeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "manifests",
@@ -34,6 +35,9 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 			}
 			if cmd.Flags().Changed("manage-selections") {
 				cfg.Harness.ManageSelections = manage
+			}
+			if err := modes.apply(cmd, &cfg); err != nil {
+				return err
 			}
 			o.Options = webhooks.OptionsFromConfig(cfg)
 			out, err := webhooks.WebhookConfigurations(o)
@@ -53,5 +57,6 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
 	fl.BoolVar(&manage, "manage-selections", false,
 		"select by the harnessed and scoped namespace labels alone, as for a serve that keeps them current (harness.manageSelections)")
+	modes.register(cmd)
 	return cmd
 }

@@ -39,6 +39,7 @@ import (
 )
 
 type serveFlags struct {
+	modes          modeFlags
 	config         string
 	dev            bool
 	devDir         string
@@ -145,6 +146,7 @@ CA and a certificate for localhost instead, and prints where.`,
 	fl.BoolVar(&f.manageLabels, "manage-harnessed-namespaces", false, "")
 	_ = fl.MarkDeprecated("manage-harnessed-namespaces", "use --manage-selections")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the reconciler's leader election Lease")
+	f.modes.register(cmd)
 	return cmd
 }
 
@@ -188,7 +190,7 @@ func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig)
 	if err := webhooks.ValidateConfig(*cfg); err != nil {
 		return usageError("%v", err)
 	}
-	return nil
+	return f.modes.apply(cmd, cfg)
 }
 
 // newLogger writes JSON lines to w. It does not sample: every decision is

@@ -174,7 +174,7 @@ func TestServeDev(t *testing.T) {
 	defer metricsResp.Body.Close()
 	body, _ := io.ReadAll(metricsResp.Body)
 	for _, want := range []string{
-		`gatehouse_webhook_decisions_total{code="ScopeUnexpectedValue",decision="denied",webhook="secret-scope"}`,
+		`gatehouse_webhook_decisions_total{code="ScopeUnexpectedValue",decision="denied",mode="Enforce",webhook="secret-scope"}`,
 		`controller_runtime_webhook_requests_total`,
 	} {
 		if !strings.Contains(string(body), want) {

@@ -1,0 +1,100 @@
+package app
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// badScopePod is a Pod whose secret-operator scope has an empty entry:
+// secret-scope denies it in Enforce.
+const badScopePod = `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: team-a}
+spec:
+  containers: [{name: app, image: registry.example/app:1}]
+  volumes:
+    - name: tls
+      ephemeral:
+        volumeClaimTemplate:
+          metadata:
+            annotations: {secrets.kubedoop.dev/class: tls, secrets.kubedoop.dev/scope: "pod,,node"}
+          spec:
+            storageClassName: secrets.kubedoop.dev
+            accessModes: [ReadWriteOnce]
+            resources: {requests: {storage: 1Mi}}
+`
+
+// TestCheckModes: check decides as a server in the same modes. Enforce
+// denies (exit 1); Warn and Audit admit (exit 0) and still name the
+// findings, saying the object was admitted only because of the mode.
+func TestCheckModes(t *testing.T) {
+	code, stdout, _ := run(t, badScopePod, "check", "-f", "-")
+	if code != exitDenied || !strings.Contains(stdout, "secret-scope: denied") {
+		t.Fatalf("Enforce: exit %d\n%s", code, stdout)
+	}
+	for _, mode := range []string{"Warn", "Audit"} {
+		code, stdout, stderr := run(t, badScopePod, "check", "-f", "-", "--mode", "secret-scope="+mode)
+		if code != 0 {
+			t.Fatalf("%s: exit %d, want 0 (stderr %q)\n%s", mode, code, stderr, stdout)
+		}
+		for _, want := range []string{
+			"warned  Pod team-a/web",
+			"secret-scope: would deny, admitted in " + mode,
+			"ScopeEntryEmpty",
+			"1 object checked, 0 denied, 1 admitted only because a webhook is in Warn or Audit",
+		} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("%s: output lacks %q:\n%s", mode, want, stdout)
+			}
+		}
+		_, stdout, _ = run(t, badScopePod, "check", "-f", "-", "-o", "json", "--default-mode", "Audit", "--mode", "secret-scope="+mode)
+		var out struct {
+			Results []CheckResult `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range out.Results {
+			if r.Webhook == "secret-scope" {
+				found = true
+				if !r.Allowed || r.Mode != mode || len(r.Findings) == 0 || r.Findings[0].Code != "ScopeEntryEmpty" {
+					t.Errorf("%s: JSON result %+v", mode, r)
+				}
+			} else if r.Mode != "Audit" {
+				t.Errorf("%s: %s has mode %q, want the default, Audit", mode, r.Webhook, r.Mode)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no secret-scope result", mode)
+		}
+	}
+}
+
+// TestCheckModeFlagsAreValidated: a mode a webhook cannot take is a usage
+// error naming the webhook and why.
+func TestCheckModeFlagsAreValidated(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"--default-mode Warn", "webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode"},
+		{"--mode pod-security-defaults=Warn", "webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode"},
+		{"--mode secret-scope=warn", "webhooks[secret-scope].mode: must be Enforce, Warn or Audit"},
+		{"--mode secret-scope", `--mode "secret-scope": must be NAME=MODE`},
+		{"--mode no-such=Warn", "webhooks[no-such]: no such webhook"},
+	} {
+		args := append([]string{"check", "-f", "-"}, strings.Fields(tc.args)...)
+		code, _, stderr := run(t, badScopePod, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestCheckExemptions: an object in an exempt namespace is never judged.
+func TestCheckExemptions(t *testing.T) {
+	exempt := strings.Replace(badScopePod, "namespace: team-a", "namespace: kube-system", 1)
+	code, stdout, _ := run(t, exempt, "check", "-f", "-")
+	if code != 0 || !strings.Contains(stdout, "secret-scope: exempt") {
+		t.Errorf("exit %d, want 0 and secret-scope exempt:\n%s", code, stdout)
+	}
+}

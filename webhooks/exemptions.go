@@ -1,0 +1,192 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+)
+
+// Exemptions (docs/rollout.md) are requests no webhook judges. Each is
+// rendered where the API server can apply it, so that an exempt request is
+// never sent and never waits on gatehouse:
+//   - namespaces by name and by label, into every entry's
+//     namespaceSelector (a selector of the namespaces that are NOT exempt:
+//     each exempting label is negated, and requirements are ANDed, so a
+//     namespace that matches any one exemption is left out);
+//   - usernames, groups and service accounts, into the matchCondition
+//     gatehouse-not-exempt.
+//
+// The server checks them again before any member decides (a configuration
+// rendered by hand, or an older one, may still send them): an exempt request
+// is answered with a plain allow and counted as decision "exempt", per
+// member that would have taken it.
+
+// DecisionExempt is the decision of a member on an exempt request.
+const DecisionExempt = "exempt"
+
+// ExemptionConditionName names the matchCondition of the user exemptions.
+const ExemptionConditionName = "gatehouse-not-exempt"
+
+// exemptNamespaces are the namespaces exempt by name: the server's own
+// (own; empty when unknown) and the configured ones.
+func (o Options) exemptNamespaces(own string) []string {
+	configured := o.Exemptions.Namespaces
+	if configured == nil {
+		configured = configv1alpha1.DefaultExemptNamespaces()
+	}
+	out := make([]string, 0, len(configured)+1)
+	if own != "" {
+		out = append(out, own)
+	}
+	for _, ns := range configured {
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// exemptionSelector is the namespaceSelector of the namespaces that are not
+// exempt, to which an entry adds its own selection.
+func (o Options) exemptionSelector(own string) *metav1.LabelSelector {
+	sel := &metav1.LabelSelector{}
+	if names := o.exemptNamespaces(own); len(names) > 0 {
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: names,
+		})
+	}
+	for _, l := range o.Exemptions.NamespaceLabels {
+		r := metav1.LabelSelectorRequirement{Key: l.Key, Operator: metav1.LabelSelectorOpDoesNotExist}
+		if l.Operator == configv1alpha1.LabelOpIn {
+			r = metav1.LabelSelectorRequirement{Key: l.Key, Operator: metav1.LabelSelectorOpNotIn, Values: append([]string(nil), l.Values...)}
+		}
+		sel.MatchExpressions = append(sel.MatchExpressions, r)
+	}
+	return sel
+}
+
+// exemptUsers are the exempt usernames and groups, service accounts
+// written as the API server authenticates them.
+func (o Options) exemptUsers() (users, groups []string) {
+	e := o.Exemptions
+	users = append(users, e.Usernames...)
+	groups = append(groups, e.Groups...)
+	for _, sa := range e.ServiceAccounts {
+		ns, name, _ := strings.Cut(sa, "/")
+		if name == "*" {
+			groups = append(groups, "system:serviceaccounts:"+ns)
+		} else {
+			users = append(users, serviceAccountUsers+ns+":"+name)
+		}
+	}
+	return users, groups
+}
+
+// exemptionCondition is the matchCondition that leaves out the exempt
+// requesters; none when no requester is exempt.
+func (o Options) exemptionCondition() []admissionregistrationv1.MatchCondition {
+	users, groups := o.exemptUsers()
+	var terms []string
+	if len(users) > 0 {
+		terms = append(terms, "!(request.userInfo.username in ["+quoteAll(users)+"])")
+	}
+	if len(groups) > 0 {
+		// groups is absent, not empty, for a user in none.
+		terms = append(terms, "!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in ["+quoteAll(groups)+"]))")
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	return []admissionregistrationv1.MatchCondition{{Name: ExemptionConditionName, Expression: strings.Join(terms, " && ")}}
+}
+
+func quoteAll(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// exemptRequester reports whether the requester of req is exempt.
+func (o Options) exemptRequester(req *admission.Request) bool {
+	if e := o.Exemptions; len(e.Usernames)+len(e.Groups)+len(e.ServiceAccounts) == 0 {
+		return false
+	}
+	users, groups := o.exemptUsers()
+	if slices.Contains(users, req.UserInfo.Username) {
+		return true
+	}
+	for _, g := range req.UserInfo.Groups {
+		if slices.Contains(groups, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// exempt reports whether req is exempt: by its requester, or by the name or
+// labels of its namespace as the API server's namespaceSelector sees them
+// (a Namespace's own request by the Namespace's labels). The namespace's
+// labels are read only when an exemption names labels; when they cannot be
+// read the request is judged, as it was sent.
+func (c *chain) exempt(req *admission.Request, ns *namespaceView) bool {
+	o := &c.opts
+	if o.exemptRequester(req) {
+		return true
+	}
+	if req.Namespace == "" || (!namespacedRequest(req) && !isNamespace(req.Resource.Group, req.Resource.Resource)) {
+		return false
+	}
+	if slices.Contains(o.exemptNamespaces(""), req.Namespace) {
+		return true
+	}
+	if len(o.Exemptions.NamespaceLabels) == 0 {
+		return false
+	}
+	var labels map[string]string
+	if isNamespace(req.Resource.Group, req.Resource.Resource) && req.SubResource == "" {
+		labels = namespaceObjectLabels(req)
+	} else {
+		var err error
+		if labels, err = ns.labels(); err != nil {
+			return false
+		}
+	}
+	return o.exemptLabels(labels)
+}
+
+// exemptLabels reports whether a namespace with these labels matches an
+// exempting label.
+func (o Options) exemptLabels(labels map[string]string) bool {
+	for _, l := range o.Exemptions.NamespaceLabels {
+		v, ok := labels[l.Key]
+		if ok && (l.Operator == configv1alpha1.LabelOpExists || slices.Contains(l.Values, v)) {
+			return true
+		}
+	}
+	return false
+}
+
+// namespaceObjectLabels are the labels of the Namespace a request admits:
+// the new object's, or on DELETE the stored one's.
+func namespaceObjectLabels(req *admission.Request) map[string]string {
+	raw := req.Object.Raw
+	if len(raw) == 0 {
+		raw = req.OldObject.Raw
+	}
+	var obj struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(raw, &obj) // one that does not decode has no labels
+	return obj.Metadata.Labels
+}
