@@ -367,9 +367,25 @@ func failOpenCount(t *testing.T, e *env, webhook string) float64 {
 // gatehouse with the CA bundle cainjector wrote, as webhooks by kind.
 func renderedWebhooks(t *testing.T, e *env, layout string) savedWebhooks {
 	t.Helper()
+	return renderedWebhooksFor(t, webhooks.ManifestOptions{URL: e.local.Gatehouse.URL, Layout: layout, Options: serverOptions()}, liveCABundle(t, e))
+}
+
+// liveCABundle is the CA bundle cainjector wrote into the live
+// configurations.
+func liveCABundle(t *testing.T, e *env) string {
+	t.Helper()
 	hooks, _, _ := unstructured.NestedSlice(getConfiguration(t, e, "ValidatingWebhookConfiguration").Object, "webhooks")
+	if len(hooks) == 0 {
+		t.Fatal("the live ValidatingWebhookConfiguration has no webhook to take the CA bundle from")
+	}
 	caBundle, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
-	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{URL: e.local.Gatehouse.URL, Layout: layout, Options: serverOptions()})
+	return caBundle
+}
+
+// renderedWebhooksFor renders o's configurations with caBundle.
+func renderedWebhooksFor(t *testing.T, o webhooks.ManifestOptions, caBundle string) savedWebhooks {
+	t.Helper()
+	rendered, err := webhooks.WebhookConfigurations(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,8 @@ type GatehouseOptions struct {
 	// LogName is the log file's name in WorkDir (default gatehouse.log); a
 	// restart appends to it.
 	LogName string
+	// Args are more flags of serve (e.g. --default-mode Audit).
+	Args []string
 }
 
 // Gatehouse is a running `gatehouse serve`: in this process through the same
@@ -122,6 +124,7 @@ func LaunchGatehouse(ctx context.Context, o GatehouseOptions) (*Gatehouse, error
 	if o.ReconcileDependencyGroups {
 		args = append(args, "--reconcile-dependencygroups", "--manage-selections", "--leader-election-namespace", "default")
 	}
+	args = append(args, o.Args...)
 	if o.Binary == "" {
 		g.Pid = os.Getpid()
 		// The log file stays open: controller-runtime's global logger keeps

@@ -1,0 +1,220 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+)
+
+// rolloutNamespace is where the walk of docs/rollout.md stores its pods.
+const rolloutNamespace = "rollout-walk"
+
+// scopePod is a pod whose secret-operator scope has an empty entry, which
+// secret-scope denies in Enforce (ScopeEntryEmpty).
+func scopePod(name string) *corev1.Pod {
+	class := "secrets.kubedoop.dev"
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: rolloutNamespace, Name: name},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}},
+			Volumes: []corev1.Volume{{Name: "tls", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{
+				VolumeClaimTemplate: &corev1.PersistentVolumeClaimTemplate{
+					ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"secrets.kubedoop.dev/class": "tls", "secrets.kubedoop.dev/scope": "pod,,node"}},
+					Spec: corev1.PersistentVolumeClaimSpec{
+						StorageClassName: &class, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}},
+					},
+				},
+			}}}},
+		},
+	}
+}
+
+// rolloutStep is one gatehouse of the walk, serving in the modes its flags
+// set, with the webhook configurations rendered for the same modes.
+type rolloutStep struct {
+	g     *localcluster.Gatehouse
+	flags []string
+}
+
+// TestRolloutWalk walks docs/rollout.md on the local control plane: an object
+// stored before gatehouse was registered; gatehouse installed in Audit,
+// where new violations are admitted silently and counted under mode Audit;
+// one contract switched to Warn, where they are admitted with kubectl's
+// warning; then to Enforce, where they are denied with the code and field.
+// Each step is a new `gatehouse serve` with the step's flags, and the
+// configurations `gatehouse manifests` renders with the same flags (a
+// contract in Warn or Audit fails open).
+func TestRolloutWalk(t *testing.T) {
+	e := requireCluster(t)
+	if e.local == nil {
+		t.Skip("the walk starts its own gatehouse with other modes: local control plane only")
+	}
+	ctx := context.Background()
+	caBundle := liveCABundle(t, e)
+	_, restore := saveWebhooks(t, e)
+
+	// Before: no webhook of gatehouse is registered.
+	for _, kind := range configurationKinds {
+		setWebhooks(t, e, kind, nil)
+	}
+	ensureNamespace(t, e, rolloutNamespace, nil)
+	t.Cleanup(func() {
+		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rolloutNamespace}})
+	})
+	if err := e.client.Create(ctx, scopePod("stored-before")); err != nil {
+		t.Fatalf("storing a pod before gatehouse is registered: %v", err)
+	}
+
+	bin, err := localcluster.BuildGatehouse(repo, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var current *localcluster.Gatehouse
+	t.Cleanup(func() {
+		if current != nil {
+			current.Stop(30 * time.Second)
+		}
+	})
+	t.Cleanup(restore) // runs first: the suite's gatehouse is called again before the walk's stops
+	// install serves a gatehouse with flags, registers it, and stops the
+	// previous one once the API server calls the new one.
+	install := func(flags ...string) *localcluster.Gatehouse {
+		t.Helper()
+		metrics, err := localcluster.FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := localcluster.LaunchGatehouse(ctx, localcluster.GatehouseOptions{
+			CertDir: e.local.CertDir, WorkDir: e.local.WorkDir(), Kubeconfig: e.local.Kubeconfig, Binary: bin,
+			MetricsAddr: metrics, LogName: "gatehouse-rollout.log", Args: flags,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.WaitReady(time.Minute); err != nil {
+			t.Fatalf("gatehouse %v: %v (log %s)", flags, err, g.Log)
+		}
+		cfg := configv1alpha1.Default()
+		applyModeFlags(t, &cfg, flags)
+		for kind, hooks := range renderedWebhooksFor(t, webhooks.ManifestOptions{URL: g.URL, Options: webhooks.OptionsFromConfig(cfg)}, caBundle) {
+			setWebhooks(t, e, kind, hooks)
+		}
+		if current != nil {
+			waitUntilCalled(t, e, g)
+			current.Stop(30 * time.Second)
+		}
+		current = g
+		waitUntilCalled(t, e, g)
+		return g
+	}
+	c, warnings := clientWithWarnings(t, e)
+
+	// 1. Audit: every contract admits and records.
+	g := install("--default-mode", "Audit")
+	before := scopeDenials(t, g, "Audit")
+	n := len(warnings.all())
+	if err := c.Create(ctx, scopePod("audit-new")); err != nil {
+		t.Fatalf("Audit must admit: %v", err)
+	}
+	if got := warnings.all()[n:]; len(got) > 0 {
+		t.Errorf("Audit must be silent, warned %q", got)
+	}
+	if got := scopeDenials(t, g, "Audit") - before; got < 1 {
+		t.Errorf("Audit did not count the violation under mode Audit (%v)", got)
+	}
+
+	// 2. Warn: secret-scope admits with a warning per finding.
+	install("--default-mode", "Audit", "--mode", "secret-scope=Warn")
+	n = len(warnings.all())
+	if err := c.Create(ctx, scopePod("warn-new")); err != nil {
+		t.Fatalf("Warn must admit: %v", err)
+	}
+	got := strings.Join(warnings.all()[n:], "\n")
+	if !strings.Contains(got, "gatehouse secret-scope (Warn, would deny): ScopeEntryEmpty at spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]") {
+		t.Errorf("Warn: warnings %q", got)
+	}
+
+	// 3. Enforce: secret-scope denies, naming code and field.
+	install("--default-mode", "Audit", "--mode", "secret-scope=Enforce")
+	err = c.Create(ctx, scopePod("enforce-new"))
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "ScopeEntryEmpty") || !strings.Contains(err.Error(), "spec.volumes[0].ephemeral") {
+		t.Fatalf("Enforce must deny with the code and field, got %v", err)
+	}
+	// What was stored before and admitted while watching stays.
+	for _, name := range []string{"stored-before", "audit-new", "warn-new"} {
+		if err := e.client.Get(ctx, client.ObjectKey{Namespace: rolloutNamespace, Name: name}, &corev1.Pod{}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// applyModeFlags sets the modes the walk's flags give, as serve does.
+func applyModeFlags(t *testing.T, cfg *configv1alpha1.ServerConfig, flags []string) {
+	t.Helper()
+	for i := 0; i+1 < len(flags); i += 2 {
+		switch flags[i] {
+		case "--default-mode":
+			cfg.DefaultMode = configv1alpha1.Mode(flags[i+1])
+		case "--mode":
+			name, mode, _ := strings.Cut(flags[i+1], "=")
+			if cfg.Webhooks == nil {
+				cfg.Webhooks = map[string]configv1alpha1.Webhook{}
+			}
+			cfg.Webhooks[name] = configv1alpha1.Webhook{Mode: configv1alpha1.Mode(mode)}
+		default:
+			t.Fatalf("flag %s", flags[i])
+		}
+	}
+	if err := webhooks.ValidateConfig(*cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scopeDenials is g's count of secret-scope's ScopeEntryEmpty denials in mode.
+func scopeDenials(t *testing.T, g *localcluster.Gatehouse, mode string) float64 {
+	t.Helper()
+	raw, err := g.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sampleValue(parseMetrics(t, raw), "gatehouse_webhook_decisions_total",
+		map[string]string{"webhook": "secret-scope", "decision": "denied", "mode": mode, "code": "ScopeEntryEmpty"})
+}
+
+// waitUntilCalled waits until the API server calls g: a dry-run create of a
+// violating pod is counted by g's secret-scope in some mode.
+func waitUntilCalled(t *testing.T, e *env, g *localcluster.Gatehouse) {
+	t.Helper()
+	count := func() float64 {
+		var sum float64
+		for _, m := range []string{"Enforce", "Warn", "Audit"} {
+			sum += scopeDenials(t, g, m)
+		}
+		return sum
+	}
+	before := count()
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; ; i++ {
+		_ = e.client.Create(context.Background(), scopePod(fmt.Sprintf("probe-%d", i)), client.DryRunAll)
+		if count() > before {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the API server did not call %s within 30s", g.URL)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
