@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
@@ -153,6 +156,43 @@ func TestRolloutWalk(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "ScopeEntryEmpty") || !strings.Contains(err.Error(), "spec.volumes[0].ephemeral") {
 		t.Fatalf("Enforce must deny with the code and field, got %v", err)
 	}
+	// Exempt requests are never sent: with gatehouse down, the fail-closed
+	// entry refuses the others, and the exempt ones go through.
+	exemptNS := rolloutNamespace + "-exempt"
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(config, []byte(`apiVersion: gatehouse.dev/v1alpha1
+kind: ServerConfig
+exemptions:
+  namespaces: [kube-system, kube-node-lease]
+  namespaceLabels: [{key: rollout.example/exempt, operator: Exists}]
+  usernames: [rollout-breakglass]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ensureNamespace(t, e, exemptNS, map[string]string{"rollout.example/exempt": "true"})
+	t.Cleanup(func() { _ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exemptNS}}) })
+	g = install("--config", config, "--default-mode", "Audit", "--mode", "secret-scope=Enforce")
+	kubeconfig, err := e.local.UserKubeconfig("rollout-breakglass", []string{"system:masters"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	breakglass := clientFor(t, kubeconfig)
+	if _, err := g.Stop(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	current = nil
+	if err := c.Create(ctx, scopePod("refused-while-down")); err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+		t.Errorf("with gatehouse down a judged request must be refused by the fail-closed entry, got %v", err)
+	}
+	inExempt := scopePod("exempt-namespace")
+	inExempt.Namespace = exemptNS
+	if err := c.Create(ctx, inExempt); err != nil {
+		t.Errorf("a pod in a namespace exempt by label must never wait on gatehouse: %v", err)
+	}
+	if err := breakglass.Create(ctx, scopePod("exempt-user")); err != nil {
+		t.Errorf("an exempt user's request must never wait on gatehouse: %v", err)
+	}
+
 	// What was stored before and admitted while watching stays.
 	for _, name := range []string{"stored-before", "audit-new", "warn-new"} {
 		if err := e.client.Get(ctx, client.ObjectKey{Namespace: rolloutNamespace, Name: name}, &corev1.Pod{}); err != nil {
@@ -168,6 +208,12 @@ func applyModeFlags(t *testing.T, cfg *configv1alpha1.ServerConfig, flags []stri
 		switch flags[i] {
 		case "--default-mode":
 			cfg.DefaultMode = configv1alpha1.Mode(flags[i+1])
+		case "--config":
+			loaded, err := configv1alpha1.Load(flags[i+1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			*cfg = loaded
 		case "--mode":
 			name, mode, _ := strings.Cut(flags[i+1], "=")
 			if cfg.Webhooks == nil {
@@ -217,4 +263,18 @@ func waitUntilCalled(t *testing.T, e *env, g *localcluster.Gatehouse) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// clientFor is a client of the API server as kubeconfig's user.
+func clientFor(t *testing.T, kubeconfig string) client.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: localcluster.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
