@@ -37,10 +37,7 @@ const ExemptionConditionName = "gatehouse-not-exempt"
 // exemptNamespaces are the namespaces exempt by name: the server's own
 // (own; empty when unknown) and the configured ones.
 func (o Options) exemptNamespaces(own string) []string {
-	configured := o.Exemptions.Namespaces
-	if configured == nil {
-		configured = configv1alpha1.DefaultExemptNamespaces()
-	}
+	configured := o.configuredExemptNamespaces()
 	out := make([]string, 0, len(configured)+1)
 	if own != "" {
 		out = append(out, own)
@@ -51,6 +48,19 @@ func (o Options) exemptNamespaces(own string) []string {
 		}
 	}
 	return out
+}
+
+// defaultExemptNamespaces are the exempt namespaces of options whose
+// configuration named none (built by hand, as in tests).
+var defaultExemptNamespaces = configv1alpha1.DefaultExemptNamespaces()
+
+// configuredExemptNamespaces are the namespaces the configuration exempts
+// by name (not the server's own).
+func (o Options) configuredExemptNamespaces() []string {
+	if o.Exemptions.Namespaces == nil {
+		return defaultExemptNamespaces
+	}
+	return o.Exemptions.Namespaces
 }
 
 // exemptionSelector is the namespaceSelector of the namespaces that are not
@@ -145,7 +155,7 @@ func (c *chain) exempt(req *admission.Request, ns *namespaceView) bool {
 	if req.Namespace == "" || (!namespacedRequest(req) && !isNamespace(req.Resource.Group, req.Resource.Resource)) {
 		return false
 	}
-	if slices.Contains(o.exemptNamespaces(""), req.Namespace) {
+	if slices.Contains(o.configuredExemptNamespaces(), req.Namespace) {
 		return true
 	}
 	if len(o.Exemptions.NamespaceLabels) == 0 {
