@@ -33,10 +33,12 @@ var ErrNoControllerManager = errors.New("no kube-controller-manager")
 
 // controllers are the controllers started: the ones a pod's way from its
 // owner to the API server passes through, and the ones a namespace's life
-// needs. No node, scheduler or cloud runs here.
+// needs (the PVC protection controller removes the finalizer the API server
+// puts on every claim, without which no namespace holding one goes). No
+// node, scheduler or cloud runs here.
 const controllers = "serviceaccount-token-controller,serviceaccount-controller,root-ca-certificate-publisher-controller," +
-	"namespace-controller,garbage-collector-controller,replicaset-controller,deployment-controller," +
-	"statefulset-controller,job-controller,cronjob-controller"
+	"namespace-controller,garbage-collector-controller,persistentvolumeclaim-protection-controller," +
+	"replicaset-controller,deployment-controller,statefulset-controller,job-controller,cronjob-controller"
 
 // StartControllerManager starts kube-controller-manager against the control
 // plane as the cluster admin, with --use-service-account-credentials, so
