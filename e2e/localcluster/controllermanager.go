@@ -15,17 +15,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ControllerManager is a running kube-controller-manager, built from the
-// pinned module sources like kube-apiserver (e2e/tools/build.sh): the
-// controllers that create pods in a real cluster (ReplicaSet, Deployment,
-// StatefulSet, Job, CronJob), each with its own service account's
-// credentials as in a kubeadm cluster, and the service account, token,
-// root CA publisher, namespace and garbage collector controllers.
-type ControllerManager struct {
+// Component is a control-plane binary other than kube-apiserver and etcd
+// (kube-controller-manager, kube-scheduler, a hollow node), built from the
+// pinned module sources like kube-apiserver (e2e/tools/build.sh) and run as
+// a process of its own group. The cluster's Stop does not stop it: Stop it.
+type Component struct {
 	cmd  *exec.Cmd
 	done chan error
-	// Log is the controller manager's log file.
+	// Log is the component's log file.
 	Log string
+	// leftovers are removed after the component stopped.
+	leftovers []string
 }
 
 // ErrNoControllerManager: the binary directory has no kube-controller-manager.
@@ -34,18 +34,24 @@ var ErrNoControllerManager = errors.New("no kube-controller-manager")
 // controllers are the controllers started: the ones a pod's way from its
 // owner to the API server passes through, and the ones a namespace's life
 // needs (the PVC protection controller removes the finalizer the API server
-// puts on every claim, without which no namespace holding one goes). No
-// node, scheduler or cloud runs here.
+// puts on every claim, without which no namespace holding one goes), and the
+// node lifecycle controller, which lifts the not-ready taint a kubelet
+// registers its node with once the node is Ready (StartHollowNode). No cloud
+// runs here.
 const controllers = "serviceaccount-token-controller,serviceaccount-controller,root-ca-certificate-publisher-controller," +
 	"namespace-controller,garbage-collector-controller,persistentvolumeclaim-protection-controller," +
-	"replicaset-controller,deployment-controller,statefulset-controller,job-controller,cronjob-controller"
+	"replicaset-controller,deployment-controller,statefulset-controller,job-controller,cronjob-controller," +
+	"node-lifecycle-controller"
 
 // StartControllerManager starts kube-controller-manager against the control
 // plane as the cluster admin, with --use-service-account-credentials, so
 // that every controller writes as its own service account
 // (system:serviceaccount:kube-system:<controller>), the users gatehouse
-// sees in a real cluster. Stop it with Stop; the cluster's Stop does not.
-func (c *Cluster) StartControllerManager(ctx context.Context) (*ControllerManager, error) {
+// sees in a real cluster: the controllers that create pods (ReplicaSet,
+// Deployment, StatefulSet, Job, CronJob), and the service account, token,
+// root CA publisher, namespace, garbage collector and PVC protection
+// controllers.
+func (c *Cluster) StartControllerManager(ctx context.Context) (*Component, error) {
 	binary := filepath.Join(c.opts.BinaryDir, "kube-controller-manager")
 	if _, err := os.Stat(binary); err != nil {
 		return nil, fmt.Errorf("%w in %s (e2e/tools/build.sh builds it)", ErrNoControllerManager, c.opts.BinaryDir)
@@ -59,13 +65,7 @@ func (c *Cluster) StartControllerManager(ctx context.Context) (*ControllerManage
 	if err := os.WriteFile(rootCA, c.Config.CAData, 0o600); err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(dir, "kube-controller-manager.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
-	cmd := exec.CommandContext(ctx, binary,
+	m, err := startComponent(ctx, binary, dir, nil,
 		"--kubeconfig", c.Kubeconfig,
 		"--authentication-kubeconfig", c.Kubeconfig,
 		"--authorization-kubeconfig", c.Kubeconfig,
@@ -79,13 +79,9 @@ func (c *Cluster) StartControllerManager(ctx context.Context) (*ControllerManage
 		"--concurrent-replicaset-syncs", "2",
 		"--v", "2",
 	)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting kube-controller-manager: %w", err)
+	if err != nil {
+		return nil, err
 	}
-	m := &ControllerManager{cmd: cmd, done: make(chan error, 1), Log: logPath}
-	go func() { m.done <- cmd.Wait() }()
 	// It is up when it has made its own service accounts' credentials work:
 	// the ServiceAccount controller creates "default" in a new namespace.
 	probe := "kcm-probe-" + fmt.Sprint(time.Now().UnixNano()%100000)
@@ -93,37 +89,79 @@ func (c *Cluster) StartControllerManager(ctx context.Context) (*ControllerManage
 		_ = m.Stop()
 		return nil, err
 	}
-	deadline := time.Now().Add(2 * time.Minute)
+	if err := m.waitFor(2*time.Minute, "made no ServiceAccount", func() (bool, error) {
+		return c.serviceAccountExists(ctx, probe, "default")
+	}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// startComponent starts binary with args and env (added to this process's),
+// logging to <dir>/<binary's name>.log.
+func startComponent(ctx context.Context, binary, dir string, env []string, args ...string) (*Component, error) {
+	name := filepath.Base(binary)
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	m := &Component{cmd: cmd, done: make(chan error, 1), Log: logPath}
+	go func() { m.done <- cmd.Wait() }()
+	return m, nil
+}
+
+// waitFor polls ready until it reports true, the component exits, or
+// timeout passes (then the component is stopped and the error says what it
+// failed to do).
+func (m *Component) waitFor(timeout time.Duration, failed string, ready func() (bool, error)) error {
+	name := filepath.Base(m.cmd.Path)
+	deadline := time.Now().Add(timeout)
 	for {
 		select {
 		case err := <-m.done:
-			return nil, fmt.Errorf("kube-controller-manager exited: %v (log %s)", err, logPath)
+			m.done <- err
+			return fmt.Errorf("%s exited: %v (log %s)", name, err, m.Log)
 		case <-time.After(200 * time.Millisecond):
 		}
-		if ok, err := c.serviceAccountExists(ctx, probe, "default"); err != nil {
+		if ok, err := ready(); err != nil {
 			_ = m.Stop()
-			return nil, err
+			return err
 		} else if ok {
-			return m, nil
+			return nil
 		}
 		if time.Now().After(deadline) {
 			_ = m.Stop()
-			return nil, fmt.Errorf("kube-controller-manager made no ServiceAccount in 2 minutes (log %s)", logPath)
+			return fmt.Errorf("%s %s in %s (log %s)", name, failed, timeout, m.Log)
 		}
 	}
 }
 
-// Stop stops the controller manager and waits for it.
-func (m *ControllerManager) Stop() error {
+// Stop stops the component and waits for it.
+func (m *Component) Stop() error {
 	if m.cmd.Process == nil {
 		return nil
 	}
 	_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGTERM)
 	select {
-	case <-m.done:
+	case err := <-m.done:
+		m.done <- err
 	case <-time.After(30 * time.Second):
 		_ = syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
-		<-m.done
+		m.done <- <-m.done
+	}
+	for _, path := range m.leftovers {
+		_ = os.RemoveAll(path)
 	}
 	return nil
 }

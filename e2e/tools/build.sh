@@ -136,6 +136,10 @@ build kube-apiserver "$K8S_VERSION" "about 8 minutes" "Kubernetes $K8S_VERSION" 
 	k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$k8s_ldflags"
 build kube-controller-manager "$K8S_VERSION" "about 5 minutes after kube-apiserver" "Kubernetes $K8S_VERSION" \
 	k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "$k8s_ldflags"
+build kube-scheduler "$K8S_VERSION" "about 1 minute after kube-controller-manager" "Kubernetes $K8S_VERSION" \
+	k8s.io/kubernetes/cmd/kube-scheduler -ldflags "$k8s_ldflags"
+build kubemark "$K8S_VERSION" "about 3 minutes after kube-scheduler" "Kubernetes $K8S_VERSION" \
+	k8s.io/kubernetes/cmd/kubemark -ldflags "$k8s_ldflags"
 build etcd "$ETCD_VERSION" "about 1.5 minutes" "etcd Version: ${ETCD_VERSION#v}" \
 	go.etcd.io/etcd/server/v3 -ldflags "-s -w"
 
