@@ -32,7 +32,8 @@ import (
 // with an UPDATE, which validating-fail takes (the claim carries
 // secrets.kubedoop.dev/ annotations) and, with gatehouse down, refuses; the
 // namespace stays Terminating until gatehouse answers again (an UPDATE is
-// admission too, docs/contracts.md §0.7, also of an object being deleted).
+// admission too, docs/contracts.md §0.7, also of an object being deleted;
+// docs/operations.md tells operators).
 func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 	e := requireCluster(t)
 	if e.local == nil {
