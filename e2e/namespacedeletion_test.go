@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,13 +28,13 @@ import (
 // ReplicaSet and StatefulSet controllers try to create meanwhile are refused
 // by the API server's NamespaceLifecycle plugin before any webhook.
 //
-// A claim of a secret-operator volume is not among the contents, because it
-// does not go: the PVC protection controller removes the claim's finalizer
-// with an UPDATE, which validating-fail takes (the claim carries
-// secrets.kubedoop.dev/ annotations) and, with gatehouse down, refuses; the
-// namespace stays Terminating until gatehouse answers again (an UPDATE is
-// admission too, docs/contracts.md §0.7, also of an object being deleted;
-// docs/operations.md tells operators).
+// A second namespace holds a claim of a secret-operator volume (SCOPE),
+// which the API server gives the PVC protection finalizer. The PVC
+// protection controller removes it with an UPDATE that validating-fail takes
+// (the claim carries secrets.kubedoop.dev/ annotations; an UPDATE is
+// admission too, docs/contracts.md §0.7, also of an object being deleted),
+// so while gatehouse is down that namespace stays Terminating; it must go
+// once gatehouse answers again (docs/operations.md tells operators).
 func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 	e := requireCluster(t)
 	if e.local == nil {
@@ -81,6 +82,14 @@ func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 	}
 	ownedPod(ctx, t, e, ns, "ReplicaSet")
 	ownedPod(ctx, t, e, ns, "StatefulSet")
+	withClaim := testNamespace(t, e, t.Name()+"/claim", nil, nil)
+	claim := pvc(withClaim, "tls", "pod")
+	if err := e.client.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	if len(claim.Finalizers) == 0 {
+		t.Fatal("the claim got no PVC protection finalizer")
+	}
 
 	binary, err := localcluster.BuildGatehouse(repo, t.TempDir())
 	if err != nil {
@@ -89,11 +98,19 @@ func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 	if err := e.local.StopGatehouse(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	running := false
+	restart := func() {
 		if err := e.local.RestartGatehouse(binary); err != nil {
 			t.Errorf("restarting gatehouse: %v", err)
 		} else if err := e.local.Gatehouse.WaitReady(time.Minute); err != nil {
 			t.Error(err)
+		}
+		running = true
+	}
+	t.Cleanup(func() {
+		// Later tests need gatehouse back whatever failed here.
+		if !running {
+			restart()
 		}
 	})
 	// The configurations are the rendered ones, and gatehouse is down:
@@ -103,23 +120,42 @@ func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 		t.Fatalf("with gatehouse down a pod in %s was not refused for a failed webhook call: %v", ns, err)
 	}
 
-	if err := e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{ns, withClaim} {
+		if err := e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	if err := namespaceGone(ctx, e, ns); err != nil {
+		t.Fatalf("namespace %s was not deleted while gatehouse was down: %v", ns, err)
+	}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: withClaim}, &corev1.Namespace{}); err == nil {
+		t.Logf("namespace %s, holding a secret-operator claim, is still Terminating while gatehouse is down", withClaim)
+	}
+	restart()
+	if err := namespaceGone(ctx, e, withClaim); err != nil {
+		t.Fatalf("namespace %s was not deleted once gatehouse answered again: %v", withClaim, err)
+	}
+}
+
+// namespaceGone waits until the namespace name no longer exists, or says why
+// it is still there.
+func namespaceGone(ctx context.Context, e *env, name string) error {
 	got := &corev1.Namespace{}
-	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		err := e.client.Get(ctx, client.ObjectKey{Name: ns}, got)
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := e.client.Get(ctx, client.ObjectKey{Name: name}, got)
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
 		return false, err
-	}); err != nil {
-		var conditions []string
-		for _, c := range got.Status.Conditions {
-			if c.Status == corev1.ConditionTrue {
-				conditions = append(conditions, string(c.Type)+": "+c.Message)
-			}
-		}
-		t.Fatalf("namespace %s was not deleted while gatehouse was down (%v): %s", ns, err, strings.Join(conditions, "; "))
+	})
+	if err == nil {
+		return nil
 	}
+	var conditions []string
+	for _, c := range got.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			conditions = append(conditions, string(c.Type)+": "+c.Message)
+		}
+	}
+	return fmt.Errorf("%w: %s", err, strings.Join(conditions, "; "))
 }
