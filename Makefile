@@ -39,7 +39,7 @@ vet:
 rbacdiff: ## the harness's RBAC rule matching against the Kubernetes authorizer's own (a module of its own: it imports k8s.io/kubernetes)
 	cd e2e/rbacdiff && $(E2E_GO) test -count=1 ./...
 
-e2e-bin: ## build (once, then cached) kube-apiserver and etcd from module sources
+e2e-bin: ## build (once, then cached) kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kubemark from module sources
 	e2e/tools/build.sh $(E2E_CACHE) >/dev/null
 
 e2e: e2e-bin ## the e2e suite: fixtures, UPDATE, ratcheting, dry run, cert rotation on a real API server with real cert-manager

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager and etcd from the module sources
-# pinned in e2e/tools/go.mod,
-# for the e2e suite (controller-runtime envtest). No Docker, no prebuilt downloads.
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubemark (the hollow
+# node) and etcd from the module sources pinned in e2e/tools/go.mod, for the e2e suite
+# (controller-runtime envtest). No Docker, no prebuilt downloads.
 #
 # usage: e2e/tools/build.sh [CACHE_DIR]     (default CACHE_DIR: <repo root>/.cache/e2e)
 #
-# Output: $CACHE_DIR/bin/<BIN_DIR_NAME from versions.env>/{kube-apiserver,kube-controller-manager,etcd}.
+# Output: $CACHE_DIR/bin/<BIN_DIR_NAME from versions.env>/{kube-apiserver,kube-controller-manager,
+# kube-scheduler,kubemark,etcd}.
 # A binary already present there is not rebuilt. Progress goes to stderr; the only
 # line on stdout is the binary directory, printed last, so both
 #   dir=$(e2e/tools/build.sh)   and   dir=$(e2e/tools/build.sh | tail -1)
@@ -136,6 +137,10 @@ build kube-apiserver "$K8S_VERSION" "about 8 minutes" "Kubernetes $K8S_VERSION" 
 	k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$k8s_ldflags"
 build kube-controller-manager "$K8S_VERSION" "about 5 minutes after kube-apiserver" "Kubernetes $K8S_VERSION" \
 	k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "$k8s_ldflags"
+build kube-scheduler "$K8S_VERSION" "about 1 minute after kube-controller-manager" "Kubernetes $K8S_VERSION" \
+	k8s.io/kubernetes/cmd/kube-scheduler -ldflags "$k8s_ldflags"
+build kubemark "$K8S_VERSION" "about 3 minutes after kube-scheduler" "Kubernetes $K8S_VERSION" \
+	k8s.io/kubernetes/cmd/kubemark -ldflags "$k8s_ldflags"
 build etcd "$ETCD_VERSION" "about 1.5 minutes" "etcd Version: ${ETCD_VERSION#v}" \
 	go.etcd.io/etcd/server/v3 -ldflags "-s -w"
 

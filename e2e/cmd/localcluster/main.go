@@ -19,11 +19,14 @@ import (
 	"syscall"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
@@ -72,6 +75,11 @@ func run(repo, examples string, once bool) error {
 	if err := applyExamples(ctx, c, examples); err != nil {
 		return err
 	}
+	stopControllers, err := controllersView(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer stopControllers()
 
 	fmt.Printf(`
 gatehouse is serving at %s, registered with the API server, with the
@@ -83,7 +91,8 @@ Try your own manifests:
   export KUBECONFIG=%s
   kubectl create namespace demo
   kubectl apply -f your-manifests.yaml
-(no scheduler or kubelet runs here: objects are admitted and stored, pods are not started)
+(kube-controller-manager runs, so workloads get pods; no scheduler or kubelet runs here:
+pods are admitted and stored, not started)
 `, c.Gatehouse.URL, c.CertDir, c.Kubeconfig, c.Gatehouse.Log, c.Kubeconfig)
 	if once {
 		return nil
@@ -95,6 +104,107 @@ Try your own manifests:
 		return err
 	}
 	return nil
+}
+
+// demoNamespace is where the controllers' view runs: opted in to the pod
+// security defaults.
+const demoNamespace = "controllers-demo"
+
+// controllersView starts kube-controller-manager and shows what a cluster's
+// controllers meet: a Deployment created in an opted-in namespace, and the
+// pod its ReplicaSet creates, admitted and patched by gatehouse on the
+// controller's request. It returns a function that stops the controller
+// manager.
+func controllersView(ctx context.Context, c *localcluster.Cluster) (func(), error) {
+	fmt.Println("\nstarting kube-controller-manager (every controller as its own service account)")
+	m, err := c.StartControllerManager(ctx)
+	if errors.Is(err, localcluster.ErrNoControllerManager) {
+		fmt.Printf("  skipped: %v\n", err)
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	stop := func() { _ = m.Stop() }
+	fmt.Printf("  log: %s\n", m.Log)
+	fmt.Println("  (its garbage collector deletes the examples whose ownerReferences name an owner that does not exist)")
+	cl := c.Client
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace, Labels: map[string]string{"gatehouse.dev/security-defaults": "enabled"}}}
+	if err := cl.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		stop()
+		return nil, err
+	}
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: demoNamespace, Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example/web:1"}}},
+			},
+		},
+	}
+	fmt.Printf("\nthe controllers' view (namespace %s, opted in to the pod security defaults):\n\n", demoNamespace)
+	if err := cl.Create(ctx, d); err != nil && !apierrors.IsAlreadyExists(err) {
+		stop()
+		return nil, err
+	}
+	fmt.Printf("admitted  Deployment %s/%s\n", demoNamespace, d.Name)
+	pods, err := waitForPods(ctx, cl, int(*d.Spec.Replicas))
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	for _, pod := range pods {
+		ref := metav1.GetControllerOf(&pod)
+		rs := &appsv1.ReplicaSet{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: ref.Name}, rs); err != nil {
+			stop()
+			return nil, err
+		}
+		// What the ReplicaSet controller sent: its template.
+		sent := &unstructured.Unstructured{Object: map[string]any{}}
+		template, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&rs.Spec.Template)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		sent.Object["metadata"], sent.Object["spec"] = template["metadata"], template["spec"]
+		stored, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&pod)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		fmt.Printf("admitted  Pod %s/%s, created by ReplicaSet %s (system:serviceaccount:kube-system:replicaset-controller)\n",
+			demoNamespace, pod.Name, rs.Name)
+		if changed := gatehouseChanges(sent, &unstructured.Unstructured{Object: stored}); len(changed) > 0 {
+			fmt.Printf("          patched by gatehouse: %s\n", strings.Join(changed, ", "))
+		}
+	}
+	return stop, nil
+}
+
+// waitForPods waits for n pods in the demo namespace and returns them by name.
+func waitForPods(ctx context.Context, cl client.Client, n int) ([]corev1.Pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		pods := &corev1.PodList{}
+		if err := cl.List(ctx, pods, client.InNamespace(demoNamespace)); err != nil {
+			return nil, err
+		}
+		if len(pods.Items) >= n {
+			sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+			return pods.Items, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the Deployment's ReplicaSet created %d of %d pods in a minute", len(pods.Items), n)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // applyExamples creates every example object in file order, as kubectl

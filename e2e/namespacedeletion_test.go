@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
+)
+
+// TestNamespaceDeletionWhileGatehouseIsDown: a namespace that fail-closed
+// entries cover (opted in to the pod security defaults, harnessed, holding a
+// product CR and the StatefulSet it controls) is deleted while gatehouse is
+// stopped and its webhook configurations stay as rendered. The namespace
+// controller and the garbage collector delete everything in it and the
+// namespace goes: deletions are never intercepted, and the pods the
+// ReplicaSet and StatefulSet controllers try to create meanwhile are refused
+// by the API server's NamespaceLifecycle plugin before any webhook.
+//
+// A second namespace holds a claim of a secret-operator volume (SCOPE),
+// which the API server gives the PVC protection finalizer. The PVC
+// protection controller removes it with an UPDATE that validating-fail takes
+// (the claim carries secrets.kubedoop.dev/ annotations; an UPDATE is
+// admission too, docs/contracts.md §0.7, also of an object being deleted),
+// so while gatehouse is down that namespace stays Terminating; it must go
+// once gatehouse answers again (docs/operations.md tells operators).
+func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
+	e := requireCluster(t)
+	if e.local == nil {
+		t.Skip("needs the local control plane: it stops and restarts gatehouse")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	startControllers(ctx, t, e)
+	opts := serverOptions()
+	ns := testNamespace(t, e, t.Name(), nil, optInLabel)
+
+	h := operatorHarness(t, "e2e-namespace-deletion", "e2e.gatehouse.dev/namespace-deletion", ns, nil, true)
+	if err := e.client.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got := &corev1.Namespace{}
+		err := e.client.Get(ctx, client.ObjectKey{Name: ns}, got)
+		_, ok := got.Labels[opts.HarnessedNamespaceLabel]
+		return ok, err
+	}); err != nil {
+		t.Fatalf("namespace %s was never labelled harnessed: %v", ns, err)
+	}
+
+	// The contents: a Deployment's pod (PROXY and PSC), a product CR with
+	// its StatefulSet's pod (SA).
+	cr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster",
+		"metadata": map[string]any{"namespace": ns, "name": "prod"},
+	}}
+	if err := e.client.Create(ctx, cr); err != nil {
+		t.Fatal(err)
+	}
+	derived := serviceaccount.DerivedServiceAccountName("HdfsCluster", "prod")
+	if err := e.client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: derived}}); err != nil {
+		t.Fatal(err)
+	}
+	sts := ownedStatefulSet(ns, "prod-namenode-default", derived)
+	sts.OwnerReferences = []metav1.OwnerReference{{APIVersion: cr.GetAPIVersion(), Kind: cr.GetKind(), Name: cr.GetName(), UID: cr.GetUID(), Controller: ptr.To(true)}}
+	for _, obj := range []client.Object{deployment(ns, "web", "", nil), sts} {
+		if err := e.client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ownedPod(ctx, t, e, ns, "ReplicaSet")
+	ownedPod(ctx, t, e, ns, "StatefulSet")
+	withClaim := testNamespace(t, e, t.Name()+"/claim", nil, nil)
+	claim := pvc(withClaim, "tls", "pod")
+	if err := e.client.Create(ctx, claim); err != nil {
+		t.Fatal(err)
+	}
+	if len(claim.Finalizers) == 0 {
+		t.Fatal("the claim got no PVC protection finalizer")
+	}
+
+	binary, err := localcluster.BuildGatehouse(repo, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.local.StopGatehouse(); err != nil {
+		t.Fatal(err)
+	}
+	running := false
+	restart := func() {
+		if err := e.local.RestartGatehouse(binary); err != nil {
+			t.Errorf("restarting gatehouse: %v", err)
+		} else if err := e.local.Gatehouse.WaitReady(time.Minute); err != nil {
+			t.Error(err)
+		}
+		running = true
+	}
+	t.Cleanup(func() {
+		// Later tests need gatehouse back whatever failed here.
+		if !running {
+			restart()
+		}
+	})
+	// The configurations are the rendered ones, and gatehouse is down:
+	// a pod in the namespace is refused for a failed call.
+	checkExclusions(t, e)
+	if err := e.client.Create(ctx, plainPod(ns, "probe"), client.DryRunAll); failedWebhook(err) == "" {
+		t.Fatalf("with gatehouse down a pod in %s was not refused for a failed webhook call: %v", ns, err)
+	}
+
+	for _, name := range []string{ns, withClaim} {
+		if err := e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := namespaceGone(ctx, e, ns); err != nil {
+		t.Fatalf("namespace %s was not deleted while gatehouse was down: %v", ns, err)
+	}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: withClaim}, &corev1.Namespace{}); err == nil {
+		t.Logf("namespace %s, holding a secret-operator claim, is still Terminating while gatehouse is down", withClaim)
+	}
+	restart()
+	if err := namespaceGone(ctx, e, withClaim); err != nil {
+		t.Fatalf("namespace %s was not deleted once gatehouse answered again: %v", withClaim, err)
+	}
+}
+
+// namespaceGone waits until the namespace name no longer exists, or says why
+// it is still there.
+func namespaceGone(ctx context.Context, e *env, name string) error {
+	got := &corev1.Namespace{}
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		err := e.client.Get(ctx, client.ObjectKey{Name: name}, got)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if err == nil {
+		return nil
+	}
+	var conditions []string
+	for _, c := range got.Status.Conditions {
+		if c.Status == corev1.ConditionTrue {
+			conditions = append(conditions, string(c.Type)+": "+c.Message)
+		}
+	}
+	return fmt.Errorf("%w: %s", err, strings.Join(conditions, "; "))
+}
