@@ -70,6 +70,7 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		Overrides:   Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
 		Harness: Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l",
 			ScopedNamespaceLabel: "s", ManageSelections: true},
+		Audit: Audit{Interval: "0", PageSize: 7, QPS: 1, Burst: 2},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
