@@ -232,21 +232,8 @@ func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcess
 		}
 		allowed := true
 		for _, dec := range decisions {
-			resp := dec.Response
-			res := CheckResult{
-				Object: ref, Webhook: dec.Webhook, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
-				Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
-				Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: i,
-			}
-			for _, f := range dec.Findings {
-				if f.Severity == policies.Deny {
-					res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
-				}
-			}
-			if !resp.Allowed && len(res.Findings) == 0 && resp.Result != nil {
-				res.Error = resp.Result.Message
-			}
-			allowed = allowed && resp.Allowed
+			res := resultOf(ref, dec, i)
+			allowed = allowed && res.Allowed
 			results = append(results, res)
 		}
 		if allowed {
@@ -260,6 +247,26 @@ func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcess
 		}
 	}
 	return objects, results, nil
+}
+
+// resultOf is one webhook's decision on the CREATE of one object, as check
+// and audit print it; doc indexes the object in the output.
+func resultOf(ref ObjectRef, dec webhooks.Decision, doc int) CheckResult {
+	resp := dec.Response
+	res := CheckResult{
+		Object: ref, Webhook: dec.Webhook, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
+		Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
+		Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: doc,
+	}
+	for _, f := range dec.Findings {
+		if f.Severity == policies.Deny {
+			res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
+		}
+	}
+	if !resp.Allowed && len(res.Findings) == 0 && resp.Result != nil {
+		res.Error = resp.Result.Message
+	}
+	return res
 }
 
 // defaultedFields names the operations of the JSON patch from the object as
@@ -314,6 +321,13 @@ func unchangedByMutation(r CheckResult) bool {
 }
 
 func writeText(w io.Writer, docs []Document, results []CheckResult) {
+	denied := writeTextBlocks(w, docs, results)
+	fmt.Fprintf(w, "\n%d %s checked, %d denied\n", len(docs), policies.Plural(len(docs), "object"), denied)
+}
+
+// writeTextBlocks prints writeText's blocks, without the summary line
+// (audit prints its own), and returns the number of denied objects.
+func writeTextBlocks(w io.Writer, docs []Document, results []CheckResult) int {
 	byDoc := map[int][]CheckResult{}
 	for _, r := range results {
 		byDoc[r.doc] = append(byDoc[r.doc], r)
@@ -367,5 +381,5 @@ func writeText(w io.Writer, docs []Document, results []CheckResult) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\n%d %s checked, %d denied\n", len(docs), policies.Plural(len(docs), "object"), denied)
+	return denied
 }
