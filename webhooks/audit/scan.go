@@ -35,6 +35,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,6 +57,10 @@ type Target struct {
 	GVR        schema.GroupVersionResource
 	Kind       string
 	Namespaced bool
+	// Namespace and Name, when set, limit the list to one object: the only
+	// webhooks that take the resource watch that one object (the
+	// component-override ConfigMap), so no other is read.
+	Namespace, Name string
 }
 
 // Object names one audited object.
@@ -123,8 +128,12 @@ func (s *Scanner) Targets() ([]Target, error) {
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
-			if s.intercepted(gvr) {
-				out = append(out, Target{GVR: gvr, Kind: r.Kind, Namespaced: r.Namespaced})
+			if taken, oneObject := s.intercepted(gvr); taken {
+				t := Target{GVR: gvr, Kind: r.Kind, Namespaced: r.Namespaced}
+				if oneObject {
+					t.Namespace, t.Name = s.opts.Overrides.Namespace, s.opts.Overrides.ConfigMapName
+				}
+				out = append(out, t)
 			}
 		}
 	}
@@ -139,31 +148,48 @@ func (s *Scanner) Targets() ([]Target, error) {
 }
 
 // intercepted reports whether an enabled webhook takes a CREATE of gvr by its
-// rules, leaving out catch-all rules (see the package comment).
-func (s *Scanner) intercepted(gvr schema.GroupVersionResource) bool {
+// rules, leaving out catch-all rules (see the package comment), and whether
+// every webhook that takes it watches one object only.
+func (s *Scanner) intercepted(gvr schema.GroupVersionResource) (taken, oneObject bool) {
+	oneObject = true
 	for _, h := range s.hooks {
 		in := h.Intercept
 		in.AllResources = false
 		if in.Matches(admissionregistrationv1.Create, gvr, "", s.opts) {
-			return true
+			taken = true
+			oneObject = oneObject && in.OneObject
 		}
 	}
-	return false
+	return taken, taken && oneObject
+}
+
+// Stats says what a scan read.
+type Stats struct {
+	// Objects is the number of objects reviewed.
+	Objects int
+	// Forbidden are the targets the client may not list (RBAC): skipped,
+	// and named, so that a partial audit never reads as a clean one.
+	Forbidden []Target
 }
 
 // Scan reviews every stored object of every target, page by page, and hands
-// each result to visit in list order. It returns the number of objects
-// reviewed. A target whose resource disappeared since discovery is skipped.
-func (s *Scanner) Scan(ctx context.Context, targets []Target, visit func(Result) error) (int, error) {
-	total := 0
+// each result to visit in list order. A target whose resource disappeared
+// since discovery is skipped; one the client may not list is skipped and
+// named in Stats.Forbidden.
+func (s *Scanner) Scan(ctx context.Context, targets []Target, visit func(Result) error) (Stats, error) {
+	var stats Stats
 	for _, t := range targets {
 		n, err := s.scanTarget(ctx, t, visit)
-		total += n
+		stats.Objects += n
+		if apierrors.IsForbidden(err) {
+			stats.Forbidden = append(stats.Forbidden, t)
+			continue
+		}
 		if err != nil {
-			return total, err
+			return stats, err
 		}
 	}
-	return total, nil
+	return stats, nil
 }
 
 func (s *Scanner) scanTarget(ctx context.Context, t Target, visit func(Result) error) (int, error) {
@@ -174,8 +200,14 @@ func (s *Scanner) scanTarget(ctx context.Context, t Target, visit func(Result) e
 	n := 0
 	cont := ""
 	for {
-		page, err := s.dynamic.Resource(t.GVR).List(ctx, metav1.ListOptions{Limit: limit, Continue: cont})
+		opts := metav1.ListOptions{Limit: limit, Continue: cont}
+		if t.Name != "" {
+			opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", t.Name).String()
+		}
+		page, err := s.dynamic.Resource(t.GVR).Namespace(t.Namespace).List(ctx, opts)
 		switch {
+		case apierrors.IsForbidden(err) && cont == "":
+			return n, err
 		case apierrors.IsNotFound(err) && cont == "":
 			return n, nil // the resource went away (a CRD deleted since discovery)
 		case apierrors.IsResourceExpired(err):

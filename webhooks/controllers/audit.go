@@ -70,6 +70,9 @@ func (a *Audit) Start(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			log.Error(err, "audit pass failed")
 		} else if err == nil {
+			for _, t := range stats.Forbidden {
+				log.Info("not allowed to list a resource: its objects are not audited", "resource", t.GVR.GroupResource().String())
+			}
 			log.Info("audit pass done", "objects", stats.Objects, "reports", stats.Reports, "written", stats.Written,
 				"deleted", stats.Deleted, "seconds", time.Since(start).Seconds())
 		}
@@ -87,10 +90,16 @@ type PassStats struct {
 	Reports int // objects with a report after the pass
 	Written int // reports created or changed
 	Deleted int // reports removed (object gone, or nothing left to report)
+	// Forbidden are the resources gatehouse may not list: not audited.
+	Forbidden []audit.Target
 }
 
 // reportKey names a report: namespace ("" for a ClusterPolicyReport) and name.
 type reportKey struct{ namespace, name string }
+
+// existingReport is what a pass keeps of a report it found: its results
+// hash and the group and kind of its object.
+type existingReport struct{ hash, group, kind string }
 
 // Pass runs one audit pass.
 func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
@@ -108,7 +117,7 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	}
 	tally := audit.Tally{}
 	seen := map[reportKey]bool{}
-	stats.Objects, err = a.Scanner.Scan(ctx, targets, func(r audit.Result) error {
+	scanned, err := a.Scanner.Scan(ctx, targets, func(r audit.Result) error {
 		tally.Add(r)
 		results := audit.ReportResults(r)
 		// An object without a UID (none the API server lists) could not
@@ -119,7 +128,7 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		key := reportKey{r.Object.Namespace, string(r.Object.UID)}
 		seen[key] = true
 		hash := audit.Hash(results)
-		if existing[key] == hash {
+		if existing[key].hash == hash {
 			return nil
 		}
 		stats.Written++
@@ -129,9 +138,15 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		audit.PassFailed()
 		return stats, err
 	}
+	stats.Objects, stats.Forbidden = scanned.Objects, scanned.Forbidden
 	stats.Reports = len(seen)
-	for key := range existing {
-		if seen[key] {
+	forbidden := map[schema.GroupKind]bool{}
+	for _, t := range scanned.Forbidden {
+		forbidden[schema.GroupKind{Group: t.GVR.Group, Kind: t.Kind}] = true
+	}
+	for key, report := range existing {
+		// A report of an object the pass could not list stays as it is.
+		if seen[key] || forbidden[schema.GroupKind{Group: report.group, Kind: report.kind}] {
 			continue
 		}
 		gvr := policyReports
@@ -152,8 +167,8 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 // existingReports lists gatehouse's reports (by label, page by page) with
 // their results hash. served is false when the cluster has no PolicyReport
 // CRDs: the pass then keeps its findings in the metrics only.
-func (a *Audit) existingReports(ctx context.Context) (map[reportKey]string, bool, error) {
-	out := map[reportKey]string{}
+func (a *Audit) existingReports(ctx context.Context) (map[reportKey]existingReport, bool, error) {
+	out := map[reportKey]existingReport{}
 	for _, gvr := range []schema.GroupVersionResource{policyReports, clusterPolicyReports} {
 		cont := ""
 		for {
@@ -166,7 +181,10 @@ func (a *Audit) existingReports(ctx context.Context) (map[reportKey]string, bool
 				return nil, false, fmt.Errorf("listing %s: %w", gvr.Resource, err)
 			}
 			for _, item := range list.Items {
-				out[reportKey{item.GetNamespace(), item.GetName()}] = item.GetAnnotations()[ReportResultsHash]
+				apiVersion, _, _ := unstructured.NestedString(item.Object, "scope", "apiVersion")
+				kind, _, _ := unstructured.NestedString(item.Object, "scope", "kind")
+				out[reportKey{item.GetNamespace(), item.GetName()}] = existingReport{hash: item.GetAnnotations()[ReportResultsHash],
+					group: schema.FromAPIVersionAndKind(apiVersion, kind).Group, kind: kind}
 			}
 			if cont = list.GetContinue(); cont == "" {
 				break

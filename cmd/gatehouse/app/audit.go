@@ -134,7 +134,7 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	var objects []ObjectOut
 	results := []CheckResult{}
 	denied := false
-	total, err := scanner.Scan(ctx, targets, func(r audit.Result) error {
+	stats, err := scanner.Scan(ctx, targets, func(r audit.Result) error {
 		ref := ObjectRef{APIVersion: r.Object.APIVersion, Kind: r.Object.Kind, Namespace: r.Object.Namespace, Name: r.Object.Name}
 		doc := len(docs)
 		var rs []CheckResult
@@ -164,11 +164,18 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		}
 		return &exitError{code: exitUsage, err: fmt.Errorf("audit: %w", err)}
 	}
-	if err := write(cmd.OutOrStdout(), docs, objects, results, auditSummary{objects: total, resources: len(targets)}); err != nil {
+	if err := write(cmd.OutOrStdout(), docs, objects, results, auditSummary{objects: stats.Objects, resources: len(targets)}); err != nil {
 		return err
+	}
+	for _, t := range stats.Forbidden {
+		// A partial audit must never read as a clean one.
+		fmt.Fprintf(stderr, "gatehouse: not allowed to list %s: its objects were not audited\n", t.GVR.GroupResource())
 	}
 	if denied {
 		return &exitError{code: exitDenied}
+	}
+	if len(stats.Forbidden) > 0 {
+		return &exitError{code: exitUsage}
 	}
 	return nil
 }
