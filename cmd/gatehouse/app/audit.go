@@ -102,12 +102,6 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		return err
 	}
 	rc.QPS, rc.Burst, rc.UserAgent = f.qps, f.burst, "gatehouse-audit"
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	opts := webhooks.OptionsFromConfig(cfg)
-	if err := startAuditState(ctx, rc, cfg.Enabled, cfg.Overrides.Namespace, f.syncWait, &opts); err != nil {
-		return err
-	}
 	dyn, err := dynamic.NewForConfig(rc)
 	if err != nil {
 		return usageError("%v", err)
@@ -115,6 +109,17 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	disc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
 		return usageError("%v", err)
+	}
+	// An unreachable cluster fails here, at once, not after the caches'
+	// sync timeout.
+	if _, err := disc.ServerVersion(); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("cluster unreachable: %w", err)}
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	opts := webhooks.OptionsFromConfig(cfg)
+	if err := startAuditState(ctx, rc, cfg.Enabled, cfg.Overrides.Namespace, f.syncWait, &opts); err != nil {
+		return err
 	}
 	scanner := audit.NewScanner(dyn, disc, webhooks.Build(opts, cfg.Enabled), opts)
 	scanner.PageSize = f.pageSize
