@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,6 +53,7 @@ type bareCluster struct {
 	// only get, list and watch (the verbs the audit promises to use).
 	admin            client.Client
 	adminConfig      *rest.Config
+	adminKubeconfig  string
 	readerKubeconfig string
 	dir              string
 }
@@ -98,6 +100,14 @@ func startBareCluster() (*bareCluster, error) {
 		return b, err
 	}
 	b.adminConfig = admin.Config()
+	adminKC, err := admin.KubeConfig()
+	if err != nil {
+		return b, err
+	}
+	b.adminKubeconfig = filepath.Join(dir, "admin.kubeconfig")
+	if err := os.WriteFile(b.adminKubeconfig, adminKC, 0o600); err != nil {
+		return b, err
+	}
 	if b.admin, err = client.New(b.adminConfig, client.Options{Scheme: localcluster.Scheme()}); err != nil {
 		return b, err
 	}
@@ -108,7 +118,8 @@ func startBareCluster() (*bareCluster, error) {
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "audit-reader"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "audit-reader"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "auditor"}}}
-	for _, obj := range []client.Object{reader, binding, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}} {
+	for _, obj := range []client.Object{reader, binding, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: localcluster.Namespace}}} {
 		if err := b.admin.Create(ctx, obj); err != nil {
 			return b, err
 		}
@@ -417,4 +428,83 @@ func reportLines(t *testing.T, r unstructured.Unstructured, outcomes ...string) 
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestServeAuditsInTheBackground: `gatehouse serve` with cluster access and
+// the default configuration (audit.interval 1h) becomes leader and runs a
+// first audit pass at once, which writes the report of a stored violating
+// object under the audit's field manager.
+func TestServeAuditsInTheBackground(t *testing.T) {
+	b := requireBareCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dyn := dynamic.NewForConfigOrDie(b.adminConfig)
+	for _, gvr := range []schema.GroupVersionResource{policyReportsGVR, clusterPolicyReportsGVR} {
+		if err := dyn.Resource(gvr).Namespace("").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && gvr == clusterPolicyReportsGVR {
+			t.Fatal(err)
+		}
+		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.Items {
+			if err := dyn.Resource(gvr).Namespace(r.GetNamespace()).Delete(ctx, r.GetName(), metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var widened unstructured.Unstructured
+	widened.SetAPIVersion("hdfs.kubedoop.dev/v1alpha1")
+	widened.SetKind("HdfsCluster")
+	if err := b.admin.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "prod-widened"}, &widened); err != nil {
+		t.Fatal(err)
+	}
+	port, err := localcluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := localcluster.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, portNumber, _ := strings.Cut(port, ":")
+	serveCtx, stop := context.WithCancel(ctx)
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- app.Run(serveCtx, []string{"serve", "--dev", "--dev-dir", t.TempDir(), "--kubeconfig", b.adminKubeconfig,
+			"--port", portNumber, "--probe-address", probe, "--metrics-address", "0", "--shutdown-delay", "0s",
+			"--leader-election-namespace", localcluster.Namespace}, nil, io.Discard, &stderr)
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	var report *unstructured.Unstructured
+	for report == nil {
+		r, err := dyn.Resource(policyReportsGVR).Namespace("team-a").Get(ctx, string(widened.GetUID()), metav1.GetOptions{})
+		switch {
+		case err == nil:
+			report = r
+		case ctx.Err() != nil:
+			t.Fatalf("no report of HdfsCluster team-a/prod-widened from serve's background audit; serve's log:\n%s", stderr.String())
+		case len(done) > 0:
+			t.Fatalf("serve exited; its log:\n%s", stderr.String())
+		default:
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	managers := []string{}
+	for _, m := range report.GetManagedFields() {
+		managers = append(managers, m.Manager)
+	}
+	if !slices.Equal(managers, []string{controllers.AuditFieldManager}) {
+		t.Errorf("report written by %v, want %s alone", managers, controllers.AuditFieldManager)
+	}
+	if got := reportLines(t, *report, "fail"); !slices.Equal(got, []string{
+		"fail secret-scope ScopeNameHasDelimiter spec.clusterConfig.authentication.tls.scope.services[0]",
+		"fail service-account ServiceAccountOverridden spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName",
+	}) {
+		t.Errorf("serve's report of prod-widened: %v", got)
+	}
 }

@@ -53,6 +53,10 @@ type Audit struct {
 	Scanner  *audit.Scanner
 	Dynamic  dynamic.Interface
 	Interval time.Duration
+	// Synced reports whether the caches the webhooks read have synced; a
+	// pass waits for it, since a verdict against a partial view is wrong
+	// (nil: nothing to wait for).
+	Synced func() bool
 	// Now is the clock of the results' timestamps (time.Now when nil).
 	Now func() time.Time
 }
@@ -104,6 +108,13 @@ type existingReport struct{ hash, group, kind string }
 // Pass runs one audit pass.
 func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	var stats PassStats
+	for a.Synced != nil && !a.Synced() {
+		select {
+		case <-ctx.Done():
+			return stats, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	start := time.Now()
 	existing, reportsServed, err := a.existingReports(ctx)
 	if err != nil {

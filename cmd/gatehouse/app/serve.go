@@ -310,7 +310,10 @@ func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*
 	scanner := audit.NewScanner(dyn, disc, s.hooks, s.opts)
 	scanner.PageSize = s.cfg.Audit.PageSize
 	scanner.SkipNamespaces = []string{ownNamespace, "kube-system", "kube-node-lease"}
-	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: interval}, nil
+	synced := func() bool {
+		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced())
+	}
+	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: interval, Synced: synced}, nil
 }
 
 // NewServer assembles the server; nothing listens until Run.
