@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -274,24 +275,8 @@ func TestAuditWritesPolicyReports(t *testing.T) {
 	b := requireBareCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := configv1alpha1.Default()
-	opts := webhooks.OptionsFromConfig(cfg)
-	state, err := clusterstate.NewCachedState(b.adminConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = state.Start(ctx) }()
-	for state.Ready(nil) != nil {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the cluster state caches did not sync")
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	opts.ClusterState, opts.Namespaces = state, state
-	dyn := dynamic.NewForConfigOrDie(b.adminConfig)
-	scanner := audit.NewScanner(dyn, discovery.NewDiscoveryClientForConfigOrDie(b.adminConfig), webhooks.Build(opts, cfg.Enabled), opts)
-	a := &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: time.Hour}
+	a, dyn := newBackgroundAudit(ctx, t, b.adminConfig)
+	deleteReports(ctx, t, dyn)
 
 	stats, err := a.Pass(ctx)
 	if err != nil {
@@ -368,7 +353,9 @@ func TestAuditWritesPolicyReports(t *testing.T) {
 		}
 	}
 
-	// Fix one finding of the PVC, delete the pod.
+	// Fix one finding of the PVC, delete the pod; put both back afterwards
+	// for the other tests of the stored examples.
+	t.Cleanup(func() { restoreExamples(t, b, "pvc-denied.yaml", "pod-denied.yaml") })
 	pvc := &corev1.PersistentVolumeClaim{}
 	if err := b.admin.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "gateway-tls-broken"}, pvc); err != nil {
 		t.Fatal(err)
@@ -439,20 +426,7 @@ func TestServeAuditsInTheBackground(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dyn := dynamic.NewForConfigOrDie(b.adminConfig)
-	for _, gvr := range []schema.GroupVersionResource{policyReportsGVR, clusterPolicyReportsGVR} {
-		if err := dyn.Resource(gvr).Namespace("").DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && gvr == clusterPolicyReportsGVR {
-			t.Fatal(err)
-		}
-		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range list.Items {
-			if err := dyn.Resource(gvr).Namespace(r.GetNamespace()).Delete(ctx, r.GetName(), metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	deleteReports(ctx, t, dyn)
 	var widened unstructured.Unstructured
 	widened.SetAPIVersion("hdfs.kubedoop.dev/v1alpha1")
 	widened.SetKind("HdfsCluster")
@@ -506,5 +480,153 @@ func TestServeAuditsInTheBackground(t *testing.T) {
 		"fail service-account ServiceAccountOverridden spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName",
 	}) {
 		t.Errorf("serve's report of prod-widened: %v", got)
+	}
+}
+
+// newBackgroundAudit builds the background audit as serve does: the webhooks
+// of the default configuration over informer caches of the cluster, read
+// with rc, which also writes the reports; it waits for the caches.
+func newBackgroundAudit(ctx context.Context, t *testing.T, rc *rest.Config) (*controllers.Audit, dynamic.Interface) {
+	t.Helper()
+	cfg := configv1alpha1.Default()
+	opts := webhooks.OptionsFromConfig(cfg)
+	state, err := clusterstate.NewCachedState(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = state.Start(ctx) }()
+	opts.ClusterState, opts.Namespaces = state, state
+	dyn := dynamic.NewForConfigOrDie(rc)
+	scanner := audit.NewScanner(dyn, discovery.NewDiscoveryClientForConfigOrDie(rc), webhooks.Build(opts, cfg.Enabled), opts)
+	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: time.Hour, Synced: func() bool { return state.Ready(nil) == nil }}, dyn
+}
+
+// TestAuditWithTheDeployedRBAC runs a background pass with exactly the
+// rights deploy/default's ClusterRole and deploy/overrides-rbac's Role
+// grant: it lists and writes all it needs, and the product custom
+// resources, which need a rule per group (docs/audit.md, "RBAC"), are the
+// only resource it may not list; their reports are kept, not deleted as
+// stale.
+func TestAuditWithTheDeployedRBAC(t *testing.T) {
+	b := requireBareCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const user = "deployed-gatehouse"
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	var objs []client.Object
+	for _, role := range renderDeploy(t, deployDefaultDir).clusterRoles {
+		role.ObjectMeta = metav1.ObjectMeta{Name: "deployed-" + role.Name}
+		objs = append(objs, &role, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}})
+	}
+	overrides, err := localcluster.Render(deployOverridesRBACDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: configv1alpha1.Default().Overrides.Namespace}})
+	for _, obj := range overrides {
+		if obj.GetKind() != "Role" {
+			continue
+		}
+		obj.SetName("deployed-" + obj.GetName())
+		objs = append(objs, obj, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: obj.GetName()},
+			Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: obj.GetName()}})
+	}
+	for _, obj := range objs {
+		if err := b.admin.Create(ctx, obj); err != nil {
+			t.Fatalf("%T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	if len(objs) < 5 {
+		t.Fatalf("deploy/default and deploy/overrides-rbac render %d RBAC objects", len(objs))
+	}
+	deployed, err := b.env.AddUser(envtest.User{Name: user}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Whatever ran before, a pass with every right writes the reports the
+	// restricted pass must keep.
+	full, admin := newBackgroundAudit(ctx, t, b.adminConfig)
+	if _, err := full.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := newBackgroundAudit(ctx, t, deployed.Config())
+	before, err := admin.Resource(policyReportsGVR).Namespace("team-a").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats, err := a.Pass(ctx)
+	if err != nil {
+		t.Fatalf("a pass with the deployed RBAC: %v", err)
+	}
+	var forbidden []string
+	for _, tg := range stats.Forbidden {
+		forbidden = append(forbidden, tg.GVR.GroupResource().String())
+	}
+	if !slices.Equal(forbidden, []string{"hdfsclusters.hdfs.kubedoop.dev"}) {
+		t.Errorf("not allowed to list %v, want the product resource alone", forbidden)
+	}
+	after, err := admin.Resource(policyReportsGVR).Namespace("team-a").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := func(l *unstructured.UnstructuredList) []string {
+		var out []string
+		for _, r := range l.Items {
+			kind, _, _ := unstructured.NestedString(r.Object, "scope", "kind")
+			out = append(out, kind)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if !slices.Contains(kinds(after), "HdfsCluster") || !slices.Equal(kinds(before), kinds(after)) {
+		t.Errorf("reports before the pass %v, after %v: want the same, the HdfsCluster's kept", kinds(before), kinds(after))
+	}
+}
+
+// deleteReports deletes every report, so that a test starts from none
+// whatever ran before it.
+func deleteReports(ctx context.Context, t *testing.T, dyn dynamic.Interface) {
+	t.Helper()
+	for _, gvr := range []schema.GroupVersionResource{policyReportsGVR, clusterPolicyReportsGVR} {
+		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.Items {
+			if err := dyn.Resource(gvr).Namespace(r.GetNamespace()).Delete(ctx, r.GetName(), metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// restoreExamples puts the named example files back as stored: an object
+// that is gone is created again, one that exists gets the example's
+// annotations back (a PVC cannot be deleted and recreated here: its
+// protection finalizer waits for a controller no test runs).
+func restoreExamples(t *testing.T, b *bareCluster, files ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, name := range files {
+		objs, err := localcluster.ReadManifests(filepath.Join(repo, "deploy", "examples", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range objs {
+			have := want.DeepCopy()
+			err := b.admin.Get(ctx, client.ObjectKeyFromObject(want), have)
+			switch {
+			case apierrors.IsNotFound(err):
+				err = b.admin.Create(ctx, want.DeepCopy())
+			case err == nil:
+				have.SetAnnotations(want.GetAnnotations())
+				err = b.admin.Update(ctx, have)
+			}
+			if err != nil {
+				t.Fatalf("restoring %s %s: %v", want.GetKind(), want.GetName(), err)
+			}
+		}
 	}
 }
