@@ -60,7 +60,8 @@ const (
 // expectedClusterRoleRules is the published least privilege of the server
 // (deploy/default/README.md, section RBAC), rule by rule: read access to the
 // cluster-scoped objects dependency-group, crd-source and harness check
-// against, and the roles harness reviews when a harness binds them. A contract that caches more adds exactly its rules here, in
+// against, the roles harness reviews when a harness binds them, and what
+// the background audit lists and writes. A contract that caches more adds exactly its rules here, in
 // deploy/default/rbac.yaml and in the README.
 var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
@@ -71,6 +72,10 @@ var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "pods", "podtemplates", "replicationcontrollers"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments", "replicasets", "statefulsets"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"batch"}, Resources: []string{"cronjobs", "jobs"}, Verbs: []string{"list"}},
+	{APIGroups: []string{"wgpolicyk8s.io"}, Resources: []string{"clusterpolicyreports", "policyreports"}, Verbs: []string{"list", "create", "patch", "delete"}},
 }
 
 // TestDeployShipsTheCRDs: deploy/default installs the CRD of gatehouse's own
@@ -1192,7 +1197,8 @@ func deployDeref[T any](p *T) any {
 const deployOverridesRBACDir = "../deploy/overrides-rbac"
 
 // TestDeployOverridesRBAC: exactly get/list/watch on Deployments and
-// DaemonSets, in the operator namespace only, for gatehouse's ServiceAccount.
+// DaemonSets, and get/list of the override ConfigMap by name (the audit), in
+// the operator namespace only, for gatehouse's ServiceAccount.
 func TestDeployOverridesRBAC(t *testing.T) {
 	objs, err := localcluster.Render(deployOverridesRBACDir)
 	if err != nil {
@@ -1208,7 +1214,10 @@ func TestDeployOverridesRBAC(t *testing.T) {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
 				t.Fatal(err)
 			}
-			want := []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments"}, Verbs: []string{"get", "list", "watch"}}}
+			want := []rbacv1.PolicyRule{
+				{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{cfg.Overrides.ConfigMapName}, Verbs: []string{"get", "list"}},
+			}
 			if !reflect.DeepEqual(role.Rules, want) {
 				t.Errorf("Role %s grants %v, want exactly %v", role.Name, role.Rules, want)
 			}

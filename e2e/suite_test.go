@@ -80,6 +80,7 @@ func startEnv() (*env, error) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopBareCluster()
 	if live != nil && live.local != nil {
 		if err := live.local.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the local cluster:", err)

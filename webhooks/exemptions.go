@@ -34,8 +34,12 @@ const DecisionExempt = "exempt"
 // ExemptionConditionName names the matchCondition of the user exemptions.
 const ExemptionConditionName = "gatehouse-not-exempt"
 
-// exemptNamespaces are the namespaces exempt by name: the server's own
-// (own; empty when unknown) and the configured ones.
+// ExemptNamespaces are the namespaces exempt by name: the server's own
+// (own; empty when unknown) and the configured ones. The audit does not
+// list them.
+func (o Options) ExemptNamespaces(own string) []string { return o.exemptNamespaces(own) }
+
+// exemptNamespaces is ExemptNamespaces.
 func (o Options) exemptNamespaces(own string) []string {
 	configured := o.configuredExemptNamespaces()
 	out := make([]string, 0, len(configured)+1)

@@ -29,6 +29,8 @@ import (
 //	webhooks/clusterstate  the informer-backed views; they satisfy webhooks'
 //	                       reader interfaces without importing webhooks
 //	webhooks               the admission adapters, the registry, the server
+//	webhooks/audit         the scan of stored objects through the review
+//	                       chain, shared by `gatehouse audit` and the server
 //	webhooks/controllers   the leader-elected reconcilers beside the webhooks
 //	cmd/...                the command tree that wires everything
 //
@@ -46,6 +48,7 @@ var layers = []struct {
 	{pkgs: "webhooks/clusterstate"},
 	{pkgs: "webhooks/admissionpolicy", leaf: true},
 	{pkgs: "webhooks"},
+	{pkgs: "webhooks/audit"},
 	{pkgs: "webhooks/controllers"},
 	{pkgs: "cmd/..."},
 }

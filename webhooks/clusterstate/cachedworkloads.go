@@ -74,3 +74,7 @@ func (w *CachedWorkloads) ListWorkloads(ctx context.Context, namespace, kind str
 	}
 	return out, nil
 }
+
+// Synced reports whether the cache has synced (`gatehouse audit` waits for
+// it before reviewing, so resolution reads the whole namespace).
+func (w *CachedWorkloads) Synced() bool { return w.synced.Load() }

@@ -41,6 +41,7 @@ func TestDefault(t *testing.T) {
 		Harness:     Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},
 		DefaultMode: ModeEnforce,
 		Exemptions:  Exemptions{Namespaces: []string{"kube-system", "kube-node-lease"}},
+		Audit:       Audit{Interval: "1h", PageSize: 500, QPS: 20, Burst: 40},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -74,6 +75,7 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		DefaultMode: ModeAudit,
 		// An empty list is kept: no namespace is exempt by name.
 		Exemptions: Exemptions{Namespaces: []string{}},
+		Audit:      Audit{Interval: "0", PageSize: 7, QPS: 1, Burst: 2},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -130,6 +132,11 @@ harness:
   failClosedNamespaceLabel: example.com/harnessed
   scopedNamespaceLabel: example.com/scoped
   manageSelections: true
+audit:
+  interval: 30m
+  pageSize: 100
+  qps: 5
+  burst: 10
 `)
 	want := ServerConfig{
 		APIVersion: APIVersion,
@@ -169,6 +176,7 @@ harness:
 			ScopedNamespaceLabel:     "example.com/scoped",
 			ManageSelections:         true,
 		},
+		Audit: Audit{Interval: "30m", PageSize: 100, QPS: 5, Burst: 10},
 	}
 	got, err := Load(path)
 	if err != nil {
@@ -391,6 +399,23 @@ func TestValidate(t *testing.T) {
 			name:    "one label for both selections",
 			mutate:  func(c *ServerConfig) { c.Harness.ScopedNamespaceLabel = c.Harness.FailClosedNamespaceLabel },
 			wantErr: prefix + "harness.scopedNamespaceLabel: must differ from harness.failClosedNamespaceLabel",
+		},
+		{name: "audit off", mutate: func(c *ServerConfig) { c.Audit.Interval = "0" }},
+		{name: "audit every 5m", mutate: func(c *ServerConfig) { c.Audit.Interval = "5m" }},
+		{
+			name:    "audit interval not a duration",
+			mutate:  func(c *ServerConfig) { c.Audit.Interval = "hourly" },
+			wantErr: prefix + `audit.interval: must be a duration such as "1h", or "0" for off`,
+		},
+		{
+			name:    "audit interval too short",
+			mutate:  func(c *ServerConfig) { c.Audit.Interval = "10s" },
+			wantErr: prefix + `audit.interval: must be at least 1m0s, or "0" for off`,
+		},
+		{
+			name:    "audit page size",
+			mutate:  func(c *ServerConfig) { c.Audit.PageSize = -1 },
+			wantErr: prefix + "audit.pageSize: must be between 1 and 10000",
 		},
 		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: prefix + `apiVersion: must be "gatehouse.dev/v1alpha1"`},
 		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: prefix + `kind: must be "ServerConfig"`},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	kjson "sigs.k8s.io/json"
@@ -71,6 +72,38 @@ func (c *ServerConfig) SetDefaults() {
 	if c.Harness.ScopedNamespaceLabel == "" {
 		c.Harness.ScopedNamespaceLabel = DefaultScopedNamespaceLabel
 	}
+	a := &c.Audit
+	if a.Interval == "" {
+		a.Interval = "1h"
+	}
+	if a.PageSize == 0 {
+		a.PageSize = 500
+	}
+	if a.QPS == 0 {
+		a.QPS = 20
+	}
+	if a.Burst == 0 {
+		a.Burst = 40
+	}
+}
+
+// MinAuditInterval is the shortest background audit interval accepted: a
+// pass lists every intercepted resource of the cluster.
+const MinAuditInterval = time.Minute
+
+// AuditInterval parses Audit.Interval; 0 means off.
+func (c *ServerConfig) AuditInterval() (time.Duration, error) {
+	if c.Audit.Interval == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.Audit.Interval)
+	if err != nil {
+		return 0, fmt.Errorf("audit.interval: must be a duration such as \"1h\", or \"0\" for off")
+	}
+	if d < MinAuditInterval {
+		return 0, fmt.Errorf("audit.interval: must be at least %s, or \"0\" for off", MinAuditInterval)
+	}
+	return d, nil
 }
 
 // DefaultExemptNamespaces are the namespaces exempt when the configuration
@@ -198,6 +231,15 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 	}
 	if c.Harness.ScopedNamespaceLabel == c.Harness.FailClosedNamespaceLabel {
 		errs = append(errs, "harness.scopedNamespaceLabel: must differ from harness.failClosedNamespaceLabel")
+	}
+	if _, err := c.AuditInterval(); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if c.Audit.PageSize < 1 || c.Audit.PageSize > 10000 {
+		errs = append(errs, "audit.pageSize: must be between 1 and 10000")
+	}
+	if c.Audit.QPS <= 0 || c.Audit.Burst < 1 {
+		errs = append(errs, "audit.qps, audit.burst: must be positive")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))

@@ -43,6 +43,25 @@ type ServerConfig struct {
 	// Harness configures the harness-proxy and harness-labels webhooks
 	// (PROXY, LABEL).
 	Harness Harness `json:"harness,omitempty"`
+
+	// Audit configures the background audit of stored objects.
+	Audit Audit `json:"audit,omitempty"`
+}
+
+// Audit configures the background audit: on the leader replica, every
+// stored object of every intercepted resource is reviewed through the same
+// chain as a CREATE, and the findings are written as PolicyReports and
+// ClusterPolicyReports (docs/audit.md).
+type Audit struct {
+	// Interval between the starts of two passes, a Go duration ("1h",
+	// "30m"); "0" switches the background audit off. Default "1h".
+	Interval string `json:"interval,omitempty"`
+	// PageSize is the number of objects asked for per list call. Default 500.
+	PageSize int64 `json:"pageSize,omitempty"`
+	// QPS and Burst bound the audit's own API requests (a client-side
+	// token bucket). Default 20 and 40.
+	QPS   float32 `json:"qps,omitempty"`
+	Burst int     `json:"burst,omitempty"`
 }
 
 // Harness configures what harnessed operator pods are sent to, and where the

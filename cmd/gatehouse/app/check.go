@@ -246,28 +246,8 @@ func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcess
 		}
 		allowed := true
 		for _, dec := range decisions {
-			resp := dec.Response
-			res := CheckResult{
-				Object: ref, Webhook: dec.Webhook, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
-				Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
-				Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: i,
-				Mode: modeName(dec.Mode), Exempt: dec.Outcome == webhooks.DecisionExempt, Withheld: dec.Withheld,
-			}
-			for _, f := range dec.Findings {
-				if f.Severity == policies.Deny {
-					res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
-				}
-			}
-			denial := resp.Result
-			if resp.Allowed {
-				denial = dec.WouldDeny
-			}
-			if dec.Outcome == webhooks.DecisionErrored && len(res.Findings) == 0 && denial != nil {
-				res.Error = denial.Message
-			} else if !resp.Allowed && len(res.Findings) == 0 && resp.Result != nil {
-				res.Error = resp.Result.Message
-			}
-			allowed = allowed && resp.Allowed
+			res := resultOf(ref, dec, i)
+			allowed = allowed && res.Allowed
 			results = append(results, res)
 		}
 		if allowed {
@@ -281,6 +261,32 @@ func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcess
 		}
 	}
 	return objects, results, nil
+}
+
+// resultOf is one webhook's decision on the CREATE of one object, as check
+// and audit print it; doc indexes the object in the output.
+func resultOf(ref ObjectRef, dec webhooks.Decision, doc int) CheckResult {
+	resp := dec.Response
+	res := CheckResult{
+		Object: ref, Webhook: dec.Webhook, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
+		Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
+		Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: doc,
+		Mode: modeName(dec.Mode), Exempt: dec.Outcome == webhooks.DecisionExempt, Withheld: dec.Withheld,
+	}
+	for _, f := range dec.Findings {
+		if f.Severity == policies.Deny {
+			res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
+		}
+	}
+	// In Warn or Audit a denial is not answered: WouldDeny keeps it.
+	denial := resp.Result
+	if resp.Allowed {
+		denial = dec.WouldDeny
+	}
+	if (!resp.Allowed || dec.Outcome == webhooks.DecisionErrored) && len(res.Findings) == 0 && denial != nil {
+		res.Error = denial.Message
+	}
+	return res
 }
 
 // defaultedFields names the operations of the JSON patch from the object as
@@ -350,11 +356,28 @@ func unchangedByMutation(r CheckResult) bool {
 }
 
 func writeText(w io.Writer, docs []Document, results []CheckResult) {
+	denied, soft := writeTextBlocks(w, docs, results)
+	fmt.Fprintln(w, "\n"+summaryLine(len(docs), "checked", denied, soft))
+}
+
+// summaryLine is the last line of the text output: how many objects were
+// looked at, denied, and admitted only because of a webhook's mode.
+func summaryLine(objects int, verb string, denied, soft int) string {
+	line := fmt.Sprintf("%d %s %s, %d denied", objects, policies.Plural(objects, "object"), verb, denied)
+	if soft > 0 {
+		line += fmt.Sprintf(", %d admitted only because a webhook is in Warn or Audit", soft)
+	}
+	return line
+}
+
+// writeTextBlocks prints writeText's blocks, without the summary line
+// (audit prints its own), and returns the number of denied objects and of
+// objects admitted only because of a webhook's mode.
+func writeTextBlocks(w io.Writer, docs []Document, results []CheckResult) (denied, soft int) {
 	byDoc := map[int][]CheckResult{}
 	for _, r := range results {
 		byDoc[r.doc] = append(byDoc[r.doc], r)
 	}
-	denied, soft := 0, 0
 	for i, d := range docs {
 		ref := objectRef(d.Object)
 		name := ref.Name
@@ -420,9 +443,5 @@ func writeText(w io.Writer, docs []Document, results []CheckResult) {
 			}
 		}
 	}
-	summary := fmt.Sprintf("\n%d %s checked, %d denied", len(docs), policies.Plural(len(docs), "object"), denied)
-	if soft > 0 {
-		summary += fmt.Sprintf(", %d admitted only because a webhook is in Warn or Audit", soft)
-	}
-	fmt.Fprintln(w, summary)
+	return denied, soft
 }

@@ -33,7 +33,12 @@ type Document struct {
 }
 
 // Where names the document in messages: "file.yaml, document 2".
+// A document with a negative Index is not from a file: Source names it
+// (audit: the object's resource in the cluster).
 func (d Document) Where() string {
+	if d.Index < 0 {
+		return d.Source
+	}
 	w := fmt.Sprintf("%s, document %d", d.Source, d.Index+1)
 	if len(d.Path) > 0 {
 		parts := make([]string, len(d.Path))

@@ -67,7 +67,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServe(), newCheck(), newManifests(), newVersion())
+	root.AddCommand(newServe(), newCheck(), newAudit(), newManifests(), newVersion())
 	return root
 }
 

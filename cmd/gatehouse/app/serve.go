@@ -22,6 +22,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,6 +36,7 @@ import (
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
@@ -222,6 +225,10 @@ type Server struct {
 	// leader-elected reconciler when enabled.
 	rc      *rest.Config
 	manager manager.Manager
+	// opts and hooks are what the endpoints serve; the background audit
+	// reviews stored objects through the same.
+	opts  webhooks.Options
+	hooks []*webhooks.Webhook
 }
 
 // EnableControllers adds the leader-elected controllers that are asked for:
@@ -229,11 +236,16 @@ type Server struct {
 // and the selections controller (controllers.Selections).
 // They share one manager, one Lease and one cache; they need cluster
 // access.
+//
+// The background audit (controllers.Audit) joins them whenever gatehouse
+// reads a cluster and audit.interval is not "0".
 func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool) error {
-	if !dependencyGroups && !namespaceLabels {
+	interval, _ := s.cfg.AuditInterval() // validated with the configuration
+	auditing := interval > 0 && s.rc != nil
+	if !dependencyGroups && !namespaceLabels && !auditing {
 		return nil
 	}
-	if s.rc == nil {
+	if s.rc == nil && (dependencyGroups || namespaceLabels) {
 		flag := "--reconcile-dependencygroups"
 		if !dependencyGroups {
 			flag = "--manage-selections"
@@ -271,8 +283,39 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 			return err
 		}
 	}
+	if auditing {
+		a, err := s.backgroundAudit(leaderNamespace, interval)
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(a); err != nil {
+			return err
+		}
+	}
 	s.manager = mgr
 	return nil
+}
+
+// backgroundAudit is the leader-elected audit over the server's own
+// webhooks and caches, with its own client-side rate limit.
+func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*controllers.Audit, error) {
+	rc := rest.CopyConfig(s.rc)
+	rc.QPS, rc.Burst, rc.UserAgent = s.cfg.Audit.QPS, s.cfg.Audit.Burst, "gatehouse-audit"
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	scanner := audit.NewScanner(dyn, disc, s.hooks, s.opts)
+	scanner.PageSize = s.cfg.Audit.PageSize
+	scanner.SkipNamespaces = s.opts.ExemptNamespaces(ownNamespace)
+	synced := func() bool {
+		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced())
+	}
+	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: interval, Synced: synced}, nil
 }
 
 // NewServer assembles the server; nothing listens until Run.
@@ -323,6 +366,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 		}},
 	})
 	hooks := webhooks.Build(opts, cfg.Enabled)
+	s.opts, s.hooks = opts, hooks
 	for _, w := range hooks {
 		s.webhook.Register(w.Path, w.Admission)
 		log.Info("webhook enabled", "webhook", w.Name, "path", w.Path)

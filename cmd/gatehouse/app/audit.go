@@ -1,0 +1,253 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
+	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
+)
+
+type auditFlags struct {
+	kubeconfig string
+	config     string
+	output     string
+	qps        float32
+	burst      int
+	pageSize   int64
+	exclude    []string
+	syncWait   time.Duration
+	modes      modeFlags
+}
+
+
+func newAudit() *cobra.Command {
+	var f auditFlags
+	cmd := &cobra.Command{
+		Use:   "audit [--kubeconfig FILE] [-o text|json]",
+		Short: "Review every object a live cluster stores through the webhooks, as check does",
+		Long: `audit reads a live cluster (read-only: get and list, paged, rate-limited) and reviews every
+stored object of every resource an enabled webhook intercepts, including the product custom
+resources the cluster serves, as a CREATE through the same review chain as check, against the
+cluster's state (namespaces, harnesses, dependency groups, workloads). It prints what check prints,
+for the objects with something to say, and a summary; a progress line goes to stderr when it is
+a terminal.
+
+Exit status: 0 when every object would be allowed, 1 when any would be denied, 2 for bad usage or
+an unreachable cluster.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAudit(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG)")
+	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
+	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	fl.Float32Var(&f.qps, "qps", 20, "API requests per second (client-side token bucket)")
+	fl.IntVar(&f.burst, "burst", 40, "API request burst")
+	fl.Int64Var(&f.pageSize, "page-size", audit.DefaultPageSize, "objects per list call")
+	fl.StringSliceVar(&f.exclude, "exclude-namespace", nil, "namespaces never audited (default: gatehouse's own, "+DefaultNamespace+", and the configuration's exemptions.namespaces, which the webhook configurations exclude)")
+	fl.DurationVar(&f.syncWait, "sync-timeout", 2*time.Minute, "how long to wait for the cluster state caches")
+	f.modes.register(cmd)
+	return cmd
+}
+
+// auditFormats writes audit's report in each -o format. Every format of
+// check belongs here too, with the same results: check's writers take the
+// documents, the objects and the results, and so does an audit writer.
+var auditFormats = map[string]func(w io.Writer, docs []Document, objects []ObjectOut, results []CheckResult, summary auditSummary) error{
+	"text": func(w io.Writer, docs []Document, _ []ObjectOut, results []CheckResult, s auditSummary) error {
+		denied, soft := writeTextBlocks(w, docs, results)
+		_, err := fmt.Fprintf(w, "\n%s, %d with warnings or patches\n",
+			summaryLine(s.objects, fmt.Sprintf("audited in %d %s", s.resources, policies.Plural(s.resources, "resource")), denied, soft),
+			len(docs)-denied-soft)
+		return err
+	},
+	"json": func(w io.Writer, _ []Document, objects []ObjectOut, results []CheckResult, _ auditSummary) error {
+		return writeJSON(w, objects, results)
+	},
+}
+
+type auditSummary struct{ objects, resources int }
+
+func runAudit(cmd *cobra.Command, f auditFlags) error {
+	write, ok := auditFormats[f.output]
+	if !ok {
+		return usageError("-o must be text or json, not %q", f.output)
+	}
+	if f.qps <= 0 || f.burst < 1 || f.pageSize < 1 {
+		return usageError("--qps, --burst and --page-size must be positive")
+	}
+	cfg, err := loadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	if err := f.modes.apply(cmd, &cfg); err != nil {
+		return err
+	}
+	rc, err := auditRestConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	rc.QPS, rc.Burst, rc.UserAgent = f.qps, f.burst, "gatehouse-audit"
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	// An unreachable cluster fails here, at once, not after the caches'
+	// sync timeout.
+	if _, err := disc.ServerVersion(); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("cluster unreachable: %w", err)}
+	}
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	opts := webhooks.OptionsFromConfig(cfg)
+	if err := startAuditState(ctx, rc, cfg.Enabled, cfg.Overrides.Namespace, f.syncWait, &opts); err != nil {
+		return err
+	}
+	scanner := audit.NewScanner(dyn, disc, webhooks.Build(opts, cfg.Enabled), opts)
+	scanner.PageSize = f.pageSize
+	scanner.SkipNamespaces = f.exclude
+	if !cmd.Flags().Changed("exclude-namespace") {
+		scanner.SkipNamespaces = opts.ExemptNamespaces(DefaultNamespace)
+	}
+	targets, err := scanner.Targets()
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("cluster unreachable: %w", err)}
+	}
+	stderr := cmd.ErrOrStderr()
+	progress := terminal(stderr)
+	if progress {
+		scanner.Progress = func(t audit.Target, n int) {
+			fmt.Fprintf(stderr, "\r\033[Kaudit: %s: %d %s", t.GVR.GroupResource(), n, policies.Plural(n, "object"))
+		}
+	}
+	var docs []Document
+	var objects []ObjectOut
+	results := []CheckResult{}
+	denied := false
+	stats, err := scanner.Scan(ctx, targets, func(r audit.Result) error {
+		ref := ObjectRef{APIVersion: r.Object.APIVersion, Kind: r.Object.Kind, Namespace: r.Object.Namespace, Name: r.Object.Name}
+		doc := len(docs)
+		var rs []CheckResult
+		report := false
+		for _, d := range r.Decisions {
+			res := resultOf(ref, d, doc)
+			report = report || !res.Allowed || len(res.Findings) > 0 || len(res.Warnings) > 0 || len(res.Patch) > 0 || res.Error != ""
+			denied = denied || !res.Allowed
+			rs = append(rs, res)
+		}
+		if !report {
+			return nil // only what has something to say is kept: memory stays bounded
+		}
+		source := r.Object.Resource.GroupResource().String()
+		docs = append(docs, Document{Source: source, Index: -1, Item: -1, Object: map[string]any{
+			"apiVersion": ref.APIVersion, "kind": ref.Kind, "metadata": map[string]any{"namespace": ref.Namespace, "name": ref.Name}}})
+		objects = append(objects, ObjectOut{Object: ref, Source: source, Defaulted: []string{}})
+		results = append(results, rs...)
+		return nil
+	})
+	if progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("audit: %w", err)}
+	}
+	if err := write(cmd.OutOrStdout(), docs, objects, results, auditSummary{objects: stats.Objects, resources: len(targets)}); err != nil {
+		return err
+	}
+	for _, t := range stats.Forbidden {
+		// A partial audit must never read as a clean one.
+		fmt.Fprintf(stderr, "gatehouse: not allowed to list %s: its objects were not audited\n", t.GVR.GroupResource())
+	}
+	if denied {
+		return &exitError{code: exitDenied}
+	}
+	if len(stats.Forbidden) > 0 {
+		return &exitError{code: exitUsage}
+	}
+	return nil
+}
+
+// auditRestConfig finds the cluster: --kubeconfig, else in-cluster, then
+// $KUBECONFIG. None is a usage error (exit 2).
+func auditRestConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, usageError("--kubeconfig: %v", err)
+		}
+		return rc, nil
+	}
+	rc, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, usageError("no cluster to audit (give --kubeconfig): %v", err)
+	}
+	return rc, nil
+}
+
+// startAuditState starts the informer caches the state-reading webhooks
+// read, as serve does, and waits until they have synced: a verdict against
+// a partial view would be wrong.
+func startAuditState(ctx context.Context, rc *rest.Config, enabled func(string) bool, overridesNamespace string, wait time.Duration, opts *webhooks.Options) error {
+	var synced []func() bool
+	if slices.ContainsFunc(stateWebhooks, enabled) {
+		state, err := clusterstate.NewCachedState(rc)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		go func() { _ = state.Start(ctx) }()
+		opts.ClusterState, opts.Namespaces = state, state
+		synced = append(synced, func() bool { return state.Ready(nil) == nil })
+	}
+	if enabled("component-overrides") {
+		workloads, err := clusterstate.NewCachedWorkloads(rc, overridesNamespace)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		go func() { _ = workloads.Start(ctx) }()
+		opts.Workloads = workloads
+		synced = append(synced, workloads.Synced)
+	}
+	deadline := time.Now().Add(wait)
+	for _, ok := range synced {
+		for !ok() {
+			if time.Now().After(deadline) {
+				return &exitError{code: exitUsage, err: fmt.Errorf("the cluster state did not sync within %s (is the cluster reachable?)", wait)}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// terminal reports whether w is a terminal (progress is drawn only there).
+func terminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

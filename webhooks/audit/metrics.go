@@ -1,0 +1,63 @@
+package audit
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
+)
+
+// The background audit's metrics. Labels carry names and codes only.
+var (
+	findingsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "gatehouse_audit_findings",
+		Help: "Findings on stored objects in the last completed audit pass, by webhook, finding code and the webhook's mode.",
+	}, []string{"webhook", "code", "mode"})
+	objectsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gatehouse_audit_objects_total",
+		Help: "Stored objects reviewed by the background audit.",
+	})
+	passesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_audit_passes_total",
+		Help: "Background audit passes, by result (completed, failed).",
+	}, []string{"result"})
+	passSeconds = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gatehouse_audit_pass_duration_seconds",
+		Help: "Wall time of the last completed background audit pass.",
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(findingsGauge, objectsTotal, passesTotal, passSeconds)
+}
+
+// Tally counts findings by webhook, code and mode over one pass.
+type Tally map[[3]string]int
+
+// Add counts the findings of r.
+func (t Tally) Add(r Result) {
+	for _, d := range r.Decisions {
+		mode := ModeOf(d)
+		for _, f := range d.Findings {
+			if f.Severity == policies.Deny {
+				t[[3]string{d.Webhook, string(f.Code), mode}]++
+			}
+		}
+	}
+}
+
+// Publish replaces the findings gauge with t, and records a completed pass
+// of objects in seconds.
+func (t Tally) Publish(objects int, seconds float64) {
+	findingsGauge.Reset()
+	for k, n := range t {
+		findingsGauge.WithLabelValues(k[0], k[1], k[2]).Set(float64(n))
+	}
+	objectsTotal.Add(float64(objects))
+	passSeconds.Set(seconds)
+	passesTotal.WithLabelValues("completed").Inc()
+}
+
+// PassFailed records a pass that did not complete (its findings are not
+// published: a partial count would read as fixed objects).
+func PassFailed() { passesTotal.WithLabelValues("failed").Inc() }
