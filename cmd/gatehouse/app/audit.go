@@ -35,7 +35,6 @@ type auditFlags struct {
 	modes      modeFlags
 }
 
-
 func newAudit() *cobra.Command {
 	var f auditFlags
 	cmd := &cobra.Command{
