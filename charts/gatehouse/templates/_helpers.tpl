@@ -1,0 +1,60 @@
+{{/*
+Labels every object carries: deploy/default's, plus commonLabels.
+*/}}
+{{- define "gatehouse.labels" -}}
+app.kubernetes.io/name: gatehouse
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels of the pods and what selects them.
+*/}}
+{{- define "gatehouse.selectorLabels" -}}
+app.kubernetes.io/name: gatehouse
+app.kubernetes.io/component: webhook
+{{- end }}
+
+{{/*
+The image reference: a digest pins it, else the tag (appVersion when empty).
+*/}}
+{{- define "gatehouse.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end }}
+
+{{/*
+"true" when every webhook runs in Warn or Audit (defaultMode and every
+per-webhook mode), "false" when every one enforces, "mixed" otherwise.
+*/}}
+{{- define "gatehouse.relaxed" -}}
+{{- $relaxed := list -}}
+{{- $relaxed = append $relaxed (has (.Values.defaultMode | default "Enforce") (list "Warn" "Audit")) -}}
+{{- range $name, $w := .Values.webhooks -}}
+{{- if $w.mode -}}
+{{- $relaxed = append $relaxed (has $w.mode (list "Warn" "Audit")) -}}
+{{- end -}}
+{{- end -}}
+{{- if not (has false $relaxed) -}}true
+{{- else if not (has true $relaxed) -}}false
+{{- else -}}mixed
+{{- end -}}
+{{- end }}
+
+{{/*
+The server configuration: .Values.config with the modes and exemptions
+added where they are set.
+*/}}
+{{- define "gatehouse.config" -}}
+{{- $cfg := deepCopy .Values.config -}}
+{{- $_ := set $cfg "apiVersion" "gatehouse.dev/v1alpha1" -}}
+{{- $_ := set $cfg "kind" "ServerConfig" -}}
+{{- with .Values.defaultMode }}{{ $_ := set $cfg "defaultMode" . }}{{ end -}}
+{{- with .Values.webhooks }}{{ $_ := set $cfg "webhooks" . }}{{ end -}}
+{{- with .Values.exemptions }}{{ $_ := set $cfg "exemptions" . }}{{ end -}}
+{{- toYaml $cfg -}}
+{{- end }}

@@ -1,0 +1,384 @@
+// Package chart tests the Helm chart in charts/gatehouse with Helm's own Go
+// library: rendered with its default values it is deploy/default, object by
+// object; with monitoring on it is deploy/default with deploy/monitoring;
+// it lints clean; and non-default values render what they say. It is a
+// module of its own (like e2e/rbacdiff) so that Helm's dependencies stay out
+// of the product module and of the e2e suite's.
+package chart
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	repo      = "../.."
+	chartDir  = repo + "/charts/gatehouse"
+	namespace = "gatehouse-system" // deploy/default's
+)
+
+func loadChart(t *testing.T) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatalf("loading %s: %v", chartDir, err)
+	}
+	return c
+}
+
+// renderChart is `helm template --include-crds --namespace gatehouse-system`:
+// the values are checked against values.schema.json, the templates
+// rendered, and the CRDs of crds/ added.
+func renderChart(t *testing.T, values map[string]any) (map[string]map[string]any, error) {
+	t.Helper()
+	c := loadChart(t)
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "gatehouse", Namespace: namespace, IsInstall: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	files, err := engine.Render(c, vals)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var docs []byte
+	for _, crd := range c.CRDObjects() {
+		docs = append(docs, "\n---\n"...)
+		docs = append(docs, crd.File.Data...)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, ".yaml") {
+			docs = append(docs, "\n---\n"...)
+			docs = append(docs, files[name]...)
+		}
+	}
+	return objectsByKey(t, docs), nil
+}
+
+// renderKustomize renders dir as deploy_test.go does (krusty, default
+// options).
+func renderKustomize(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	out, err := resMap.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objectsByKey(t, out)
+}
+
+var separator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
+
+// objectsByKey decodes a YAML stream into objects keyed
+// "apiVersion Kind namespace/name", normalised: the server configuration
+// in the ConfigMap is compared as data, not as text with comments.
+func objectsByKey(t *testing.T, stream []byte) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, doc := range separator.Split(string(stream), -1) {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("%v in:\n%s", err, doc)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		key := fmt.Sprintf("%v %v %v/%v", obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
+		if _, dup := out[key]; dup {
+			t.Fatalf("%s rendered twice", key)
+		}
+		if data, ok := obj["data"].(map[string]any); ok && obj["kind"] == "ConfigMap" {
+			if text, ok := data["config.yaml"].(string); ok {
+				var cfg any
+				if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+					t.Fatalf("%s: config.yaml: %v", key, err)
+				}
+				data["config.yaml"] = cfg
+			}
+		}
+		out[key] = obj
+	}
+	return out
+}
+
+func keys(m map[string]map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// sameObjects fails for each object that one side has and the other
+// lacks, and for each that differs.
+func sameObjects(t *testing.T, chartName string, got map[string]map[string]any, wantName string, want map[string]map[string]any) {
+	t.Helper()
+	if diff := cmp.Diff(keys(want), keys(got)); diff != "" {
+		t.Errorf("%s renders other objects than %s (-%s +chart):\n%s", chartName, wantName, wantName, diff)
+	}
+	for _, k := range keys(want) {
+		if g, ok := got[k]; ok {
+			if diff := cmp.Diff(want[k], g); diff != "" {
+				t.Errorf("%s differs from %s (-%s +chart):\n%s", k, wantName, wantName, diff)
+			}
+		}
+	}
+	if len(want) < 10 {
+		t.Errorf("%s rendered only %d objects", wantName, len(want))
+	}
+}
+
+// TestChartDefaultIsDeployDefault: the chart with its default values is
+// deploy/default, object by object.
+func TestChartDefaultIsDeployDefault(t *testing.T) {
+	got, err := renderChart(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameObjects(t, "the chart", got, "deploy/default", renderKustomize(t, repo+"/deploy/default"))
+}
+
+// TestChartMonitoringIsDeployMonitoring: with the ServiceMonitor, the
+// alerts and the dashboard on, the chart is deploy/default with the
+// deploy/monitoring component, as an overlay that opts in renders it.
+func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
+	got, err := renderChart(t, map[string]any{"monitoring": map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true},
+		"prometheusRule": map[string]any{"enabled": true},
+		"dashboard":      map[string]any{"enabled": true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(repo + "/deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, abs) // kustomize takes directories by relative path only
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s\n", filepath.Join(rel, "default"), filepath.Join(rel, "monitoring"))
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sameObjects(t, "the chart with monitoring", got, "deploy/default+monitoring", renderKustomize(t, dir))
+}
+
+// nonDefault are values an adopter rolling out carefully sets: everything
+// audited, more namespaces exempt (by name and by label), a deploy account
+// exempt, an existing ClusterIssuer, two replicas.
+var nonDefault = map[string]any{
+	"replicas":    2,
+	"defaultMode": "Audit",
+	"webhooks":    map[string]any{"secret-scope": map[string]any{"mode": "Warn"}},
+	"exemptions": map[string]any{
+		"namespaces":      []any{"kube-system", "kube-node-lease", "legacy"},
+		"namespaceLabels": []any{map[string]any{"key": "team", "operator": "In", "values": []any{"platform"}}, map[string]any{"key": "gatehouse.dev/skip", "operator": "Exists"}},
+		"serviceAccounts": []any{"ci/deployer"},
+	},
+	"certManager": map[string]any{"issuer": map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}},
+	"image":       map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)},
+}
+
+// TestChartLint: Helm's linter (chart metadata, the schema, the templates
+// rendered and checked as Kubernetes YAML) finds nothing above INFO, with
+// the default values and with nonDefault.
+func TestChartLint(t *testing.T) {
+	for name, values := range map[string]map[string]any{"default values": nil, "non-default values": nonDefault} {
+		linter := lint.All(chartDir, values, namespace, false)
+		for _, m := range linter.Messages {
+			if m.Severity > support.InfoSev {
+				t.Errorf("%s: %s", name, m)
+			}
+		}
+	}
+}
+
+// TestChartNonDefault: nonDefault renders what it says: the configuration
+// carries the modes and exemptions, every webhook entry fails open (every
+// webhook is in Warn or Audit), the exempt namespaces are never sent, the
+// serving certificate comes from the ClusterIssuer and no self-signed chain
+// is made.
+func TestChartNonDefault(t *testing.T) {
+	got, err := renderChart(t, nonDefault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := got["v1 ConfigMap gatehouse-system/gatehouse-config"]
+	cfg, _ := cm["data"].(map[string]any)["config.yaml"].(map[string]any)
+	want := map[string]any{"defaultMode": "Audit", "webhooks": nonDefault["webhooks"], "exemptions": nonDefault["exemptions"]}
+	for k, v := range want {
+		if diff := cmp.Diff(jsonRoundTrip(t, v), cfg[k]); diff != "" {
+			t.Errorf("config.yaml %s (-values +config):\n%s", k, diff)
+		}
+	}
+	if cfg["serving"] == nil || cfg["apiVersion"] != "gatehouse.dev/v1alpha1" {
+		t.Errorf("config.yaml lost the default configuration: %v", cfg)
+	}
+	for _, k := range []string{"cert-manager.io/v1 Issuer gatehouse-system/gatehouse-selfsigned", "cert-manager.io/v1 Issuer gatehouse-system/gatehouse-ca", "cert-manager.io/v1 Certificate gatehouse-system/gatehouse-ca"} {
+		if got[k] != nil {
+			t.Errorf("%s rendered although an existing issuer is given", k)
+		}
+	}
+	serving := got["cert-manager.io/v1 Certificate gatehouse-system/gatehouse-serving"]
+	if diff := cmp.Diff(map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}, serving["spec"].(map[string]any)["issuerRef"]); diff != "" {
+		t.Errorf("serving certificate issuerRef (-want +got):\n%s", diff)
+	}
+	if r := got["apps/v1 Deployment gatehouse-system/gatehouse"]["spec"].(map[string]any)["replicas"]; r != float64(2) {
+		t.Errorf("replicas %v, want 2", r)
+	}
+	entries := 0
+	for _, k := range []string{"admissionregistration.k8s.io/v1 MutatingWebhookConfiguration <nil>/gatehouse", "admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration <nil>/gatehouse"} {
+		wc := got[k]
+		if wc == nil {
+			t.Fatalf("no %s in %v", k, keys(got))
+		}
+		for _, w := range wc["webhooks"].([]any) {
+			entries++
+			e := w.(map[string]any)
+			if e["failurePolicy"] != "Ignore" {
+				t.Errorf("%s: failurePolicy %v, want Ignore (every webhook audits or warns)", e["name"], e["failurePolicy"])
+			}
+			exprs := e["namespaceSelector"].(map[string]any)["matchExpressions"].([]any)
+			var names []any
+			negated := map[string]bool{}
+			for _, x := range exprs {
+				x := x.(map[string]any)
+				if x["key"] == "kubernetes.io/metadata.name" && x["operator"] == "NotIn" {
+					names = x["values"].([]any)
+				}
+				negated[fmt.Sprint(x["key"], " ", x["operator"], " ", x["values"])] = true
+			}
+			if diff := cmp.Diff([]any{"gatehouse-system", "kube-system", "kube-node-lease", "legacy"}, names); diff != "" {
+				t.Errorf("%s: excluded namespaces (-want +got):\n%s", e["name"], diff)
+			}
+			if !negated["team NotIn [platform]"] || !negated["gatehouse.dev/skip DoesNotExist <nil>"] {
+				t.Errorf("%s: the label exemptions are not negated into the selector: %v", e["name"], negated)
+			}
+		}
+	}
+	if entries < 5 {
+		t.Errorf("only %d webhook entries", entries)
+	}
+	if img := got["apps/v1 Deployment gatehouse-system/gatehouse"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "ghcr.io/gatehouse-dev/gatehouse@sha256:"+strings.Repeat("ab", 32) {
+		t.Errorf("image %v, want the digest", img)
+	}
+}
+
+func jsonRoundTrip(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestChartMixedModes: modes mixing Enforce with Warn or Audit need entries
+// split by failure policy, which only the registry renders: the chart
+// refuses them with the command to run, and takes the rendered
+// configurations when given.
+func TestChartMixedModes(t *testing.T) {
+	mixed := map[string]any{"webhooks": map[string]any{"secret-scope": map[string]any{"mode": "Warn"}}}
+	if _, err := renderChart(t, mixed); err == nil || !strings.Contains(err.Error(), "gatehouse manifests") {
+		t.Errorf("mixed modes without webhookConfigurations: %v, want a refusal naming gatehouse manifests", err)
+	}
+	given := `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: gatehouse}
+webhooks:
+- name: validating-fail.gatehouse.dev
+  failurePolicy: Fail
+  clientConfig: {service: {name: gatehouse, namespace: gatehouse-system, path: /validate/combined-fail}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+`
+	mixed["webhookConfigurations"] = given
+	got, err := renderChart(t, mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["admissionregistration.k8s.io/v1 MutatingWebhookConfiguration <nil>/gatehouse"] != nil {
+		t.Error("the chart's own configurations rendered besides the given ones")
+	}
+	v := got["admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration <nil>/gatehouse"]
+	if v == nil || v["webhooks"].([]any)[0].(map[string]any)["failurePolicy"] != "Fail" {
+		t.Errorf("the given configuration is not rendered as given: %v", v)
+	}
+}
+
+// TestChartSchemaRefuses: values.schema.json refuses what the server would:
+// a mutating webhook in Warn, a webhook that does not exist, an unknown
+// mode, a malformed exempt service account.
+func TestChartSchemaRefuses(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"mutating in Warn":   {"webhooks": map[string]any{"harness-proxy": map[string]any{"mode": "Warn"}}},
+		"unknown webhook":    {"webhooks": map[string]any{"secret-scopes": map[string]any{"mode": "Audit"}}},
+		"unknown mode":       {"defaultMode": "Dryrun"},
+		"service account":    {"exemptions": map[string]any{"serviceAccounts": []any{"deployer"}}},
+		"label without key":  {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"operator": "Exists"}}}},
+		"In without values":  {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"key": "k", "operator": "In"}}}},
+		"a misspelled value": {"replica": 2},
+	} {
+		if _, err := renderChart(t, values); err == nil || !strings.Contains(err.Error(), "schema") {
+			t.Errorf("%s: %v, want a schema error", name, err)
+		}
+	}
+}
+
+// TestChartCopiesAreCurrent: the files the chart carries from deploy/ are
+// byte for byte what deploy/ has (make manifests and make chart-files
+// write them).
+func TestChartCopiesAreCurrent(t *testing.T) {
+	for copyPath, source := range map[string]string{
+		"files/webhookconfigurations.yaml":     "deploy/webhooks/webhookconfigurations.yaml",
+		"files/prometheusrule.yaml":            "deploy/monitoring/prometheusrule.yaml",
+		"files/dashboard.json":                 "deploy/monitoring/dashboard.json",
+		"crds/vshn.net_operatorharnesses.yaml": "deploy/crds/vshn.net_operatorharnesses.yaml",
+	} {
+		a, err := os.ReadFile(filepath.Join(chartDir, copyPath))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(repo, source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("charts/gatehouse/%s is not a copy of %s: run make chart-files", copyPath, source)
+		}
+	}
+}
