@@ -467,3 +467,45 @@ func TestCheckFormatKeepsExitStatus(t *testing.T) {
 		t.Errorf("-o xml: exit %d (%s), want a usage error naming the formats", code, stderr)
 	}
 }
+
+// TestReadmeQuotesRealFormatOutput: the README's `-o junit` and `-o sarif`
+// excerpts are what check prints for that example, line for line (a line
+// "..." stands for lines left out).
+func TestReadmeQuotesRealFormatOutput(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{FormatJUnit, FormatSARIF} {
+		command := "$ gatehouse check -f deploy/examples/pvc-denied.yaml -o " + format + "\n"
+		_, quoted, ok := strings.Cut(string(readme), command)
+		if !ok {
+			t.Errorf("README.md does not show %q", strings.TrimSpace(command))
+			continue
+		}
+		quoted, _, _ = strings.Cut(quoted, "\n$ ")
+		quoted, _, _ = strings.Cut(quoted, "\n```")
+		var stdout string
+		inDir(t, filepath.Join("..", "..", ".."), func() {
+			_, stdout, _ = run(t, "", "check", "-f", "deploy/examples/pvc-denied.yaml", "-o", format)
+		})
+		// Each quoted line is found in the output, in order.
+		rest := stdout
+		checked := 0
+		for _, line := range strings.Split(quoted, "\n") {
+			if strings.TrimSpace(line) == "..." || line == "" {
+				continue
+			}
+			i := strings.Index(rest, line+"\n")
+			if i < 0 {
+				t.Errorf("README.md -o %s quotes a line check does not print (in this order):\n%s\n--- output:\n%s", format, line, stdout)
+				break
+			}
+			rest = rest[i+len(line)+1:]
+			checked++
+		}
+		if checked < 10 {
+			t.Errorf("README.md -o %s: only %d lines quoted", format, checked)
+		}
+	}
+}
