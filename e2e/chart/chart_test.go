@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -194,8 +195,9 @@ func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
 }
 
 // nonDefault are values an adopter rolling out carefully sets: everything
-// audited, more namespaces exempt (by name and by label), a deploy account
-// exempt, an existing ClusterIssuer, two replicas.
+// audited, more namespaces exempt (by name and by label), a user, a group,
+// a deploy account and a namespace's accounts exempt, an existing
+// ClusterIssuer, two replicas, a pinned image.
 var nonDefault = map[string]any{
 	"replicas":    2,
 	"defaultMode": "Audit",
@@ -203,7 +205,9 @@ var nonDefault = map[string]any{
 	"exemptions": map[string]any{
 		"namespaces":      []any{"kube-system", "kube-node-lease", "legacy"},
 		"namespaceLabels": []any{map[string]any{"key": "team", "operator": "In", "values": []any{"platform"}}, map[string]any{"key": "gatehouse.dev/skip", "operator": "Exists"}},
-		"serviceAccounts": []any{"ci/deployer"},
+		"serviceAccounts": []any{"ci/deployer", "argo/*"},
+		"usernames":       []any{"alice"},
+		"groups":          []any{"ops"},
 	},
 	"certManager": map[string]any{"issuer": map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}},
 	"image":       map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)},
@@ -225,9 +229,9 @@ func TestChartLint(t *testing.T) {
 
 // TestChartNonDefault: nonDefault renders what it says: the configuration
 // carries the modes and exemptions, every webhook entry fails open (every
-// webhook is in Warn or Audit), the exempt namespaces are never sent, the
-// serving certificate comes from the ClusterIssuer and no self-signed chain
-// is made.
+// webhook is in Warn or Audit), the exempt namespaces and requesters are
+// never sent, the serving certificate comes from the ClusterIssuer and no
+// self-signed chain is made.
 func TestChartNonDefault(t *testing.T) {
 	got, err := renderChart(t, nonDefault)
 	if err != nil {
@@ -284,6 +288,7 @@ func TestChartNonDefault(t *testing.T) {
 			if !negated["team NotIn [platform]"] || !negated["gatehouse.dev/skip DoesNotExist <nil>"] {
 				t.Errorf("%s: the label exemptions are not negated into the selector: %v", e["name"], negated)
 			}
+			checkExemptionCondition(t, e)
 		}
 	}
 	if entries < 5 {
@@ -291,6 +296,57 @@ func TestChartNonDefault(t *testing.T) {
 	}
 	if img := got["apps/v1 Deployment gatehouse-system/gatehouse"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "ghcr.io/gatehouse-dev/gatehouse@sha256:"+strings.Repeat("ab", 32) {
 		t.Errorf("image %v, want the digest", img)
+	}
+}
+
+// checkExemptionCondition evaluates the entry's gatehouse-exemptions
+// matchCondition with CEL as the API server declares it (request, object,
+// oldObject, dynamically typed; absent fields absent): the exempt user,
+// service accounts and groups are left out, anyone else is sent.
+func checkExemptionCondition(t *testing.T, entry map[string]any) {
+	t.Helper()
+	var expr string
+	for _, c := range entry["matchConditions"].([]any) {
+		if c.(map[string]any)["name"] == "gatehouse-exemptions" {
+			expr = c.(map[string]any)["expression"].(string)
+		}
+	}
+	if expr == "" {
+		t.Errorf("%s: no gatehouse-exemptions matchCondition", entry["name"])
+		return
+	}
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		t.Fatalf("%s: %s does not compile: %v", entry["name"], expr, iss.Err())
+	}
+	prg, err := env.Program(ast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		userInfo map[string]any
+		sent     bool
+	}{
+		{map[string]any{"username": "alice"}, false},
+		{map[string]any{"username": "system:serviceaccount:ci:deployer", "groups": []any{"system:serviceaccounts", "system:serviceaccounts:ci"}}, false},
+		{map[string]any{"username": "system:serviceaccount:argo:runner", "groups": []any{"system:serviceaccounts", "system:serviceaccounts:argo"}}, false},
+		{map[string]any{"username": "carol", "groups": []any{"ops"}}, false},
+		{map[string]any{"username": "bob"}, true},
+		{map[string]any{"username": "system:serviceaccount:ci:other", "groups": []any{"system:serviceaccounts:ci"}}, true},
+		{map[string]any{}, true},
+	} {
+		out, _, err := prg.Eval(map[string]any{"request": map[string]any{"userInfo": tc.userInfo}, "object": nil, "oldObject": nil})
+		if err != nil {
+			t.Errorf("%s: %v for %v (an error calls a Fail entry's webhook anyway)", entry["name"], err, tc.userInfo)
+			continue
+		}
+		if out.Value() != tc.sent {
+			t.Errorf("%s: %v is sent=%v, want %v (%s)", entry["name"], tc.userInfo, out.Value(), tc.sent, expr)
+		}
 	}
 }
 
