@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -24,17 +25,11 @@ const (
 // outputFormats lists the formats -o takes, in the order usage names them.
 var outputFormats = []string{FormatText, FormatJSON, FormatJUnit, FormatSARIF}
 
-func validOutputFormat(format string) bool {
-	for _, f := range outputFormats {
-		if f == format {
-			return true
-		}
-	}
-	return false
-}
+func validOutputFormat(format string) bool { return slices.Contains(outputFormats, format) }
 
-// The enforcement modes a result can be decided in (docs/contracts.md).
-// An empty mode is Enforce.
+// The enforcement modes a result can be decided in: the server
+// configuration's defaultMode and webhooks.<name>.mode. An empty mode is
+// Enforce.
 const (
 	ModeEnforce = "Enforce"
 	ModeWarn    = "Warn"
