@@ -63,23 +63,26 @@ func writeResults(w io.Writer, format string, docs []Document, objects []ObjectO
 	return usageError("-o must be one of %s, not %q", strings.Join(outputFormats, ", "), format)
 }
 
-// verdictOf sorts a result into what CI makes of it.
-type verdict int
+// ciVerdict is what CI makes of a result.
+type ciVerdict int
 
 const (
-	verdictPass        verdict = iota
-	verdictDenied              // an Enforce denial: fails the build
-	verdictErrored             // the webhook could not decide: fails the build
-	verdictNotEnforced         // findings that a Warn or Audit mode let through
+	verdictPass        ciVerdict = iota
+	verdictDenied                // a denial: fails the build
+	verdictErrored               // the webhook could not decide and denied: fails the build
+	verdictNotEnforced           // findings or an error that a Warn or Audit mode admitted
 )
 
-func verdictOf(r CheckResult) verdict {
+// verdictOf sorts a result by the answer given: Allowed is the answer, so
+// findings or an error that came with an allowed answer were let through by
+// the webhook's mode.
+func verdictOf(r CheckResult) ciVerdict {
 	switch {
-	case r.Error != "":
+	case !r.Allowed && r.Error != "":
 		return verdictErrored
 	case !r.Allowed:
 		return verdictDenied
-	case len(r.Findings) > 0:
+	case len(r.Findings) > 0 || r.Error != "":
 		return verdictNotEnforced
 	}
 	return verdictPass
@@ -98,9 +101,9 @@ func objectName(ref ObjectRef) string {
 //
 // One testsuite per input file, one testcase per object and webhook (the
 // object's results in order). An Enforce denial is a <failure>, a webhook
-// that could not decide an <error>; findings a Warn or Audit mode let
-// through pass, marked by a property "not-enforced" and listed in
-// <system-out>. An object no webhook intercepts is one <skipped> testcase.
+// that could not decide (and denied) an <error>; findings or an error a
+// Warn or Audit mode let through pass, marked by a property "not-enforced"
+// and listed in <system-out>. An object no webhook intercepts is one <skipped> testcase.
 
 type junitTestsuites struct {
 	XMLName  xml.Name         `xml:"testsuites"`
@@ -205,7 +208,12 @@ func writeJUnit(w io.Writer, docs []Document, results []CheckResult) error {
 				tc.Failure = &junitProblem{Message: "denied: " + findingCodes(r) + " (" + where + ")", Type: "denied", Text: out.String()}
 				suite.Failures++
 			case verdictNotEnforced:
-				tc.Properties.Property = append(tc.Properties.Property, junitProperty{Name: "not-enforced", Value: findingCodes(r)})
+				notEnforced := findingCodes(r)
+				if r.Error != "" {
+					notEnforced = ruleReviewError
+					out.WriteString("error: " + r.Error + "\n")
+				}
+				tc.Properties.Property = append(tc.Properties.Property, junitProperty{Name: "not-enforced", Value: notEnforced})
 				tc.SystemOut = systemOut(fmt.Sprintf("NOT ENFORCED (mode %s): %s would deny; admitted\n%s", resultMode(r), r.Webhook, out.String()))
 			default:
 				tc.SystemOut = systemOut(out.String())
@@ -260,8 +268,8 @@ func resultsByDoc(results []CheckResult) map[int][]CheckResult {
 // One run of tool gatehouse. Its rules are the finding codes that occur
 // (and ReviewError for a webhook that could not decide), each with a
 // helpUri into docs/contracts.md, which names every code. One result per
-// finding, at level error for an Enforce denial, warning in Warn mode and
-// note in Audit mode, located at the file as given on the command line and
+// finding (or error), at level error for what denied, warning for what
+// Warn mode admitted and note for what Audit mode admitted, located at the file as given on the command line and
 // the line where the object starts (the item's own line inside a List).
 // Objects read from stdin have no physical location, only the logical one.
 
@@ -339,9 +347,10 @@ type sarifLogicalLocation struct {
 	Kind               string `json:"kind"`
 }
 
-// sarifLevel is the level of a result's findings by the result's mode.
+// sarifLevel is the level of a result's findings (or error): error for
+// what denied, else by the mode that let it through.
 func sarifLevel(r CheckResult) string {
-	if verdictOf(r) == verdictDenied || verdictOf(r) == verdictErrored {
+	if !r.Allowed {
 		return "error"
 	}
 	if resultMode(r) == ModeAudit {
@@ -405,7 +414,7 @@ func writeSARIF(w io.Writer, docs []Document, results []CheckResult) error {
 		props := map[string]string{"webhook": r.Webhook, "mode": resultMode(r), "source": d.Where()}
 		if r.Error != "" {
 			run.Results = append(run.Results, sarifResult{
-				RuleID: ruleReviewError, RuleIndex: ruleIndex[ruleReviewError], Level: "error",
+				RuleID: ruleReviewError, RuleIndex: ruleIndex[ruleReviewError], Level: sarifLevel(r),
 				Message:   sarifMessage{Text: fmt.Sprintf("%s: %s: %s", objectName(r.Object), r.Webhook, r.Error)},
 				Locations: []sarifLocation{loc}, Properties: props,
 			})

@@ -207,7 +207,7 @@ func TestCheckJUnit(t *testing.T) {
 
 // modeResults are results as Warn and Audit modes and an undecidable
 // review produce them: findings that were let through (Allowed, with
-// findings), and an error.
+// findings), an error that denied, and one that Audit let through.
 func modeResults() ([]Document, []CheckResult) {
 	docs := []Document{
 		{Source: "a dir/pvc.yaml", Index: 0, Item: -1, Line: 3, Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": map[string]any{"name": "p", "namespace": "n"}}},
@@ -220,6 +220,7 @@ func modeResults() ([]Document, []CheckResult) {
 		{Object: ref(docs[0]), Webhook: "service-account", Operation: "CREATE", Allowed: true, Mode: ModeAudit, Findings: []FindingOut{{Code: "ServiceAccountMismatch", Field: "spec.serviceAccountName", Message: "m"}}, doc: 0},
 		{Object: ref(docs[1]), Webhook: "secret-scope", Operation: "CREATE", Allowed: false, Findings: finding, doc: 1},
 		{Object: ref(docs[1]), Webhook: "pod-security", Operation: "CREATE", Allowed: false, Error: "InternalError: the evaluator failed", doc: 1},
+		{Object: ref(docs[1]), Webhook: "harness", Operation: "CREATE", Allowed: true, Mode: ModeAudit, Error: "StateUnavailable: the caches are not synced", doc: 1},
 	}
 	return docs, results
 }
@@ -233,8 +234,8 @@ func TestJUnitModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := parseJUnit(t, buf.String())
-	if doc.Tests != 4 || doc.Failures != 1 || doc.Errors != 1 {
-		t.Fatalf("tests=%d failures=%d errors=%d, want 4, 1, 1:\n%s", doc.Tests, doc.Failures, doc.Errors, buf.String())
+	if doc.Tests != 5 || doc.Failures != 1 || doc.Errors != 1 {
+		t.Fatalf("tests=%d failures=%d errors=%d, want 5, 1, 1:\n%s", doc.Tests, doc.Failures, doc.Errors, buf.String())
 	}
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
@@ -254,6 +255,10 @@ func TestJUnitModes(t *testing.T) {
 			case strings.HasSuffix(c.Name, "q / secret-scope"):
 				if c.Failure == nil || props["mode"] != ModeEnforce || c.File != "" {
 					t.Errorf("the Enforce denial from stdin (no file): %+v", c)
+				}
+			case strings.HasSuffix(c.Name, "q / harness"):
+				if c.Error != nil || c.Failure != nil || props["not-enforced"] != "ReviewError" || !strings.Contains(c.SystemOut, "StateUnavailable") {
+					t.Errorf("the error Audit let through: %+v", c)
 				}
 			case strings.HasSuffix(c.Name, "q / pod-security"):
 				if c.Error == nil || !strings.Contains(c.Error.Text, "InternalError") {
@@ -407,7 +412,8 @@ func TestCheckSARIF(t *testing.T) {
 }
 
 // TestSARIFModes: levels follow the mode (Enforce error, Warn warning,
-// Audit note), an undecided review is a ReviewError at level error, a
+// Audit note), an undecided review is a ReviewError (error when it
+// denied, note when Audit let it through), a
 // path with a space is a valid URI reference, and stdin has no physical
 // location; all of it valid SARIF 2.1.0.
 func TestSARIFModes(t *testing.T) {
@@ -435,6 +441,7 @@ func TestSARIFModes(t *testing.T) {
 		"secret-scope ScopeEntryEmpty":           "error", // the Enforce denial (it wins over the Warn one in this map)
 		"service-account ServiceAccountMismatch": "note",
 		"pod-security ReviewError":               "error",
+		"harness ReviewError":                    "note",
 	}
 	for k, v := range want {
 		if got[k] != v {
