@@ -194,30 +194,84 @@ func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
 	sameObjects(t, "the chart with monitoring", got, "deploy/default+monitoring", renderKustomize(t, dir))
 }
 
-// nonDefault are values an adopter rolling out carefully sets: everything
-// audited, more namespaces exempt (by name and by label), a user, a group,
-// a deploy account and a namespace's accounts exempt, an existing
-// ClusterIssuer, two replicas, a pinned image.
-var nonDefault = map[string]any{
-	"replicas":    2,
-	"defaultMode": "Audit",
-	"webhooks":    map[string]any{"secret-scope": map[string]any{"mode": "Warn"}},
-	"exemptions": map[string]any{
-		"namespaces":      []any{"kube-system", "kube-node-lease", "legacy"},
-		"namespaceLabels": []any{map[string]any{"key": "team", "operator": "In", "values": []any{"platform"}}, map[string]any{"key": "gatehouse.dev/skip", "operator": "Exists"}},
-		"serviceAccounts": []any{"ci/deployer", "argo/*"},
-		"usernames":       []any{"alice"},
-		"groups":          []any{"ops"},
-	},
-	"certManager": map[string]any{"issuer": map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}},
-	"image":       map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)},
+// configValues turns a server configuration of testdata/ into chart
+// values: the chart's config keeps deploy/default's; defaultMode, webhooks
+// and exemptions come from the file.
+func configValues(t *testing.T, path string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]any{}
+	for _, k := range []string{"defaultMode", "webhooks", "exemptions"} {
+		if v, ok := cfg[k]; ok {
+			values[k] = v
+		}
+	}
+	return values
+}
+
+// readConfig reads a server configuration of testdata/ as data.
+func readConfig(t *testing.T, path string) any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// webhookConfigurations are the two webhook configurations of a render.
+func webhookConfigurations(objs map[string]map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for k, o := range objs {
+		if strings.HasPrefix(k, "admissionregistration.k8s.io/") {
+			out[k] = o
+		}
+	}
+	return out
+}
+
+// regenerate says how to render a testdata file of webhook configurations.
+func regenerate(config, file string) string {
+	return fmt.Sprintf("go run ./cmd/gatehouse manifests --manage-selections --config e2e/chart/testdata/%s > e2e/chart/testdata/%s", config, file)
+}
+
+// auditValues are values an adopter rolling out carefully sets: everything
+// audited but secret-scope (Warn), exemptions by namespace, label, user,
+// group and service account (testdata/audit-config.yaml), with the webhook
+// configurations `gatehouse manifests` renders for them, an existing
+// ClusterIssuer, two replicas and a pinned image.
+func auditValues(t *testing.T) map[string]any {
+	t.Helper()
+	values := configValues(t, "testdata/audit-config.yaml")
+	rendered, err := os.ReadFile("testdata/webhooks-audit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values["webhookConfigurations"] = string(rendered)
+	values["certManager"] = map[string]any{"issuer": map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}}
+	values["replicas"] = 2
+	values["image"] = map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)}
+	return values
 }
 
 // TestChartLint: Helm's linter (chart metadata, the schema, the templates
 // rendered and checked as Kubernetes YAML) finds nothing above INFO, with
-// the default values and with nonDefault.
+// the default values, with exemptions and with auditValues.
 func TestChartLint(t *testing.T) {
-	for name, values := range map[string]map[string]any{"default values": nil, "non-default values": nonDefault} {
+	for name, values := range map[string]map[string]any{
+		"default values": nil, "exemptions": configValues(t, "testdata/exemptions-config.yaml"), "audit": auditValues(t),
+	} {
 		linter := lint.All(chartDir, values, namespace, false)
 		for _, m := range linter.Messages {
 			if m.Severity > support.InfoSev {
@@ -227,26 +281,68 @@ func TestChartLint(t *testing.T) {
 	}
 }
 
-// TestChartNonDefault: nonDefault renders what it says: the configuration
-// carries the modes and exemptions, every webhook entry fails open (every
-// webhook is in Warn or Audit), the exempt namespaces and requesters are
-// never sent, the serving certificate comes from the ClusterIssuer and no
-// self-signed chain is made.
-func TestChartNonDefault(t *testing.T) {
-	got, err := renderChart(t, nonDefault)
+// TestChartExemptionsAreManifests: the chart renders exemptions into its
+// own webhook configurations exactly as `gatehouse manifests` renders them
+// for the same configuration (testdata/webhooks-exemptions.yaml), and its
+// configuration is that configuration.
+func TestChartExemptionsAreManifests(t *testing.T) {
+	got, err := renderChart(t, configValues(t, "testdata/exemptions-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm := got["v1 ConfigMap gatehouse-system/gatehouse-config"]
-	cfg, _ := cm["data"].(map[string]any)["config.yaml"].(map[string]any)
-	want := map[string]any{"defaultMode": "Audit", "webhooks": nonDefault["webhooks"], "exemptions": nonDefault["exemptions"]}
-	for k, v := range want {
-		if diff := cmp.Diff(jsonRoundTrip(t, v), cfg[k]); diff != "" {
-			t.Errorf("config.yaml %s (-values +config):\n%s", k, diff)
+	rendered, err := os.ReadFile("testdata/webhooks-exemptions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := objectsByKey(t, rendered)
+	gotWC := webhookConfigurations(got)
+	if diff := cmp.Diff(want, gotWC); diff != "" {
+		t.Errorf("the chart's webhook configurations differ from gatehouse manifests' for testdata/exemptions-config.yaml (-manifests +chart); after a registry change: %s\n%s",
+			regenerate("exemptions-config.yaml", "webhooks-exemptions.yaml"), diff)
+	}
+	cfg := got["v1 ConfigMap gatehouse-system/gatehouse-config"]["data"].(map[string]any)["config.yaml"]
+	if diff := cmp.Diff(readConfig(t, "testdata/exemptions-config.yaml"), cfg); diff != "" {
+		t.Errorf("config.yaml (-testdata/exemptions-config.yaml +chart):\n%s", diff)
+	}
+	for _, wc := range gotWC {
+		for _, w := range wc["webhooks"].([]any) {
+			checkExemptionCondition(t, w.(map[string]any))
 		}
 	}
-	if cfg["serving"] == nil || cfg["apiVersion"] != "gatehouse.dev/v1alpha1" {
-		t.Errorf("config.yaml lost the default configuration: %v", cfg)
+}
+
+// TestChartNonDefault: auditValues render what they say: the configuration
+// is testdata/audit-config.yaml (modes and exemptions), the webhook
+// configurations are the ones given (failing open, as every webhook audits
+// or warns), the serving certificate comes from the ClusterIssuer and no
+// self-signed chain is made, two replicas of the pinned image.
+func TestChartNonDefault(t *testing.T) {
+	got, err := renderChart(t, auditValues(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := got["v1 ConfigMap gatehouse-system/gatehouse-config"]["data"].(map[string]any)["config.yaml"]
+	if diff := cmp.Diff(readConfig(t, "testdata/audit-config.yaml"), cfg); diff != "" {
+		t.Errorf("config.yaml (-testdata/audit-config.yaml +chart):\n%s", diff)
+	}
+	rendered, err := os.ReadFile("testdata/webhooks-audit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(objectsByKey(t, rendered), webhookConfigurations(got)); diff != "" {
+		t.Errorf("the webhook configurations are not the ones given (-given +chart):\n%s", diff)
+	}
+	entries := 0
+	for _, wc := range webhookConfigurations(got) {
+		for _, w := range wc["webhooks"].([]any) {
+			entries++
+			if e := w.(map[string]any); e["failurePolicy"] != "Ignore" {
+				t.Errorf("%s: failurePolicy %v; testdata/webhooks-audit.yaml is stale: %s", e["name"], e["failurePolicy"], regenerate("audit-config.yaml", "webhooks-audit.yaml"))
+			}
+		}
+	}
+	if entries < 5 {
+		t.Errorf("only %d webhook entries", entries)
 	}
 	for _, k := range []string{"cert-manager.io/v1 Issuer gatehouse-system/gatehouse-selfsigned", "cert-manager.io/v1 Issuer gatehouse-system/gatehouse-ca", "cert-manager.io/v1 Certificate gatehouse-system/gatehouse-ca"} {
 		if got[k] != nil {
@@ -257,49 +353,16 @@ func TestChartNonDefault(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}, serving["spec"].(map[string]any)["issuerRef"]); diff != "" {
 		t.Errorf("serving certificate issuerRef (-want +got):\n%s", diff)
 	}
-	if r := got["apps/v1 Deployment gatehouse-system/gatehouse"]["spec"].(map[string]any)["replicas"]; r != float64(2) {
-		t.Errorf("replicas %v, want 2", r)
+	spec := got["apps/v1 Deployment gatehouse-system/gatehouse"]["spec"].(map[string]any)
+	if spec["replicas"] != float64(2) {
+		t.Errorf("replicas %v, want 2", spec["replicas"])
 	}
-	entries := 0
-	for _, k := range []string{"admissionregistration.k8s.io/v1 MutatingWebhookConfiguration <nil>/gatehouse", "admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration <nil>/gatehouse"} {
-		wc := got[k]
-		if wc == nil {
-			t.Fatalf("no %s in %v", k, keys(got))
-		}
-		for _, w := range wc["webhooks"].([]any) {
-			entries++
-			e := w.(map[string]any)
-			if e["failurePolicy"] != "Ignore" {
-				t.Errorf("%s: failurePolicy %v, want Ignore (every webhook audits or warns)", e["name"], e["failurePolicy"])
-			}
-			exprs := e["namespaceSelector"].(map[string]any)["matchExpressions"].([]any)
-			var names []any
-			negated := map[string]bool{}
-			for _, x := range exprs {
-				x := x.(map[string]any)
-				if x["key"] == "kubernetes.io/metadata.name" && x["operator"] == "NotIn" {
-					names = x["values"].([]any)
-				}
-				negated[fmt.Sprint(x["key"], " ", x["operator"], " ", x["values"])] = true
-			}
-			if diff := cmp.Diff([]any{"gatehouse-system", "kube-system", "kube-node-lease", "legacy"}, names); diff != "" {
-				t.Errorf("%s: excluded namespaces (-want +got):\n%s", e["name"], diff)
-			}
-			if !negated["team NotIn [platform]"] || !negated["gatehouse.dev/skip DoesNotExist <nil>"] {
-				t.Errorf("%s: the label exemptions are not negated into the selector: %v", e["name"], negated)
-			}
-			checkExemptionCondition(t, e)
-		}
-	}
-	if entries < 5 {
-		t.Errorf("only %d webhook entries", entries)
-	}
-	if img := got["apps/v1 Deployment gatehouse-system/gatehouse"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "ghcr.io/gatehouse-dev/gatehouse@sha256:"+strings.Repeat("ab", 32) {
+	if img := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "ghcr.io/gatehouse-dev/gatehouse@sha256:"+strings.Repeat("ab", 32) {
 		t.Errorf("image %v, want the digest", img)
 	}
 }
 
-// checkExemptionCondition evaluates the entry's gatehouse-exemptions
+// checkExemptionCondition evaluates the entry's gatehouse-not-exempt
 // matchCondition with CEL as the API server declares it (request, object,
 // oldObject, dynamically typed; absent fields absent): the exempt user,
 // service accounts and groups are left out, anyone else is sent.
@@ -307,12 +370,12 @@ func checkExemptionCondition(t *testing.T, entry map[string]any) {
 	t.Helper()
 	var expr string
 	for _, c := range entry["matchConditions"].([]any) {
-		if c.(map[string]any)["name"] == "gatehouse-exemptions" {
+		if c.(map[string]any)["name"] == "gatehouse-not-exempt" {
 			expr = c.(map[string]any)["expression"].(string)
 		}
 	}
 	if expr == "" {
-		t.Errorf("%s: no gatehouse-exemptions matchCondition", entry["name"])
+		t.Errorf("%s: no gatehouse-not-exempt matchCondition", entry["name"])
 		return
 	}
 	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
@@ -337,7 +400,6 @@ func checkExemptionCondition(t *testing.T, entry map[string]any) {
 		{map[string]any{"username": "carol", "groups": []any{"ops"}}, false},
 		{map[string]any{"username": "bob"}, true},
 		{map[string]any{"username": "system:serviceaccount:ci:other", "groups": []any{"system:serviceaccounts:ci"}}, true},
-		{map[string]any{}, true},
 	} {
 		out, _, err := prg.Eval(map[string]any{"request": map[string]any{"userInfo": tc.userInfo}, "object": nil, "oldObject": nil})
 		if err != nil {
@@ -363,36 +425,46 @@ func jsonRoundTrip(t *testing.T, v any) any {
 	return out
 }
 
-// TestChartMixedModes: modes mixing Enforce with Warn or Audit need entries
-// split by failure policy, which only the registry renders: the chart
-// refuses them with the command to run, and takes the rendered
-// configurations when given.
-func TestChartMixedModes(t *testing.T) {
-	mixed := map[string]any{"webhooks": map[string]any{"secret-scope": map[string]any{"mode": "Warn"}}}
-	if _, err := renderChart(t, mixed); err == nil || !strings.Contains(err.Error(), "gatehouse manifests") {
-		t.Errorf("mixed modes without webhookConfigurations: %v, want a refusal naming gatehouse manifests", err)
+// TestChartEntriesOnlyTheRegistryRenders: Warn, Audit and a webhook
+// switched off change the webhook configurations' entries (the registry
+// regroups them by failure policy), so the chart refuses to render its own
+// for them, naming the command that renders them, and renders given ones as
+// given but for the namespace.
+func TestChartEntriesOnlyTheRegistryRenders(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"one webhook warns":   {"webhooks": map[string]any{"secret-scope": map[string]any{"mode": "Warn"}}},
+		"everything audits":   {"defaultMode": "Audit"},
+		"a webhook is off":    {"webhooks": map[string]any{"harness": map[string]any{"enabled": false}}},
+		"audit, one enforces": {"defaultMode": "Audit", "webhooks": map[string]any{"harness": map[string]any{"mode": "Enforce"}}},
+	} {
+		if _, err := renderChart(t, values); err == nil || !strings.Contains(err.Error(), "gatehouse manifests") {
+			t.Errorf("%s, without webhookConfigurations: %v, want a refusal naming gatehouse manifests", name, err)
+		}
+	}
+	if _, err := renderChart(t, map[string]any{"defaultMode": "Enforce", "webhooks": map[string]any{"harness": map[string]any{"mode": "Enforce", "enabled": true}}}); err != nil {
+		t.Errorf("Enforce and enabled spelled out: %v", err)
 	}
 	given := `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
-metadata: {name: gatehouse}
+metadata: {name: gatehouse, annotations: {cert-manager.io/inject-ca-from: gatehouse-system/gatehouse-serving}}
 webhooks:
-- name: validating-fail.gatehouse.dev
-  failurePolicy: Fail
-  clientConfig: {service: {name: gatehouse, namespace: gatehouse-system, path: /validate/combined-fail}}
+- name: validating-ignore.gatehouse.dev
+  failurePolicy: Ignore
+  clientConfig: {service: {name: gatehouse, namespace: gatehouse-system, path: /validate/combined-ignore}}
+  namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [gatehouse-system, kube-system]}]}
   sideEffects: None
   admissionReviewVersions: [v1]
 `
-	mixed["webhookConfigurations"] = given
-	got, err := renderChart(t, mixed)
+	got, err := renderChart(t, map[string]any{"defaultMode": "Audit", "webhookConfigurations": given,
+		"exemptions": map[string]any{"namespaces": []any{"other"}, "usernames": []any{"alice"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got["admissionregistration.k8s.io/v1 MutatingWebhookConfiguration <nil>/gatehouse"] != nil {
 		t.Error("the chart's own configurations rendered besides the given ones")
 	}
-	v := got["admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration <nil>/gatehouse"]
-	if v == nil || v["webhooks"].([]any)[0].(map[string]any)["failurePolicy"] != "Fail" {
-		t.Errorf("the given configuration is not rendered as given: %v", v)
+	if diff := cmp.Diff(objectsByKey(t, []byte(given)), webhookConfigurations(got)); diff != "" {
+		t.Errorf("the given configuration is not rendered as given (-given +chart):\n%s", diff)
 	}
 }
 

@@ -28,21 +28,17 @@ The image reference: a digest pins it, else the tag (appVersion when empty).
 {{- end }}
 
 {{/*
-"true" when every webhook runs in Warn or Audit (defaultMode and every
-per-webhook mode), "false" when every one enforces, "mixed" otherwise.
+"true" when the chart's own webhook configurations (deploy/webhooks') fit
+the values: every webhook enabled and in Enforce. Warn, Audit and a
+disabled webhook change the entries, which only the registry renders.
 */}}
-{{- define "gatehouse.relaxed" -}}
-{{- $relaxed := list -}}
-{{- $relaxed = append $relaxed (has (.Values.defaultMode | default "Enforce") (list "Warn" "Audit")) -}}
+{{- define "gatehouse.ownEntriesFit" -}}
+{{- $fit := has (.Values.defaultMode | default "Enforce") (list "Enforce") -}}
 {{- range $name, $w := .Values.webhooks -}}
-{{- if $w.mode -}}
-{{- $relaxed = append $relaxed (has $w.mode (list "Warn" "Audit")) -}}
+{{- if and $w.mode (ne $w.mode "Enforce") }}{{ $fit = false }}{{ end -}}
+{{- if and (hasKey $w "enabled") (not $w.enabled) }}{{ $fit = false }}{{ end -}}
 {{- end -}}
-{{- end -}}
-{{- if not (has false $relaxed) -}}true
-{{- else if not (has true $relaxed) -}}false
-{{- else -}}mixed
-{{- end -}}
+{{- $fit -}}
 {{- end }}
 
 {{/*
