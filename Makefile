@@ -11,7 +11,7 @@ E2E_CACHE ?= $(CURDIR)/.cache/e2e
 # product module) and must never be upgraded by a newer toolchain on its own.
 E2E_GO   := GOTOOLCHAIN=local GOWORK=off $(GO)
 
-.PHONY: help build run check test unit vet fmt-check rbacdiff e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
+.PHONY: help build run check test unit vet fmt-check rbacdiff chart chart-files e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -27,7 +27,7 @@ run: e2e-bin ## start a local control plane with cert-manager and gatehouse, app
 check: build ## admit the examples in deploy/examples/ offline (no cluster) and show the verdicts
 	./$(BIN) check -f deploy/examples/ || [ $$? -eq 1 ]
 
-test: fmt-check vet unit rbacdiff e2e ## everything CI runs: format, vet, unit tests, then the e2e suite on a real API server
+test: fmt-check vet unit rbacdiff chart e2e ## everything CI runs: format, vet, unit tests, then the e2e suite on a real API server
 
 unit: ## unit, golden, fuzz-seed and HTTPS adapter tests of the product module
 	$(GO) test -count=1 ./...
@@ -35,9 +35,20 @@ unit: ## unit, golden, fuzz-seed and HTTPS adapter tests of the product module
 vet:
 	$(GO) vet ./...
 	cd e2e && $(E2E_GO) vet ./...
+	cd e2e/chart && $(E2E_GO) vet ./...
 
 rbacdiff: ## the harness's RBAC rule matching against the Kubernetes authorizer's own (a module of its own: it imports k8s.io/kubernetes)
 	cd e2e/rbacdiff && $(E2E_GO) test -count=1 ./...
+
+chart: ## the Helm chart rendered with Helm's library: equal to deploy/default (and deploy/monitoring), linted, its values (a module of its own: Helm's dependencies)
+	cd e2e/chart && $(E2E_GO) test -count=1 ./...
+
+# The chart carries copies of generated files of deploy/ (Helm reads nothing
+# outside the chart); the chart test fails when they drift.
+chart-files: ## copy into charts/gatehouse the files it shares with deploy/
+	cp deploy/webhooks/webhookconfigurations.yaml charts/gatehouse/files/webhookconfigurations.yaml
+	cp deploy/monitoring/prometheusrule.yaml deploy/monitoring/dashboard.json charts/gatehouse/files/
+	cp deploy/crds/vshn.net_operatorharnesses.yaml charts/gatehouse/crds/
 
 e2e-bin: ## build (once, then cached) kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kubemark from module sources
 	e2e/tools/build.sh $(E2E_CACHE) >/dev/null
@@ -62,9 +73,11 @@ fmt-check:
 
 manifests: ## regenerate deploy/webhooks from the webhook registry
 	$(GO) run ./cmd/gatehouse manifests --manage-selections > deploy/webhooks/webhookconfigurations.yaml
+	$(MAKE) chart-files
 
 crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-gen
 	e2e/tools/controller-gen/generate.sh
+	$(MAKE) chart-files
 
 golden: ## regenerate the policies' golden fixtures (review the diff!)
 	GATEHOUSE_UPDATE_GOLDEN=1 $(GO) test -count=1 ./policies/...

@@ -40,7 +40,7 @@ type checkFlags struct {
 func newCheck() *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
-		Use:   "check -f PATH... [--state PATH...] [-o text|json]",
+		Use:   "check -f PATH... [--state PATH...] [-o text|json|junit|sarif]",
 		Short: "Admit manifests offline through the same webhooks the server runs",
 		Long: `check admits every object in PATH (a file of YAML or JSON documents, a directory walked
 recursively, or - for stdin; List kinds are unwrapped) as a CREATE through every enabled webhook
@@ -59,8 +59,8 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			if len(f.files) == 0 {
 				return usageError("check needs at least one -f PATH")
 			}
-			if f.output != "text" && f.output != "json" {
-				return usageError("-o must be text or json, not %q", f.output)
+			if !validOutputFormat(f.output) {
+				return usageError("-o must be one of %s, not %q", strings.Join(outputFormats, ", "), f.output)
 			}
 			switch f.layout {
 			case webhooks.LayoutSeparate, webhooks.LayoutCombined, webhooks.LayoutInProcess:
@@ -103,12 +103,7 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 			if err != nil {
 				return err
 			}
-			if f.output == "json" {
-				err = writeJSON(cmd.OutOrStdout(), objects, results)
-			} else {
-				writeText(cmd.OutOrStdout(), docs, results)
-			}
-			if err != nil {
+			if err := writeResults(cmd.OutOrStdout(), f.output, docs, objects, results); err != nil {
 				return err
 			}
 			for _, r := range results {
@@ -122,7 +117,7 @@ Exit status: 0 when every object is allowed, 1 when any is denied, 2 for unreada
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.files, "filename", "f", nil, "file, directory or - (repeatable)")
 	fl.StringArrayVar(&f.state, "state", nil, "existing cluster objects: file, directory or - (repeatable)")
-	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	fl.StringVarP(&f.output, "output", "o", FormatText, "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
 	fl.StringVar(&f.layout, "layout", webhooks.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (admission policies, docs/in-process.md)")
 	f.modes.register(cmd)

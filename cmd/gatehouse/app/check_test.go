@@ -156,7 +156,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"List item not an object", "", []string{"check", "-f", badItem}, exitUsage, "baditem.yaml, document 1, item 2: not an object"},
 		{"missing file", "", []string{"check", "-f", filepath.Join(dir, "nope.yaml")}, exitUsage, "nope.yaml"},
 		{"no -f", "", []string{"check"}, exitUsage, "at least one -f"},
-		{"bad -o", "", []string{"check", "-f", allowed, "-o", "yaml"}, exitUsage, "-o must be text or json"},
+		{"bad -o", "", []string{"check", "-f", allowed, "-o", "yaml"}, exitUsage, "-o must be one of text, json, junit, sarif"},
 		{"bad --state", "", []string{"check", "-f", allowed, "--state", badYAML}, exitUsage, "--state: "},
 		{"unknown flag", "", []string{"check", "--nope"}, exitUsage, "unknown flag"},
 	}

@@ -27,8 +27,12 @@ type Document struct {
 	Index  int    // 0-based document index in the file
 	// Item is the 0-based index inside a List document, or -1; Path holds
 	// the index at every level when Lists are nested (Path[0] == Item).
-	Item   int
-	Path   []int
+	Item int
+	Path []int
+	// Line is the 1-based line of Source where the object starts: the
+	// document's first line that is neither blank nor a comment, or, for
+	// an item of a List, the item's first line. 0 when it is not known.
+	Line   int
 	Object map[string]any
 }
 
@@ -134,15 +138,14 @@ func readDocuments(source string, r io.Reader) ([]Document, error) {
 // visitDocuments is readDocuments handing each document to visit as it is
 // read.
 func visitDocuments(source string, r io.Reader, visit func(Document) error) error {
-	reader := yaml.NewYAMLReader(bufio.NewReaderSize(io.LimitReader(r, 64*maxDocumentBytes), 64*1024))
+	reader := newDocumentReader(bufio.NewReaderSize(io.LimitReader(r, 64*maxDocumentBytes), 64*1024))
 	for index := 0; ; index++ {
-		raw, err := reader.Read()
+		raw, startLine, err := reader.read()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		where := Document{Source: source, Index: index, Item: -1}
-		var syntax yaml.YAMLSyntaxError
-		if errors.As(err, &syntax) { // it quotes the line
+		if errors.Is(err, errBadSeparator) { // the parser's own error quotes the line
 			return fmt.Errorf("%s: a line starting with \"---\" is not a document separator", where.Where())
 		}
 		if err != nil {
@@ -166,7 +169,12 @@ func visitDocuments(source string, r io.Reader, visit func(Document) error) erro
 			return fmt.Errorf("%s: %w", where.Where(), err)
 		}
 		where.Object = obj
-		if err := visitItems(where, visit); err != nil {
+		where.Line = startLine + leadingNonContentLines(raw)
+		var lines *listLines
+		if obj["items"] != nil {
+			lines = itemLines(raw, startLine)
+		}
+		if err := visitItems(where, lines, visit); err != nil {
 			return err
 		}
 	}
@@ -180,7 +188,10 @@ const maxListDepth = 8
 // document with an items field is a list whatever its kind; an item that is
 // a list is unwrapped in turn; an item with neither apiVersion nor kind is of
 // the list's apiVersion and its kind without the "List" suffix.
-func visitItems(d Document, visit func(Document) error) error {
+//
+// lines, when not nil, says where each item starts; an item it does not
+// cover starts, as far as Line says, where its List does.
+func visitItems(d Document, lines *listLines, visit func(Document) error) error {
 	if d.Object["items"] == nil {
 		return visit(d)
 	}
@@ -193,9 +204,16 @@ func visitItems(d Document, visit func(Document) error) error {
 		return fmt.Errorf("%s: lists nested more than %d deep", d.Where(), maxListDepth)
 	}
 	apiVersion, _ := d.Object["apiVersion"].(string)
+	if lines != nil && len(lines.items) != len(items) {
+		lines = nil // the nodes and the decoded object disagree: trust neither's lines
+	}
 	for i, item := range items {
-		itemDoc := Document{Source: d.Source, Index: d.Index, Item: i, Path: append(slices.Clone(d.Path), i)}
+		itemDoc := Document{Source: d.Source, Index: d.Index, Item: i, Path: append(slices.Clone(d.Path), i), Line: d.Line}
 		itemDoc.Item = itemDoc.Path[0]
+		var nested *listLines
+		if lines != nil {
+			itemDoc.Line, nested = lines.items[i], lines.nested[i]
+		}
 		m, ok := item.(map[string]any)
 		if !ok {
 			return fmt.Errorf("%s: not an object", itemDoc.Where())
@@ -207,7 +225,7 @@ func visitItems(d Document, visit func(Document) error) error {
 			return fmt.Errorf("%s: %w", itemDoc.Where(), err)
 		}
 		itemDoc.Object = m
-		if err := visitItems(itemDoc, visit); err != nil {
+		if err := visitItems(itemDoc, nested, visit); err != nil {
 			return err
 		}
 	}

@@ -28,8 +28,9 @@ var readErrorShape = regexp.MustCompile(`^-, document \d+(, item \d+)?: (` +
 // FuzzReadInput feeds arbitrary bytes to the `check` input reader as
 // stdin: no panic; every error names its document and has one of the
 // reader's own shapes (so it never quotes the input); every document read
-// has apiVersion and kind, positions in order, and reads back the same when
-// written out as JSON and read again.
+// has apiVersion and kind, positions in order, a line of the input where it
+// starts (items of a List in order), and reads back the same when written
+// out as JSON and read again.
 func FuzzReadInput(f *testing.F) {
 	for _, glob := range []string{"../../../deploy/examples/*.yaml", "../../../policies/*/testdata/*/*.yaml", "testdata/*/*.yaml"} {
 		files, _ := filepath.Glob(glob)
@@ -69,6 +70,9 @@ func FuzzReadInput(f *testing.F) {
 			}
 			if !strings.HasPrefix(d.Where(), "-, document ") {
 				t.Fatalf("Where() = %q", d.Where())
+			}
+			if lines := bytes.Count(data, []byte("\n")) + 1; d.Line < 1 || d.Line > lines || (i > 0 && d.Index == docs[i-1].Index && d.Line < docs[i-1].Line) {
+				t.Fatalf("%s: line %d of %d lines, after line %d", d.Where(), d.Line, lines, docs[max(i-1, 0)].Line)
 			}
 			// What was read is what a second read of it gives.
 			raw, err := json.Marshal(d.Object)

@@ -1,0 +1,56 @@
+{{/*
+Labels every object carries: deploy/default's, plus commonLabels.
+*/}}
+{{- define "gatehouse.labels" -}}
+app.kubernetes.io/name: gatehouse
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The labels of the pods and what selects them.
+*/}}
+{{- define "gatehouse.selectorLabels" -}}
+app.kubernetes.io/name: gatehouse
+app.kubernetes.io/component: webhook
+{{- end }}
+
+{{/*
+The image reference: a digest pins it, else the tag (appVersion when empty).
+*/}}
+{{- define "gatehouse.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end }}
+
+{{/*
+"true" when the chart's own webhook configurations (deploy/webhooks') fit
+the values: every webhook enabled and in Enforce. Warn, Audit and a
+disabled webhook change the entries, which only the registry renders.
+*/}}
+{{- define "gatehouse.ownEntriesFit" -}}
+{{- $fit := has (.Values.defaultMode | default "Enforce") (list "Enforce") -}}
+{{- range $name, $w := .Values.webhooks -}}
+{{- if and $w.mode (ne $w.mode "Enforce") }}{{ $fit = false }}{{ end -}}
+{{- if and (hasKey $w "enabled") (not $w.enabled) }}{{ $fit = false }}{{ end -}}
+{{- end -}}
+{{- $fit -}}
+{{- end }}
+
+{{/*
+The server configuration: .Values.config with the modes and exemptions
+added where they are set.
+*/}}
+{{- define "gatehouse.config" -}}
+{{- $cfg := deepCopy .Values.config -}}
+{{- $_ := set $cfg "apiVersion" "gatehouse.dev/v1alpha1" -}}
+{{- $_ := set $cfg "kind" "ServerConfig" -}}
+{{- with .Values.defaultMode }}{{ $_ := set $cfg "defaultMode" . }}{{ end -}}
+{{- with .Values.webhooks }}{{ $_ := set $cfg "webhooks" . }}{{ end -}}
+{{- with .Values.exemptions }}{{ $_ := set $cfg "exemptions" . }}{{ end -}}
+{{- toYaml $cfg -}}
+{{- end }}

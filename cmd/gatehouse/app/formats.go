@@ -1,0 +1,437 @@
+package app
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The output formats of `gatehouse check` (and `gatehouse audit`): text and
+// json for people and scripts, junit and sarif for CI systems and code
+// scanning, which show each finding at the file and line of the manifest.
+const (
+	FormatText  = "text"
+	FormatJSON  = "json"
+	FormatJUnit = "junit"
+	FormatSARIF = "sarif"
+)
+
+// outputFormats lists the formats -o takes, in the order usage names them.
+var outputFormats = []string{FormatText, FormatJSON, FormatJUnit, FormatSARIF}
+
+func validOutputFormat(format string) bool { return slices.Contains(outputFormats, format) }
+
+// The enforcement modes a result can be decided in: the server
+// configuration's defaultMode and webhooks.<name>.mode. An empty mode is
+// Enforce.
+const (
+	ModeEnforce = "Enforce"
+	ModeWarn    = "Warn"
+	ModeAudit   = "Audit"
+)
+
+// resultMode is the mode the result's webhook decided in.
+func resultMode(r CheckResult) string {
+	if r.Mode == "" {
+		return ModeEnforce
+	}
+	return r.Mode
+}
+
+// writeResults writes the results of admitting docs in format: the one
+// writer of every -o format, for `check` and `audit` alike. objects are
+// what admitAll returns beside results (the json format lists them); each
+// result's doc indexes docs. The format never changes the exit status.
+func writeResults(w io.Writer, format string, docs []Document, objects []ObjectOut, results []CheckResult) error {
+	switch format {
+	case FormatText:
+		writeText(w, docs, results)
+		return nil
+	case FormatJSON:
+		return writeJSON(w, objects, results)
+	case FormatJUnit:
+		return writeJUnit(w, docs, results)
+	case FormatSARIF:
+		return writeSARIF(w, docs, results)
+	}
+	return usageError("-o must be one of %s, not %q", strings.Join(outputFormats, ", "), format)
+}
+
+// ciVerdict is what CI makes of a result.
+type ciVerdict int
+
+const (
+	verdictPass        ciVerdict = iota
+	verdictDenied                // a denial: fails the build
+	verdictErrored               // the webhook could not decide and denied: fails the build
+	verdictNotEnforced           // findings or an error that a Warn or Audit mode admitted
+)
+
+// verdictOf sorts a result by the answer given: Allowed is the answer, so
+// findings or an error that came with an allowed answer were let through by
+// the webhook's mode.
+func verdictOf(r CheckResult) ciVerdict {
+	switch {
+	case !r.Allowed && r.Error != "":
+		return verdictErrored
+	case !r.Allowed:
+		return verdictDenied
+	case len(r.Findings) > 0 || r.Error != "":
+		return verdictNotEnforced
+	}
+	return verdictPass
+}
+
+// objectName is "Kind namespace/name" (or "Kind name").
+func objectName(ref ObjectRef) string {
+	name := ref.Name
+	if ref.Namespace != "" {
+		name = ref.Namespace + "/" + ref.Name
+	}
+	return ref.Kind + " " + name
+}
+
+// --- JUnit XML ---
+//
+// One testsuite per input file, one testcase per object and webhook (the
+// object's results in order). An Enforce denial is a <failure>, a webhook
+// that could not decide (and denied) an <error>; findings or an error a
+// Warn or Audit mode let through pass, marked by a property "not-enforced"
+// and listed in <system-out>. An object no webhook intercepts is one <skipped> testcase.
+
+type junitTestsuites struct {
+	XMLName  xml.Name         `xml:"testsuites"`
+	Name     string           `xml:"name,attr"`
+	Tests    int              `xml:"tests,attr"`
+	Failures int              `xml:"failures,attr"`
+	Errors   int              `xml:"errors,attr"`
+	Skipped  int              `xml:"skipped,attr"`
+	Suites   []junitTestsuite `xml:"testsuite"`
+}
+
+type junitTestsuite struct {
+	Name     string          `xml:"name,attr"`
+	Tests    int             `xml:"tests,attr"`
+	Failures int             `xml:"failures,attr"`
+	Errors   int             `xml:"errors,attr"`
+	Skipped  int             `xml:"skipped,attr"`
+	Cases    []junitTestcase `xml:"testcase"`
+}
+
+type junitTestcase struct {
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	File       string           `xml:"file,attr,omitempty"`
+	Line       int              `xml:"line,attr,omitempty"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Failure    *junitProblem    `xml:"failure,omitempty"`
+	Error      *junitProblem    `xml:"error,omitempty"`
+	Skipped    *junitProblem    `xml:"skipped,omitempty"`
+	SystemOut  *junitText       `xml:"system-out,omitempty"`
+}
+
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",cdata"` // CDATA keeps the line breaks readable
+}
+
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+func systemOut(s string) *junitText {
+	if s == "" {
+		return nil
+	}
+	return &junitText{Text: s}
+}
+
+func writeJUnit(w io.Writer, docs []Document, results []CheckResult) error {
+	byDoc := resultsByDoc(results)
+	out := junitTestsuites{Name: "gatehouse"}
+	suiteOf := map[string]int{}
+	for i, d := range docs {
+		si, ok := suiteOf[d.Source]
+		if !ok {
+			si = len(out.Suites)
+			suiteOf[d.Source] = si
+			out.Suites = append(out.Suites, junitTestsuite{Name: d.Source})
+		}
+		suite := &out.Suites[si]
+		ref := objectRef(d.Object)
+		where := d.Where()
+		file := ""
+		if d.Source != "-" {
+			file = d.Source
+		}
+		if len(byDoc[i]) == 0 {
+			suite.Cases = append(suite.Cases, junitTestcase{
+				Name: objectName(ref), Classname: "gatehouse", File: file, Line: d.Line,
+				Skipped: &junitProblem{Message: "no webhook intercepts it (" + where + ")"},
+			})
+			suite.Skipped++
+			continue
+		}
+		for _, r := range byDoc[i] {
+			tc := junitTestcase{
+				Name: objectName(ref) + " / " + r.Webhook, Classname: "gatehouse." + r.Webhook, File: file, Line: d.Line,
+				Properties: &junitProperties{Property: []junitProperty{{Name: "mode", Value: resultMode(r)}, {Name: "source", Value: where}}},
+			}
+			var out strings.Builder
+			for _, f := range r.Findings {
+				fmt.Fprintf(&out, "%s: %s: %s\n", f.Field, f.Code, f.Message)
+			}
+			for _, warning := range r.Warnings {
+				fmt.Fprintf(&out, "warning: %s\n", warning)
+			}
+			switch verdictOf(r) {
+			case verdictErrored:
+				tc.Error = &junitProblem{Message: "the webhook could not decide (" + where + ")", Type: "error", Text: r.Error + "\n" + out.String()}
+				suite.Errors++
+			case verdictDenied:
+				tc.Failure = &junitProblem{Message: "denied: " + findingCodes(r) + " (" + where + ")", Type: "denied", Text: out.String()}
+				suite.Failures++
+			case verdictNotEnforced:
+				notEnforced := findingCodes(r)
+				if r.Error != "" {
+					notEnforced = ruleReviewError
+					out.WriteString("error: " + r.Error + "\n")
+				}
+				tc.Properties.Property = append(tc.Properties.Property, junitProperty{Name: "not-enforced", Value: notEnforced})
+				tc.SystemOut = systemOut(fmt.Sprintf("NOT ENFORCED (mode %s): %s would deny; admitted\n%s", resultMode(r), r.Webhook, out.String()))
+			default:
+				tc.SystemOut = systemOut(out.String())
+			}
+			suite.Cases = append(suite.Cases, tc)
+		}
+	}
+	for i := range out.Suites {
+		s := &out.Suites[i]
+		s.Tests = len(s.Cases)
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Errors += s.Errors
+		out.Skipped += s.Skipped
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// findingCodes lists a result's finding codes, sorted and without repeats.
+func findingCodes(r CheckResult) string {
+	seen := map[string]bool{}
+	var codes []string
+	for _, f := range r.Findings {
+		if !seen[f.Code] {
+			seen[f.Code] = true
+			codes = append(codes, f.Code)
+		}
+	}
+	sort.Strings(codes)
+	return strings.Join(codes, ", ")
+}
+
+func resultsByDoc(results []CheckResult) map[int][]CheckResult {
+	byDoc := map[int][]CheckResult{}
+	for _, r := range results {
+		byDoc[r.doc] = append(byDoc[r.doc], r)
+	}
+	return byDoc
+}
+
+// --- SARIF 2.1.0 ---
+//
+// One run of tool gatehouse. Its rules are the finding codes that occur
+// (and ReviewError for a webhook that could not decide), each with a
+// helpUri into docs/contracts.md, which names every code. One result per
+// finding (or error), at level error for what denied, warning for what
+// Warn mode admitted and note for what Audit mode admitted, located at the file as given on the command line and
+// the line where the object starts (the item's own line inside a List).
+// Objects read from stdin have no physical location, only the logical one.
+
+// sarifSchemaURI is the OASIS schema the output validates against
+// (testdata/sarif/sarif-schema-2.1.0.json is a copy).
+const sarifSchemaURI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+// docsURL is where the repository's docs/ are published.
+const docsURL = "https://github.com/gatehouse-dev/gatehouse/blob/main/docs/"
+
+// ruleReviewError is the rule of a result for a webhook that could not
+// decide (the server would deny with this error).
+const ruleReviewError = "ReviewError"
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID               string       `json:"id"`
+	ShortDescription sarifMessage `json:"shortDescription"`
+	HelpURI          string       `json:"helpUri"`
+}
+
+type sarifMessage struct {
+	Text string `json:"text"`
+}
+
+type sarifResult struct {
+	RuleID     string            `json:"ruleId"`
+	RuleIndex  int               `json:"ruleIndex"`
+	Level      string            `json:"level"`
+	Message    sarifMessage      `json:"message"`
+	Locations  []sarifLocation   `json:"locations"`
+	Properties map[string]string `json:"properties"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation *sarifPhysicalLocation `json:"physicalLocation,omitempty"`
+	LogicalLocations []sarifLogicalLocation `json:"logicalLocations"`
+}
+
+type sarifPhysicalLocation struct {
+	ArtifactLocation sarifArtifactLocation `json:"artifactLocation"`
+	Region           *sarifRegion          `json:"region,omitempty"`
+}
+
+type sarifArtifactLocation struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+type sarifLogicalLocation struct {
+	FullyQualifiedName string `json:"fullyQualifiedName"`
+	Kind               string `json:"kind"`
+}
+
+// sarifLevel is the level of a result's findings (or error): error for
+// what denied, else by the mode that let it through.
+func sarifLevel(r CheckResult) string {
+	if !r.Allowed {
+		return "error"
+	}
+	if resultMode(r) == ModeAudit {
+		return "note"
+	}
+	return "warning"
+}
+
+// artifactURI is a path as given on the command line as a URI reference:
+// relative paths stay relative (to the directory check ran in), with
+// forward slashes; absolute ones become file: URIs.
+func artifactURI(source string) string {
+	p := filepath.ToSlash(source)
+	if filepath.IsAbs(source) {
+		return (&url.URL{Scheme: "file", Path: p}).String()
+	}
+	return (&url.URL{Path: p}).String()
+}
+
+func writeSARIF(w io.Writer, docs []Document, results []CheckResult) error {
+	ruleIndex := map[string]int{}
+	var ruleIDs []string
+	for _, r := range results {
+		if r.Error != "" {
+			ruleIDs = append(ruleIDs, ruleReviewError)
+		}
+		for _, f := range r.Findings {
+			ruleIDs = append(ruleIDs, f.Code)
+		}
+	}
+	sort.Strings(ruleIDs)
+	run := sarifRun{
+		Tool:    sarifTool{Driver: sarifDriver{Name: "gatehouse", InformationURI: docsURL + "contracts.md", Rules: []sarifRule{}}},
+		Results: []sarifResult{},
+	}
+	for _, id := range ruleIDs {
+		if _, ok := ruleIndex[id]; ok {
+			continue
+		}
+		ruleIndex[id] = len(run.Tool.Driver.Rules)
+		desc := "gatehouse finding " + id + " (docs/contracts.md names every code and its contract)"
+		if id == ruleReviewError {
+			desc = "a webhook could not decide; the server denies such a request"
+		}
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
+			ID: id, ShortDescription: sarifMessage{Text: desc}, HelpURI: docsURL + "contracts.md",
+		})
+	}
+	for _, r := range results {
+		if r.doc < 0 || r.doc >= len(docs) {
+			return fmt.Errorf("a result of %s names no input document", r.Webhook)
+		}
+		d := docs[r.doc]
+		loc := sarifLocation{LogicalLocations: []sarifLogicalLocation{{FullyQualifiedName: objectName(r.Object), Kind: "object"}}}
+		if d.Source != "-" {
+			loc.PhysicalLocation = &sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: artifactURI(d.Source)}}
+			if d.Line > 0 {
+				loc.PhysicalLocation.Region = &sarifRegion{StartLine: d.Line}
+			}
+		}
+		props := map[string]string{"webhook": r.Webhook, "mode": resultMode(r), "source": d.Where()}
+		if r.Error != "" {
+			run.Results = append(run.Results, sarifResult{
+				RuleID: ruleReviewError, RuleIndex: ruleIndex[ruleReviewError], Level: sarifLevel(r),
+				Message:   sarifMessage{Text: fmt.Sprintf("%s: %s: %s", objectName(r.Object), r.Webhook, r.Error)},
+				Locations: []sarifLocation{loc}, Properties: props,
+			})
+		}
+		for _, f := range r.Findings {
+			fprops := map[string]string{"field": f.Field}
+			for k, v := range props {
+				fprops[k] = v
+			}
+			run.Results = append(run.Results, sarifResult{
+				RuleID: f.Code, RuleIndex: ruleIndex[f.Code], Level: sarifLevel(r),
+				Message:   sarifMessage{Text: fmt.Sprintf("%s: %s: %s: %s", objectName(r.Object), r.Webhook, f.Field, f.Message)},
+				Locations: []sarifLocation{loc}, Properties: fprops,
+			})
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(sarifLog{Schema: sarifSchemaURI, Version: "2.1.0", Runs: []sarifRun{run}})
+}

@@ -1,0 +1,512 @@
+// Package chart tests the Helm chart in charts/gatehouse with Helm's own Go
+// library: rendered with its default values it is deploy/default, object by
+// object; with monitoring on it is deploy/default with deploy/monitoring;
+// it lints clean; and non-default values render what they say. It is a
+// module of its own (like e2e/rbacdiff) so that Helm's dependencies stay out
+// of the product module and of the e2e suite's.
+package chart
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	repo      = "../.."
+	chartDir  = repo + "/charts/gatehouse"
+	namespace = "gatehouse-system" // deploy/default's
+)
+
+func loadChart(t *testing.T) *chart.Chart {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatalf("loading %s: %v", chartDir, err)
+	}
+	return c
+}
+
+// renderChart is `helm template --include-crds --namespace gatehouse-system`:
+// the values are checked against values.schema.json, the templates
+// rendered, and the CRDs of crds/ added.
+func renderChart(t *testing.T, values map[string]any) (map[string]map[string]any, error) {
+	t.Helper()
+	c := loadChart(t)
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "gatehouse", Namespace: namespace, IsInstall: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	files, err := engine.Render(c, vals)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var docs []byte
+	for _, crd := range c.CRDObjects() {
+		docs = append(docs, "\n---\n"...)
+		docs = append(docs, crd.File.Data...)
+	}
+	for _, name := range names {
+		if strings.HasSuffix(name, ".yaml") {
+			docs = append(docs, "\n---\n"...)
+			docs = append(docs, files[name]...)
+		}
+	}
+	return objectsByKey(t, docs), nil
+}
+
+// renderKustomize renders dir as deploy_test.go does (krusty, default
+// options).
+func renderKustomize(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	out, err := resMap.AsYaml()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objectsByKey(t, out)
+}
+
+var separator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
+
+// objectsByKey decodes a YAML stream into objects keyed
+// "apiVersion Kind namespace/name", normalised: the server configuration
+// in the ConfigMap is compared as data, not as text with comments.
+func objectsByKey(t *testing.T, stream []byte) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, doc := range separator.Split(string(stream), -1) {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("%v in:\n%s", err, doc)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		key := fmt.Sprintf("%v %v %v/%v", obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
+		if _, dup := out[key]; dup {
+			t.Fatalf("%s rendered twice", key)
+		}
+		if data, ok := obj["data"].(map[string]any); ok && obj["kind"] == "ConfigMap" {
+			if text, ok := data["config.yaml"].(string); ok {
+				var cfg any
+				if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+					t.Fatalf("%s: config.yaml: %v", key, err)
+				}
+				data["config.yaml"] = cfg
+			}
+		}
+		out[key] = obj
+	}
+	return out
+}
+
+func keys(m map[string]map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// sameObjects fails for each object that one side has and the other
+// lacks, and for each that differs.
+func sameObjects(t *testing.T, chartName string, got map[string]map[string]any, wantName string, want map[string]map[string]any) {
+	t.Helper()
+	if diff := cmp.Diff(keys(want), keys(got)); diff != "" {
+		t.Errorf("%s renders other objects than %s (-%s +chart):\n%s", chartName, wantName, wantName, diff)
+	}
+	for _, k := range keys(want) {
+		if g, ok := got[k]; ok {
+			if diff := cmp.Diff(want[k], g); diff != "" {
+				t.Errorf("%s differs from %s (-%s +chart):\n%s", k, wantName, wantName, diff)
+			}
+		}
+	}
+	if len(want) < 10 {
+		t.Errorf("%s rendered only %d objects", wantName, len(want))
+	}
+}
+
+// TestChartDefaultIsDeployDefault: the chart with its default values is
+// deploy/default, object by object.
+func TestChartDefaultIsDeployDefault(t *testing.T) {
+	got, err := renderChart(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameObjects(t, "the chart", got, "deploy/default", renderKustomize(t, repo+"/deploy/default"))
+}
+
+// TestChartMonitoringIsDeployMonitoring: with the ServiceMonitor, the
+// alerts and the dashboard on, the chart is deploy/default with the
+// deploy/monitoring component, as an overlay that opts in renders it.
+func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
+	got, err := renderChart(t, map[string]any{"monitoring": map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true},
+		"prometheusRule": map[string]any{"enabled": true},
+		"dashboard":      map[string]any{"enabled": true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(repo + "/deploy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, abs) // kustomize takes directories by relative path only
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s\n", filepath.Join(rel, "default"), filepath.Join(rel, "monitoring"))
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sameObjects(t, "the chart with monitoring", got, "deploy/default+monitoring", renderKustomize(t, dir))
+}
+
+// configValues turns a server configuration of testdata/ into chart
+// values: the chart's config keeps deploy/default's; defaultMode, webhooks
+// and exemptions come from the file.
+func configValues(t *testing.T, path string) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]any{}
+	for _, k := range []string{"defaultMode", "webhooks", "exemptions"} {
+		if v, ok := cfg[k]; ok {
+			values[k] = v
+		}
+	}
+	return values
+}
+
+// readConfig reads a server configuration of testdata/ as data.
+func readConfig(t *testing.T, path string) any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// webhookConfigurations are the two webhook configurations of a render.
+func webhookConfigurations(objs map[string]map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for k, o := range objs {
+		if strings.HasPrefix(k, "admissionregistration.k8s.io/") {
+			out[k] = o
+		}
+	}
+	return out
+}
+
+// regenerate says how to render a testdata file of webhook configurations.
+func regenerate(config, file string) string {
+	return fmt.Sprintf("go run ./cmd/gatehouse manifests --manage-selections --config e2e/chart/testdata/%s > e2e/chart/testdata/%s", config, file)
+}
+
+// auditValues are values an adopter rolling out carefully sets: everything
+// audited but secret-scope (Warn), exemptions by namespace, label, user,
+// group and service account (testdata/audit-config.yaml), with the webhook
+// configurations `gatehouse manifests` renders for them, an existing
+// ClusterIssuer, two replicas and a pinned image.
+func auditValues(t *testing.T) map[string]any {
+	t.Helper()
+	values := configValues(t, "testdata/audit-config.yaml")
+	rendered, err := os.ReadFile("testdata/webhooks-audit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	values["webhookConfigurations"] = string(rendered)
+	values["certManager"] = map[string]any{"issuer": map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}}
+	values["replicas"] = 2
+	values["image"] = map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)}
+	return values
+}
+
+// TestChartLint: Helm's linter (chart metadata, the schema, the templates
+// rendered and checked as Kubernetes YAML) finds nothing above INFO, with
+// the default values, with exemptions and with auditValues.
+func TestChartLint(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"default values": nil, "exemptions": configValues(t, "testdata/exemptions-config.yaml"), "audit": auditValues(t),
+	} {
+		linter := lint.All(chartDir, values, namespace, false)
+		for _, m := range linter.Messages {
+			if m.Severity > support.InfoSev {
+				t.Errorf("%s: %s", name, m)
+			}
+		}
+	}
+}
+
+// TestChartExemptionsAreManifests: the chart renders exemptions into its
+// own webhook configurations exactly as `gatehouse manifests` renders them
+// for the same configuration (testdata/webhooks-exemptions.yaml), and its
+// configuration is that configuration.
+func TestChartExemptionsAreManifests(t *testing.T) {
+	got, err := renderChart(t, configValues(t, "testdata/exemptions-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := os.ReadFile("testdata/webhooks-exemptions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := objectsByKey(t, rendered)
+	gotWC := webhookConfigurations(got)
+	if diff := cmp.Diff(want, gotWC); diff != "" {
+		t.Errorf("the chart's webhook configurations differ from gatehouse manifests' for testdata/exemptions-config.yaml (-manifests +chart); after a registry change: %s\n%s",
+			regenerate("exemptions-config.yaml", "webhooks-exemptions.yaml"), diff)
+	}
+	cfg := got["v1 ConfigMap gatehouse-system/gatehouse-config"]["data"].(map[string]any)["config.yaml"]
+	if diff := cmp.Diff(readConfig(t, "testdata/exemptions-config.yaml"), cfg); diff != "" {
+		t.Errorf("config.yaml (-testdata/exemptions-config.yaml +chart):\n%s", diff)
+	}
+	for _, wc := range gotWC {
+		for _, w := range wc["webhooks"].([]any) {
+			checkExemptionCondition(t, w.(map[string]any))
+		}
+	}
+}
+
+// TestChartNonDefault: auditValues render what they say: the configuration
+// is testdata/audit-config.yaml (modes and exemptions), the webhook
+// configurations are the ones given (failing open, as every webhook audits
+// or warns), the serving certificate comes from the ClusterIssuer and no
+// self-signed chain is made, two replicas of the pinned image.
+func TestChartNonDefault(t *testing.T) {
+	got, err := renderChart(t, auditValues(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := got["v1 ConfigMap gatehouse-system/gatehouse-config"]["data"].(map[string]any)["config.yaml"]
+	if diff := cmp.Diff(readConfig(t, "testdata/audit-config.yaml"), cfg); diff != "" {
+		t.Errorf("config.yaml (-testdata/audit-config.yaml +chart):\n%s", diff)
+	}
+	rendered, err := os.ReadFile("testdata/webhooks-audit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(objectsByKey(t, rendered), webhookConfigurations(got)); diff != "" {
+		t.Errorf("the webhook configurations are not the ones given (-given +chart):\n%s", diff)
+	}
+	entries := 0
+	for _, wc := range webhookConfigurations(got) {
+		for _, w := range wc["webhooks"].([]any) {
+			entries++
+			if e := w.(map[string]any); e["failurePolicy"] != "Ignore" {
+				t.Errorf("%s: failurePolicy %v; testdata/webhooks-audit.yaml is stale: %s", e["name"], e["failurePolicy"], regenerate("audit-config.yaml", "webhooks-audit.yaml"))
+			}
+		}
+	}
+	if entries < 5 {
+		t.Errorf("only %d webhook entries", entries)
+	}
+	for _, k := range []string{"cert-manager.io/v1 Issuer gatehouse-system/gatehouse-selfsigned", "cert-manager.io/v1 Issuer gatehouse-system/gatehouse-ca", "cert-manager.io/v1 Certificate gatehouse-system/gatehouse-ca"} {
+		if got[k] != nil {
+			t.Errorf("%s rendered although an existing issuer is given", k)
+		}
+	}
+	serving := got["cert-manager.io/v1 Certificate gatehouse-system/gatehouse-serving"]
+	if diff := cmp.Diff(map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}, serving["spec"].(map[string]any)["issuerRef"]); diff != "" {
+		t.Errorf("serving certificate issuerRef (-want +got):\n%s", diff)
+	}
+	spec := got["apps/v1 Deployment gatehouse-system/gatehouse"]["spec"].(map[string]any)
+	if spec["replicas"] != float64(2) {
+		t.Errorf("replicas %v, want 2", spec["replicas"])
+	}
+	if img := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "ghcr.io/gatehouse-dev/gatehouse@sha256:"+strings.Repeat("ab", 32) {
+		t.Errorf("image %v, want the digest", img)
+	}
+}
+
+// checkExemptionCondition evaluates the entry's gatehouse-not-exempt
+// matchCondition with CEL as the API server declares it (request, object,
+// oldObject, dynamically typed; absent fields absent): the exempt user,
+// service accounts and groups are left out, anyone else is sent.
+func checkExemptionCondition(t *testing.T, entry map[string]any) {
+	t.Helper()
+	var expr string
+	for _, c := range entry["matchConditions"].([]any) {
+		if c.(map[string]any)["name"] == "gatehouse-not-exempt" {
+			expr = c.(map[string]any)["expression"].(string)
+		}
+	}
+	if expr == "" {
+		t.Errorf("%s: no gatehouse-not-exempt matchCondition", entry["name"])
+		return
+	}
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		t.Fatalf("%s: %s does not compile: %v", entry["name"], expr, iss.Err())
+	}
+	prg, err := env.Program(ast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		userInfo map[string]any
+		sent     bool
+	}{
+		{map[string]any{"username": "alice"}, false},
+		{map[string]any{"username": "system:serviceaccount:ci:deployer", "groups": []any{"system:serviceaccounts", "system:serviceaccounts:ci"}}, false},
+		{map[string]any{"username": "system:serviceaccount:argo:runner", "groups": []any{"system:serviceaccounts", "system:serviceaccounts:argo"}}, false},
+		{map[string]any{"username": "carol", "groups": []any{"ops"}}, false},
+		{map[string]any{"username": "bob"}, true},
+		{map[string]any{"username": "system:serviceaccount:ci:other", "groups": []any{"system:serviceaccounts:ci"}}, true},
+	} {
+		out, _, err := prg.Eval(map[string]any{"request": map[string]any{"userInfo": tc.userInfo}, "object": nil, "oldObject": nil})
+		if err != nil {
+			t.Errorf("%s: %v for %v (an error calls a Fail entry's webhook anyway)", entry["name"], err, tc.userInfo)
+			continue
+		}
+		if out.Value() != tc.sent {
+			t.Errorf("%s: %v is sent=%v, want %v (%s)", entry["name"], tc.userInfo, out.Value(), tc.sent, expr)
+		}
+	}
+}
+
+func jsonRoundTrip(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestChartEntriesOnlyTheRegistryRenders: Warn, Audit and a webhook
+// switched off change the webhook configurations' entries (the registry
+// regroups them by failure policy), so the chart refuses to render its own
+// for them, naming the command that renders them, and renders given ones as
+// given but for the namespace.
+func TestChartEntriesOnlyTheRegistryRenders(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"one webhook warns":   {"webhooks": map[string]any{"secret-scope": map[string]any{"mode": "Warn"}}},
+		"everything audits":   {"defaultMode": "Audit"},
+		"a webhook is off":    {"webhooks": map[string]any{"harness": map[string]any{"enabled": false}}},
+		"audit, one enforces": {"defaultMode": "Audit", "webhooks": map[string]any{"harness": map[string]any{"mode": "Enforce"}}},
+	} {
+		if _, err := renderChart(t, values); err == nil || !strings.Contains(err.Error(), "gatehouse manifests") {
+			t.Errorf("%s, without webhookConfigurations: %v, want a refusal naming gatehouse manifests", name, err)
+		}
+	}
+	if _, err := renderChart(t, map[string]any{"defaultMode": "Enforce", "webhooks": map[string]any{"harness": map[string]any{"mode": "Enforce", "enabled": true}}}); err != nil {
+		t.Errorf("Enforce and enabled spelled out: %v", err)
+	}
+	given := `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: gatehouse, annotations: {cert-manager.io/inject-ca-from: gatehouse-system/gatehouse-serving}}
+webhooks:
+- name: validating-ignore.gatehouse.dev
+  failurePolicy: Ignore
+  clientConfig: {service: {name: gatehouse, namespace: gatehouse-system, path: /validate/combined-ignore}}
+  namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [gatehouse-system, kube-system]}]}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+`
+	got, err := renderChart(t, map[string]any{"defaultMode": "Audit", "webhookConfigurations": given,
+		"exemptions": map[string]any{"namespaces": []any{"other"}, "usernames": []any{"alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["admissionregistration.k8s.io/v1 MutatingWebhookConfiguration <nil>/gatehouse"] != nil {
+		t.Error("the chart's own configurations rendered besides the given ones")
+	}
+	if diff := cmp.Diff(objectsByKey(t, []byte(given)), webhookConfigurations(got)); diff != "" {
+		t.Errorf("the given configuration is not rendered as given (-given +chart):\n%s", diff)
+	}
+}
+
+// TestChartSchemaRefuses: values.schema.json refuses what the server would:
+// a mutating webhook in Warn, a webhook that does not exist, an unknown
+// mode, a malformed exempt service account.
+func TestChartSchemaRefuses(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"mutating in Warn":   {"webhooks": map[string]any{"harness-proxy": map[string]any{"mode": "Warn"}}},
+		"unknown webhook":    {"webhooks": map[string]any{"secret-scopes": map[string]any{"mode": "Audit"}}},
+		"unknown mode":       {"defaultMode": "Dryrun"},
+		"service account":    {"exemptions": map[string]any{"serviceAccounts": []any{"deployer"}}},
+		"label without key":  {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"operator": "Exists"}}}},
+		"In without values":  {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"key": "k", "operator": "In"}}}},
+		"a misspelled value": {"replica": 2},
+	} {
+		if _, err := renderChart(t, values); err == nil || !strings.Contains(err.Error(), "schema") {
+			t.Errorf("%s: %v, want a schema error", name, err)
+		}
+	}
+}
+
+// TestChartCopiesAreCurrent: the files the chart carries from deploy/ are
+// byte for byte what deploy/ has (make manifests and make chart-files
+// write them).
+func TestChartCopiesAreCurrent(t *testing.T) {
+	for copyPath, source := range map[string]string{
+		"files/webhookconfigurations.yaml":     "deploy/webhooks/webhookconfigurations.yaml",
+		"files/prometheusrule.yaml":            "deploy/monitoring/prometheusrule.yaml",
+		"files/dashboard.json":                 "deploy/monitoring/dashboard.json",
+		"crds/vshn.net_operatorharnesses.yaml": "deploy/crds/vshn.net_operatorharnesses.yaml",
+	} {
+		a, err := os.ReadFile(filepath.Join(chartDir, copyPath))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(repo, source))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("charts/gatehouse/%s is not a copy of %s: run make chart-files", copyPath, source)
+		}
+	}
+}
