@@ -55,7 +55,7 @@ an unreachable cluster.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG)")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
-	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	fl.StringVarP(&f.output, "output", "o", "text", "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.Float32Var(&f.qps, "qps", 20, "API requests per second (client-side token bucket)")
 	fl.IntVar(&f.burst, "burst", 40, "API request burst")
 	fl.Int64Var(&f.pageSize, "page-size", audit.DefaultPageSize, "objects per list call")
@@ -79,6 +79,12 @@ var auditFormats = map[string]func(w io.Writer, docs []Document, objects []Objec
 	"json": func(w io.Writer, _ []Document, objects []ObjectOut, results []CheckResult, _ auditSummary) error {
 		return writeJSON(w, objects, results)
 	},
+	FormatJUnit: func(w io.Writer, docs []Document, _ []ObjectOut, results []CheckResult, _ auditSummary) error {
+		return writeJUnit(w, docs, results)
+	},
+	FormatSARIF: func(w io.Writer, docs []Document, _ []ObjectOut, results []CheckResult, _ auditSummary) error {
+		return writeSARIF(w, docs, results)
+	},
 }
 
 type auditSummary struct{ objects, resources int }
@@ -86,7 +92,7 @@ type auditSummary struct{ objects, resources int }
 func runAudit(cmd *cobra.Command, f auditFlags) error {
 	write, ok := auditFormats[f.output]
 	if !ok {
-		return usageError("-o must be text or json, not %q", f.output)
+		return usageError("-o must be text, json, junit or sarif, not %q", f.output)
 	}
 	if f.qps <= 0 || f.burst < 1 || f.pageSize < 1 {
 		return usageError("--qps, --burst and --page-size must be positive")

@@ -1,6 +1,8 @@
 package app
 
 import (
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -31,9 +33,9 @@ func validOutputFormat(format string) bool { return slices.Contains(outputFormat
 // configuration's defaultMode and webhooks.<name>.mode. An empty mode is
 // Enforce.
 const (
-	ModeEnforce = "Enforce"
-	ModeWarn    = "Warn"
-	ModeAudit   = "Audit"
+	ModeEnforce = string(configv1alpha1.ModeEnforce)
+	ModeWarn    = string(configv1alpha1.ModeWarn)
+	ModeAudit   = string(configv1alpha1.ModeAudit)
 )
 
 // resultMode is the mode the result's webhook decided in.
@@ -43,6 +45,11 @@ func resultMode(r CheckResult) string {
 	}
 	return r.Mode
 }
+
+// fromFile reports whether d was read from a file: not stdin, and not an
+// object gatehouse audit read from a cluster (whose only location is its
+// name).
+func fromFile(d Document) bool { return d.Source != "-" && d.Index >= 0 }
 
 // writeResults writes the results of admitting docs in format: the one
 // writer of every -o format, for `check` and `audit` alike. objects are
@@ -177,7 +184,7 @@ func writeJUnit(w io.Writer, docs []Document, results []CheckResult) error {
 		ref := objectRef(d.Object)
 		where := d.Where()
 		file := ""
-		if d.Source != "-" {
+		if fromFile(d) {
 			file = d.Source
 		}
 		if len(byDoc[i]) == 0 {
@@ -405,7 +412,7 @@ func writeSARIF(w io.Writer, docs []Document, results []CheckResult) error {
 		}
 		d := docs[r.doc]
 		loc := sarifLocation{LogicalLocations: []sarifLogicalLocation{{FullyQualifiedName: objectName(r.Object), Kind: "object"}}}
-		if d.Source != "-" {
+		if fromFile(d) {
 			loc.PhysicalLocation = &sarifPhysicalLocation{ArtifactLocation: sarifArtifactLocation{URI: artifactURI(d.Source)}}
 			if d.Line > 0 {
 				loc.PhysicalLocation.Region = &sarifRegion{StartLine: d.Line}
