@@ -73,6 +73,7 @@ fmt-check:
 
 manifests: ## regenerate deploy/webhooks from the webhook registry
 	$(GO) run ./cmd/gatehouse manifests --manage-selections > deploy/webhooks/webhookconfigurations.yaml
+	for c in audit exemptions; do $(GO) run ./cmd/gatehouse manifests --manage-selections --config e2e/chart/testdata/$$c-config.yaml > e2e/chart/testdata/webhooks-$$c.yaml; done
 	$(MAKE) chart-files
 
 crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-gen
