@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +16,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
@@ -23,6 +29,9 @@ import (
 
 // rolloutNamespace is where the walk of docs/rollout.md stores its pods.
 const rolloutNamespace = "rollout-walk"
+
+// rolloutLeaseNamespace holds the Lease of the walk's gatehouse.
+const rolloutLeaseNamespace = "rollout-walk-lease"
 
 // scopePod is a pod whose secret-operator scope has an empty entry, which
 // secret-scope denies in Enforce (ScopeEntryEmpty).
@@ -74,12 +83,19 @@ func TestRolloutWalk(t *testing.T) {
 		setWebhooks(t, e, kind, nil)
 	}
 	ensureNamespace(t, e, rolloutNamespace, nil)
+	ensureNamespace(t, e, rolloutLeaseNamespace, nil)
 	t.Cleanup(func() {
 		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rolloutNamespace}})
 	})
-	if err := e.client.Create(ctx, scopePod("stored-before")); err != nil {
+	stored := scopePod("stored-before")
+	if err := e.client.Create(ctx, stored); err != nil {
 		t.Fatalf("storing a pod before gatehouse is registered: %v", err)
 	}
+	// The reports' kinds, as deploy/policyreport-crds installs them.
+	if _, err := envtest.InstallCRDs(e.config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(repo, "deploy", "policyreport-crds")}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatal(err)
+	}
+	reports := dynamic.NewForConfigOrDie(e.config).Resource(policyReportsGVR).Namespace(rolloutNamespace)
 
 	bin, err := localcluster.BuildGatehouse(repo, t.TempDir())
 	if err != nil {
@@ -100,9 +116,13 @@ func TestRolloutWalk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Its own Lease, beside the suite's gatehouse: its background audit
+		// runs a pass as it starts, and writes the reports. (The Lease's
+		// namespace is taken for gatehouse's own, which is never audited.)
+		args := append([]string{"--leader-election-namespace", rolloutLeaseNamespace}, flags...)
 		g, err := localcluster.LaunchGatehouse(ctx, localcluster.GatehouseOptions{
 			CertDir: e.local.CertDir, WorkDir: e.local.WorkDir(), Kubeconfig: e.local.Kubeconfig, Binary: bin,
-			MetricsAddr: metrics, LogName: "gatehouse-rollout.log", Args: flags,
+			MetricsAddr: metrics, LogName: "gatehouse-rollout.log", Args: args,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -138,6 +158,17 @@ func TestRolloutWalk(t *testing.T) {
 	if got := scopeDenials(t, g, "Audit") - before; got < 1 {
 		t.Errorf("Audit did not count the violation under mode Audit (%v)", got)
 	}
+	// The object stored before: in the background audit's report, and in
+	// `gatehouse audit`, as what Enforce would deny.
+	waitForReport(t, reports, string(stored.UID), "warn secret-scope ScopeEntryEmpty Audit")
+	out, code := runAudit(t, bin, e.local.Kubeconfig, "--default-mode", "Audit")
+	if code != 0 || !strings.Contains(out, "warned  Pod rollout-walk/stored-before (pods)") {
+		t.Errorf("gatehouse audit in Audit: exit %d, want 0 and stored-before warned:\n%s", code, out)
+	}
+	out, code = runAudit(t, bin, e.local.Kubeconfig, "--default-mode", "Audit", "--mode", "secret-scope=Enforce")
+	if code != 1 || !strings.Contains(out, "DENIED  Pod rollout-walk/stored-before (pods)") || !strings.Contains(out, "ScopeEntryEmpty") {
+		t.Errorf("gatehouse audit with secret-scope in Enforce: exit %d, want 1 and stored-before denied:\n%s", code, out)
+	}
 
 	// 2. Warn: secret-scope admits with a warning per finding.
 	install("--default-mode", "Audit", "--mode", "secret-scope=Warn")
@@ -156,6 +187,8 @@ func TestRolloutWalk(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "ScopeEntryEmpty") || !strings.Contains(err.Error(), "spec.volumes[0].ephemeral") {
 		t.Fatalf("Enforce must deny with the code and field, got %v", err)
 	}
+	// The report of the object stored before now fails, in place.
+	waitForReport(t, reports, string(stored.UID), "fail secret-scope ScopeEntryEmpty Enforce")
 	// Exempt requests are never sent: with gatehouse down, the fail-closed
 	// entry refuses the others, and the exempt ones go through.
 	exemptNS := rolloutNamespace + "-exempt"
@@ -263,6 +296,47 @@ func waitUntilCalled(t *testing.T, e *env, g *localcluster.Gatehouse) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// runAudit runs `gatehouse audit` against the cluster and returns its
+// output and exit status.
+func runAudit(t *testing.T, bin, kubeconfig string, flags ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"audit", "--kubeconfig", kubeconfig}, flags...)...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	}
+	t.Fatalf("gatehouse audit: %v", err)
+	return "", 0
+}
+
+// waitForReport waits until the PolicyReport named name (its object's UID)
+// holds the result want, "<result> <policy> <rule> <mode>".
+func waitForReport(t *testing.T, reports dynamic.ResourceInterface, name, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var got []string
+	for time.Now().Before(deadline) {
+		got = got[:0]
+		if r, err := reports.Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			results, _, _ := unstructured.NestedSlice(r.Object, "results")
+			for _, item := range results {
+				res, _ := item.(map[string]any)
+				mode, _, _ := unstructured.NestedString(res, "properties", "mode")
+				got = append(got, fmt.Sprintf("%s %s %s %s", res["result"], res["policy"], res["rule"], mode))
+			}
+			if slices.Contains(got, want) {
+				return
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Fatalf("PolicyReport %s/%s: results %q, want %q among them", rolloutNamespace, name, got, want)
 }
 
 // clientFor is a client of the API server as kubeconfig's user.
