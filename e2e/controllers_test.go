@@ -67,20 +67,10 @@ func TestContractsThroughControllers(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := operatorHarness(t, "e2e-controllers-operator", "e2e.gatehouse.dev/controllers", ns, []any{"operator"}, true)
-		if err := e.client.Create(ctx, h); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
-		// The namespace fails closed once it is labelled; wait for that, so
-		// the pod is injected by the entry a real operator pod meets.
-		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			got := &corev1.Namespace{}
-			err := e.client.Get(ctx, client.ObjectKey{Name: ns}, got)
-			_, ok := got.Labels[opts.HarnessedNamespaceLabel]
-			return ok, err
-		}); err != nil {
-			t.Fatalf("namespace %s was never labelled harnessed: %v", ns, err)
-		}
+		// The namespace fails closed once it is labelled; harnessNamespace
+		// waits for that, so the pod is injected by the entry a real
+		// operator pod meets.
+		harnessNamespace(ctx, t, e, h, ns)
 		d := deployment(ns, "operator", "operator", nil)
 		if err := e.client.Create(ctx, d); err != nil {
 			t.Fatal(err)

@@ -341,3 +341,23 @@ func operatorHarness(t *testing.T, name, key, ns string, accounts []any, inject 
 	}
 	return h
 }
+
+// harnessNamespace creates the harness h, deleted when the test ends, and waits
+// until gatehouse's selections controller labels ns, a namespace h names,
+// harnessed.
+func harnessNamespace(ctx context.Context, t *testing.T, e *env, h client.Object, ns string) {
+	t.Helper()
+	if err := e.client.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
+	label := serverOptions().HarnessedNamespaceLabel
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got := &corev1.Namespace{}
+		err := e.client.Get(ctx, client.ObjectKey{Name: ns}, got)
+		_, ok := got.Labels[label]
+		return ok, err
+	}); err != nil {
+		t.Fatalf("namespace %s was never labelled harnessed: %v", ns, err)
+	}
+}

@@ -43,22 +43,10 @@ func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	startControllers(ctx, t, e)
-	opts := serverOptions()
 	ns := testNamespace(t, e, t.Name(), nil, optInLabel)
 
 	h := operatorHarness(t, "e2e-namespace-deletion", "e2e.gatehouse.dev/namespace-deletion", ns, nil, true)
-	if err := e.client.Create(ctx, h); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got := &corev1.Namespace{}
-		err := e.client.Get(ctx, client.ObjectKey{Name: ns}, got)
-		_, ok := got.Labels[opts.HarnessedNamespaceLabel]
-		return ok, err
-	}); err != nil {
-		t.Fatalf("namespace %s was never labelled harnessed: %v", ns, err)
-	}
+	harnessNamespace(ctx, t, e, h, ns)
 
 	// The contents: a Deployment's pod (PROXY and PSC), a product CR with
 	// its StatefulSet's pod (SA).
