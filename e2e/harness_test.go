@@ -244,6 +244,9 @@ spec:
   scopeToLabel: %s
   operator: {namespace: e2e-labels-operator, serviceAccounts: [operator]}
 `, key))
+	// The guard and the cluster-scoped entry are sent the operator's
+	// requests once gatehouse lists its account in their condition.
+	waitForHarnessedAccount(ctx, t, e, "system:serviceaccount:e2e-labels-operator:operator")
 
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "e2e-labels-tenant", Name: "settings"}}
 	eventually(t, "scope label on a namespaced create", func() error {

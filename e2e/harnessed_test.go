@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -264,22 +265,8 @@ func TestHarnessedAccountsSelected(t *testing.T) {
 	t.Cleanup(func() { _ = e.client.Delete(context.Background(), h) })
 
 	const entry = "validating-fail-accounts.gatehouse.dev"
-	operator := fmt.Sprintf("%q", "system:serviceaccount:"+ns+":operator")
-	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := e.client.Get(ctx, client.ObjectKey{Name: webhooks.ConfigurationName}, live); err != nil {
-			return false, err
-		}
-		for _, w := range live.Webhooks {
-			for _, c := range w.MatchConditions {
-				if w.Name == entry && c.Name == webhooks.HarnessedAccountsCondition && strings.Contains(c.Expression, operator) {
-					return true, nil
-				}
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("entry %s never listed the harnessed account: %v", entry, err)
+	if entries := waitForHarnessedAccount(ctx, t, e, "system:serviceaccount:"+ns+":operator"); !slices.Contains(entries, entry) {
+		t.Fatalf("entry %s never listed the harnessed account (entries that do: %v)", entry, entries)
 	}
 	t.Logf("window from harness created to its account in the webhook configuration: %v", time.Since(start))
 
@@ -360,4 +347,46 @@ func harnessNamespace(ctx context.Context, t *testing.T, e *env, h client.Object
 	}); err != nil {
 		t.Fatalf("namespace %s was never labelled harnessed: %v", ns, err)
 	}
+}
+
+// waitForHarnessedAccount waits until gatehouse's selections controller has
+// added user to the matchCondition gatehouse-harnessed-accounts of every
+// entry of both webhook configurations that carries it, and at least one
+// does, and returns those entries: only then is every request of user sent
+// where a harnessed account's requests go.
+func waitForHarnessedAccount(ctx context.Context, t *testing.T, e *env, user string) []string {
+	t.Helper()
+	quoted := fmt.Sprintf("%q", user)
+	var entries []string
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		entries = entries[:0]
+		complete := true
+		visit := func(name string, conditions []admissionregistrationv1.MatchCondition) {
+			for _, c := range conditions {
+				if c.Name == webhooks.HarnessedAccountsCondition {
+					entries = append(entries, name)
+					complete = complete && strings.Contains(c.Expression, quoted)
+				}
+			}
+		}
+		validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := e.client.Get(ctx, client.ObjectKey{Name: webhooks.ConfigurationName}, validating); err != nil {
+			return false, err
+		}
+		for _, w := range validating.Webhooks {
+			visit(w.Name, w.MatchConditions)
+		}
+		mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := e.client.Get(ctx, client.ObjectKey{Name: webhooks.ConfigurationName}, mutating); err != nil {
+			return false, err
+		}
+		for _, w := range mutating.Webhooks {
+			visit(w.Name, w.MatchConditions)
+		}
+		return complete && len(entries) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the entries %v never all listed %s: %v", entries, user, err)
+	}
+	return entries
 }
