@@ -32,6 +32,15 @@ func (o Options) ModeOf(name string) configv1alpha1.Mode {
 	return configv1alpha1.ModeEnforce
 }
 
+// ModeName is the mode d was decided in, as reports and check print it: a
+// decision made outside a chain (none of the chain's own) reads as Enforce.
+func (d Decision) ModeName() string {
+	if d.Mode == "" {
+		return string(configv1alpha1.ModeEnforce)
+	}
+	return string(d.Mode)
+}
+
 // enforces reports whether the named webhook is in Enforce.
 func (o Options) enforces(name string) bool {
 	return o.ModeOf(name) == configv1alpha1.ModeEnforce

@@ -37,7 +37,7 @@ type Tally map[[3]string]int
 // Add counts the findings of r.
 func (t Tally) Add(r Result) {
 	for _, d := range r.Decisions {
-		mode := ModeOf(d)
+		mode := d.ModeName()
 		for _, f := range d.Findings {
 			if f.Severity == policies.Deny {
 				t[[3]string{d.Webhook, string(f.Code), mode}]++

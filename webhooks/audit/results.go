@@ -20,15 +20,6 @@ const (
 	ModeAudit   = "Audit"
 )
 
-// ModeOf is the mode of the webhook that made d; an empty mode reads as
-// Enforce.
-func ModeOf(d webhooks.Decision) string {
-	if d.Mode == "" {
-		return ModeEnforce
-	}
-	return string(d.Mode)
-}
-
 // Source is the source of every result gatehouse writes.
 const Source = "gatehouse"
 
@@ -54,7 +45,7 @@ func ReportResults(r Result) []policyreportv1alpha2.PolicyReportResult {
 		if d.Outcome == webhooks.DecisionExempt {
 			continue // never judged (docs/rollout.md)
 		}
-		mode := ModeOf(d)
+		mode := d.ModeName()
 		base := policyreportv1alpha2.PolicyReportResult{Source: Source, Policy: d.Webhook, Resources: ref,
 			Properties: map[string]string{PropertyMode: mode}}
 		if d.Outcome == webhooks.DecisionErrored {

@@ -266,7 +266,7 @@ func resultOf(ref ObjectRef, dec webhooks.Decision, doc int) CheckResult {
 		Object: ref, Webhook: dec.Webhook, Operation: string(admissionv1.Create), Allowed: resp.Allowed,
 		Findings: []FindingOut{}, Warnings: append([]string{}, resp.Warnings...),
 		Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: doc,
-		Mode: modeName(dec.Mode), Exempt: dec.Outcome == webhooks.DecisionExempt, Withheld: dec.Withheld,
+		Mode: dec.ModeName(), Exempt: dec.Outcome == webhooks.DecisionExempt, Withheld: dec.Withheld,
 	}
 	for _, f := range dec.Findings {
 		if f.Severity == policies.Deny {
@@ -315,14 +315,6 @@ func objectRef(obj map[string]any) ObjectRef {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// modeName is a decision's mode as check prints it.
-func modeName(m configv1alpha1.Mode) string {
-	if m == "" {
-		return string(configv1alpha1.ModeEnforce)
-	}
-	return string(m)
-}
 
 // softened reports a result whose findings or error did not deny because
 // of its webhook's mode.
