@@ -174,7 +174,7 @@ var wantAuditFindings = []auditFinding{
 	{"DependencyGroup mariadb-fork", "dependency-group", "DependencyGroupCRDClaimed", "spec.crds[0].name"},
 	{"HdfsCluster team-a/prod-widened", "secret-scope", "ScopeNameHasDelimiter", "spec.clusterConfig.authentication.tls.scope.services[0]"},
 	{"HdfsCluster team-a/prod-widened", "service-account", "ServiceAccountOverridden", "spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName"},
-	{"PersistentVolumeClaim team-a/gateway-tls-broken", "secret-scope", "SecretFormatUnknown", "metadata.annotations[secrets.kubedoop.dev/format]"},
+	{"PersistentVolumeClaim team-a/gateway-tls-broken", "secret-scope", "ScopeValueMissing", "metadata.annotations[secrets.kubedoop.dev/scope]"},
 	{"PersistentVolumeClaim team-a/gateway-tls-broken", "secret-scope", "SecretJitterFactorInvalid", "metadata.annotations[secrets.kubedoop.dev/autoTlsCertJitterFactor]"},
 	{"Pod team-a/web-broken-scope", "secret-scope", "ScopeEntryEmpty", "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]"},
 	{"Pod team-a/web-broken-scope", "secret-scope", "ScopeValueMissing", "spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]"},
@@ -360,7 +360,7 @@ func TestAuditWritesPolicyReports(t *testing.T) {
 	if err := b.admin.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "gateway-tls-broken"}, pvc); err != nil {
 		t.Fatal(err)
 	}
-	pvc.Annotations["secrets.kubedoop.dev/format"] = "tls-pem"
+	pvc.Annotations["secrets.kubedoop.dev/scope"] = "service=gateway"
 	if err := b.admin.Update(ctx, pvc); err != nil {
 		t.Fatal(err)
 	}

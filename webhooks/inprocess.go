@@ -193,8 +193,9 @@ func InProcessDecides(webhook string, opts Options, req *admission.Request, obje
 // decides an annotation map when the evaluator's verdict on it needs no
 // duration, number or password reading and raises no warning: its
 // secrets.kubedoop.dev/ keys are among class, scope, format, kerberosServiceNames
-// and pod-info, the format is not tls-p12 (which warns without a
-// password), and no scope entry has an unknown key (which warns). UPDATEs
+// and pod-info, the format is tls-pem or kerberos (tls-p12 warns without a
+// password, any other format warns that it is served as PEM), and the scope
+// is not empty and no entry of it has an unknown key (each warns). UPDATEs
 // stay on the webhook: a finding on an unchanged value ratchets into a
 // warning, which needs the old object's evidence. Product custom resources
 // stay on the webhook: they are walked at any depth.
@@ -264,10 +265,10 @@ func scopeDecidableMaps(maps string) string {
 	// Every entry's key (the text before its first "=") is empty or known.
 	entry := "(node|pod|service|listener-volume)?(=[^,]*)?"
 	return fmt.Sprintf("%s.all(a, a.all(k, !k.startsWith(%q) || k in [%s]) && "+
-		"(!(%q in a) || a[%q] != 'tls-p12') && "+
-		"(!(%q in a) || a[%q].matches(%q)))",
+		"(!(%q in a) || a[%q] in ['tls-pem', 'kerberos']) && "+
+		"(!(%q in a) || a[%q] != '' && a[%q].matches(%q)))",
 		maps, scope.AnnotationPrefix, strings.Join(quoted, ", "),
-		secretKey("format"), secretKey("format"), secretKey("scope"), secretKey("scope"), "^"+entry+"(,"+entry+")*$")
+		secretKey("format"), secretKey("format"), secretKey("scope"), secretKey("scope"), secretKey("scope"), "^"+entry+"(,"+entry+")*$")
 }
 
 // scopeResources are the resources SCOPE's policy takes.
@@ -300,17 +301,15 @@ const (
 // scopeMapFindings is the CEL list of the findings (strings) of the
 // annotation map a at the field path p (a CEL string expression).
 func scopeMapFindings(p string) string {
-	class, format, scopeKey := secretKey("class"), secretKey("format"), secretKey("scope")
+	class, scopeKey := secretKey("class"), secretKey("scope")
 	finding := func(key, code, message string) string {
 		return fmt.Sprintf("%s + %q + %q", p, "["+key+"]: "+code+": ", message+attributionSecretScope)
 	}
 	return fmt.Sprintf("!a.exists(k, k.startsWith(%q)) ? [] : "+
 		"((!(%q in a) || a[%q] == '') ? [%s] : []) + "+
-		"((%q in a && !(a[%q] in ['tls-pem', 'tls-p12', 'kerberos'])) ? [%s] : []) + "+
 		"((%q in a) ? %s : [])",
 		scope.AnnotationPrefix,
 		class, class, finding(class, "SecretClassMissing", "secrets.kubedoop.dev/ annotations need a non-empty "+class+" naming the SecretClass that provisions the volume"),
-		format, format, finding(format, "SecretFormatUnknown", "the secret format must be one of tls-pem, tls-p12 or kerberos"),
 		scopeKey, scopeEntryFindings("a["+fmt.Sprintf("%q", scopeKey)+"]", p+" + "+fmt.Sprintf("%q", "["+scopeKey+"]")))
 }
 
@@ -342,8 +341,7 @@ func scopeEntryFindings(s, path string) string {
 		key, msg("ScopeKeyMissing", lit("entry "), n, lit(" of the scope has no key before \"=\"; write node, pod, service=<name> or listener-volume=<name> (operator-go rejects an entry without a key)")),
 		msg("ScopeEntryEmpty", lit("entry "), n, lit(" of the scope is empty; entries are separated by a single \",\" with none leading or trailing")),
 	)
-	empty := msg("ScopeEntryEmpty", lit("the scope is empty; set at least one entry (node, pod, service=<name>, listener-volume=<name>) or remove the annotation"))
-	return fmt.Sprintf("(%s == '' ? [%s] : %s.split(',').transformList(j, e, %s).filter(m, m != ''))", s, empty, s, entry)
+	return fmt.Sprintf("%s.split(',').transformList(j, e, %s).filter(m, m != '')", s, entry)
 }
 
 // createsOf are a policy's match constraints: CREATE of resources. The

@@ -28,7 +28,6 @@ var vapDenies = []string{
 	"policies/scope/testdata/fail/pod-scope-service-bare.yaml",
 	"policies/scope/testdata/fail/pod-scope-trailing-comma.yaml",
 	"policies/scope/testdata/fail/pod-scope-value-has-delimiter.yaml",
-	"policies/scope/testdata/fail/pvc-scope-empty.yaml",
 	"policies/scope/testdata/fail/statefulset-volumeclaimtemplate.yaml",
 	"policies/serviceaccount/testdata/fail/hdfscluster-generatename-podoverrides.yaml",
 	"policies/serviceaccount/testdata/fail/hdfscluster-role-podoverrides-serviceaccountname.yaml",

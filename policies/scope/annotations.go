@@ -4,7 +4,9 @@
 //
 //   - class: required and non-empty;
 //   - scope: the grammar in grammar.go;
-//   - format: tls-pem, tls-p12 or kerberos;
+//   - format: tls-pem, tls-p12 or kerberos; any other value warns, because
+//     secret-operator stores it as given and writes PEM for everything but
+//     tls-p12 (upstream: NewvolumeContextFromMap, certificateConvert);
 //   - autoTlsCertLifetime, autoTlsCertRestartBuffer: a Go duration > 0;
 //   - autoTlsCertJitterFactor: a float64 in [0, 1); 0 warns, because
 //     secret-operator reads it as its default 0.2;
@@ -63,7 +65,9 @@ const (
 	msgDefaultPasswordReadable = "the tls-p12 format without " + annotationPKCS12Password + " makes secret-operator use its " +
 		"well-known default password (changeit), and " + msgPasswordReadable
 	msgAnnotationUnknown = "secret-operator does not read this " + annotationPrefix + " key and ignores it; check its spelling"
-	msgJitterFactorZero  = "secret-operator reads a jitter factor of 0 as its default, 0.2, so certificates still expire " +
+	msgFormatUnknown     = "secret-operator knows the formats " + formatTLSPEM + ", " + formatTLSP12 + " and " + formatKerberos +
+		"; it stores any other value as given and writes PEM files for it, as for " + formatTLSPEM
+	msgJitterFactorZero = "secret-operator reads a jitter factor of 0 as its default, 0.2, so certificates still expire " +
 		"up to 20% early; for a nearly fixed lifetime set a small positive factor such as 0.01"
 )
 
@@ -99,8 +103,7 @@ func checkAnnotation(path *field.Path, key, value string) []policies.Finding {
 		return findings
 	case annotationFormat:
 		if value != formatTLSPEM && value != formatTLSP12 && value != formatKerberos {
-			return []policies.Finding{policies.Denial(SecretFormatUnknown, path.Key(key), value,
-				"the secret format must be one of %s, %s or %s", formatTLSPEM, formatTLSP12, formatKerberos)}
+			return []policies.Finding{policies.Warning(SecretFormatUnknown, path.Key(key), value, "%s", msgFormatUnknown)}
 		}
 	case annotationAutoTLSCertLifetime, annotationAutoTLSCertRestartBuffer:
 		if d, err := time.ParseDuration(value); err != nil || d <= 0 {

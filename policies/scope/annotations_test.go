@@ -81,11 +81,11 @@ func TestAnnotations(t *testing.T) {
 			want: []result{deny(ScopeEntryEmpty, key(annotationScope))}},
 
 		{name: "format unknown", annotations: map[string]any{annotationClass: "tls", annotationFormat: "pem"},
-			want: []result{deny(SecretFormatUnknown, key(annotationFormat))}},
+			want: []result{warn(SecretFormatUnknown, key(annotationFormat))}},
 		{name: "format empty", annotations: map[string]any{annotationClass: "tls", annotationFormat: ""},
-			want: []result{deny(SecretFormatUnknown, key(annotationFormat))}},
+			want: []result{warn(SecretFormatUnknown, key(annotationFormat))}},
 		{name: "format wrong case", annotations: map[string]any{annotationClass: "tls", annotationFormat: "TLS-PEM"},
-			want: []result{deny(SecretFormatUnknown, key(annotationFormat))}},
+			want: []result{warn(SecretFormatUnknown, key(annotationFormat))}},
 
 		{name: "lifetime not a duration", annotations: map[string]any{annotationClass: "tls", annotationAutoTLSCertLifetime: "7"},
 			want: []result{deny(SecretDurationInvalid, key(annotationAutoTLSCertLifetime))}},
@@ -127,7 +127,7 @@ func TestAnnotations(t *testing.T) {
 			deny(SecretDurationInvalid, key(annotationAutoTLSCertLifetime)),
 			deny(SecretDurationInvalid, key(annotationAutoTLSCertRestartBuffer)),
 			deny(SecretClassMissing, key(annotationClass)),
-			deny(SecretFormatUnknown, key(annotationFormat)),
+			warn(SecretFormatUnknown, key(annotationFormat)),
 			deny(ScopeValueMissing, key(annotationScope)),
 			warn(SecretAnnotationUnknown, key("secrets.kubedoop.dev/zz")),
 		}},

@@ -18,8 +18,10 @@
 //   - Unknown scope keys only warn, whatever their value holds, and so do
 //     keys that differ from a known one by case or spaces ("Node", " pod"),
 //     because secret-operator skips them rather than misreading them.
-//   - An empty format annotation is SecretFormatUnknown: it is not one of the
-//     three formats.
+//   - An empty format annotation is SecretFormatUnknown, a warning like every
+//     format that is not one of the three.
+//   - A wholly empty scope annotation is ScopeEmpty, a warning; one empty
+//     entry among others is ScopeEntryEmpty, a denial.
 //   - SecretPasswordReadable is reported at the tlsPKCS12Password key, also
 //     when that key is absent and tls-p12 falls back to the default password.
 //   - A CredentialsScope name that is not a string (null, a number) is

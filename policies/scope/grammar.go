@@ -10,9 +10,12 @@
 //   - any other non-empty key: skipped by secret-operator, so it only warns
 //     here (the vocabulary belongs to secret-operator and may grow).
 //
-// Empty entries (an empty value, ",,", a leading or trailing ",") are
-// invalid, and so is an entry with an empty key ("=x", "="), which
-// operator-go's validateScope rejects (upstream, pkg/security).
+// A wholly empty value is no scope: secret-operator's decodeScope skips the
+// one empty entry it splits into, and trino-operator renders it for LDAP
+// bind credentials without a scope (upstream), so it only warns. Empty
+// entries inside a list (",,", a leading or trailing ",") are invalid, and
+// so is an entry with an empty key ("=x", "="), which operator-go's
+// validateScope rejects (upstream, pkg/security).
 package scope
 
 import (
@@ -30,6 +33,10 @@ const (
 	scopeService        = "service"
 	scopeListenerVolume = "listener-volume"
 )
+
+// msgScopeEmpty explains the warning on a wholly empty scope annotation.
+const msgScopeEmpty = "the scope is empty, which secret-operator reads as no scope: the credential names no node, pod, " +
+	"service or listener volume; remove the annotation or set an entry (node, pod, service=<name>, listener-volume=<name>)"
 
 // Entry is one scope entry as secret-operator reads it: Key is the text
 // before the first "=", Value the text between the first and the second "="
@@ -71,6 +78,9 @@ func splitScope(value string) []piece {
 func ParseScope(value string, path *field.Path) ([]Entry, []policies.Finding) {
 	pieces := splitScope(value)
 	entries := make([]Entry, len(pieces))
+	if value == "" {
+		return entries, []policies.Finding{policies.Warning(ScopeEmpty, path, value, "%s", msgScopeEmpty)}
+	}
 	var findings []policies.Finding
 	for i, p := range pieces {
 		entries[i] = p.Entry
@@ -113,9 +123,6 @@ func checkEntry(n, total int, p piece, path *field.Path, value string) (policies
 		case p.Key == "" && p.assigned:
 			return policies.Denial(ScopeKeyMissing, path, value,
 				"entry %d of the scope has no key before \"=\"; write node, pod, service=<name> or listener-volume=<name> (operator-go rejects an entry without a key)", n), true
-		case p.empty && total == 1:
-			return policies.Denial(ScopeEntryEmpty, path, value,
-				"the scope is empty; set at least one entry (node, pod, service=<name>, listener-volume=<name>) or remove the annotation"), true
 		case p.empty:
 			return policies.Denial(ScopeEntryEmpty, path, value,
 				"entry %d of the scope is empty; entries are separated by a single \",\" with none leading or trailing", n), true

@@ -26,7 +26,7 @@ func TestParseScope(t *testing.T) {
 		{value: "node", entries: []Entry{{"node", ""}}},
 		{value: "pod,node", entries: []Entry{{"pod", ""}, {"node", ""}}},
 		{value: "pod,node,service=web,listener-volume=listener", entries: []Entry{{"pod", ""}, {"node", ""}, {"service", "web"}, {"listener-volume", "listener"}}},
-		{value: "", entries: []Entry{{"", ""}}, want: []result{deny(ScopeEntryEmpty, scopeField)}},
+		{value: "", entries: []Entry{{"", ""}}, want: []result{warn(ScopeEmpty, scopeField)}},
 		{value: "pod,,node", entries: []Entry{{"pod", ""}, {"", ""}, {"node", ""}}, want: []result{deny(ScopeEntryEmpty, scopeField)}},
 		{value: ",pod", entries: []Entry{{"", ""}, {"pod", ""}}, want: []result{deny(ScopeEntryEmpty, scopeField)}},
 		{value: "pod,", entries: []Entry{{"pod", ""}, {"", ""}}, want: []result{deny(ScopeEntryEmpty, scopeField)}},

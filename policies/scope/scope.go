@@ -22,8 +22,12 @@ import (
 
 // Codes reported by SCOPE. Every code denies unless marked "warns".
 const (
-	// ScopeEntryEmpty: the scope annotation is empty or has an empty entry.
+	// ScopeEntryEmpty: the scope annotation has an empty entry (",,", or a
+	// leading or trailing ",").
 	ScopeEntryEmpty policies.Code = "ScopeEntryEmpty"
+	// ScopeEmpty warns: the whole scope annotation is empty, which
+	// secret-operator reads as no scope.
+	ScopeEmpty policies.Code = "ScopeEmpty"
 	// ScopeValueMissing: a service or listener-volume entry has no name.
 	ScopeValueMissing policies.Code = "ScopeValueMissing"
 	// ScopeValueHasDelimiter: an entry's name contains "=".
@@ -53,7 +57,8 @@ const (
 
 	// SecretClassMissing: secrets.kubedoop.dev/* annotations without a class.
 	SecretClassMissing policies.Code = "SecretClassMissing"
-	// SecretFormatUnknown: a format other than tls-pem, tls-p12, kerberos.
+	// SecretFormatUnknown warns: a format other than tls-pem, tls-p12,
+	// kerberos, which secret-operator stores as given and serves as PEM.
 	SecretFormatUnknown policies.Code = "SecretFormatUnknown"
 	// SecretDurationInvalid: a certificate lifetime or restart buffer that is
 	// not a positive Go duration.

@@ -101,7 +101,7 @@ func TestCheckExamples(t *testing.T) {
 		"ConfigMap mariadb-settings harness-labels allowed patch(1)",
 		"ConfigMap mariadb-settings-elsewhere harness-labels denied ScopeLabelMismatch@metadata.labels[requires.helmetica.io/operator-mariadb]",
 		"PersistentVolumeClaim gateway-tls secret-scope allowed",
-		"PersistentVolumeClaim gateway-tls-broken secret-scope denied SecretJitterFactorInvalid@metadata.annotations[secrets.kubedoop.dev/autoTlsCertJitterFactor] SecretFormatUnknown@metadata.annotations[secrets.kubedoop.dev/format]",
+		"PersistentVolumeClaim gateway-tls-broken secret-scope denied SecretJitterFactorInvalid@metadata.annotations[secrets.kubedoop.dev/autoTlsCertJitterFactor] ScopeValueMissing@metadata.annotations[secrets.kubedoop.dev/scope]",
 		"StatefulSet prod-namenode-default secret-scope allowed",
 		"StatefulSet prod-namenode-default service-account allowed",
 		"StatefulSet prod-datanode-default secret-scope denied ScopeValueHasDelimiter@spec.volumeClaimTemplates[0].metadata.annotations[secrets.kubedoop.dev/scope]",
