@@ -225,6 +225,10 @@ type Server struct {
 	// leader-elected reconciler when enabled.
 	rc      *rest.Config
 	manager manager.Manager
+	// noState is set for serve --dev, which reads no cluster on purpose:
+	// the state-reading webhooks are then served only as members of the
+	// combined endpoints, where they deny.
+	noState bool
 	// opts and hooks are what the endpoints serve; the background audit
 	// reviews stored objects through the same.
 	opts  webhooks.Options
@@ -335,12 +339,15 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	}
 	if rc == nil && kubeconfig == noCluster {
 		// serve --dev on a laptop: the state-reading webhooks have nothing
-		// to read and could only deny, so they are off rather than served
-		// as traps behind a Ready probe.
-		s.cfg = withoutStateWebhooks(cfg)
-		cfg = s.cfg
-		log.Info("serving without cluster access: the webhooks that read cluster state are off (give --kubeconfig to serve them)",
-			"webhooks", stateWebhooks)
+		// to read. Their own paths are not served (404, which a Fail policy
+		// turns into a denial), but they stay members of the combined
+		// endpoints, where they deny what they would judge
+		// (StateUnavailable): a combined entry must never admit a write
+		// that one of its members could not judge.
+		s.noState = true
+		log.Info("serving without cluster access: the webhooks that read cluster state are not served on their own paths, "+
+			"and the combined endpoints deny what they would judge (give --kubeconfig to serve them)",
+			"webhooks", s.enabledStateWebhooks())
 	}
 	if rc != nil && slices.ContainsFunc(stateWebhooks, cfg.Enabled) {
 		if s.state, err = clusterstate.NewCachedState(rc); err != nil {
@@ -368,6 +375,9 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	hooks := webhooks.Build(opts, cfg.Enabled)
 	s.opts, s.hooks = opts, hooks
 	for _, w := range hooks {
+		if s.noState && !ServedWithoutCluster(w.Name) {
+			continue
+		}
 		s.webhook.Register(w.Path, w.Admission)
 		log.Info("webhook enabled", "webhook", w.Name, "path", w.Path)
 	}
@@ -408,7 +418,6 @@ func (s *Server) restConfig(kubeconfig string) (*rest.Config, error) {
 	var err error
 	switch {
 	case kubeconfig == noCluster:
-		s.log.Info("serving without cluster access: no webhook reads cluster state")
 		return nil, nil
 	case kubeconfig != "":
 		if rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
@@ -487,7 +496,7 @@ func (s *Server) probeMux() *http.ServeMux {
 			return nil
 		},
 	}
-	if enabled := s.enabledStateWebhooks(); len(enabled) > 0 {
+	if enabled := s.enabledStateWebhooks(); len(enabled) > 0 && !s.noState {
 		checks["cluster-state"] = func(r *http.Request) error {
 			if s.state == nil {
 				return fmt.Errorf("gatehouse has no cluster access, so %v, which judge against cluster state, can only deny", enabled)
@@ -513,18 +522,3 @@ func (s *Server) enabledStateWebhooks() []string {
 	return out
 }
 
-// withoutStateWebhooks returns cfg with every state-reading webhook off.
-func withoutStateWebhooks(cfg configv1alpha1.ServerConfig) configv1alpha1.ServerConfig {
-	hooks := make(map[string]configv1alpha1.Webhook, len(cfg.Webhooks)+len(stateWebhooks))
-	for name, w := range cfg.Webhooks {
-		hooks[name] = w
-	}
-	off := false
-	for _, name := range stateWebhooks {
-		w := hooks[name]
-		w.Enabled = &off
-		hooks[name] = w
-	}
-	cfg.Webhooks = hooks
-	return cfg
-}

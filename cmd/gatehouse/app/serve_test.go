@@ -291,8 +291,9 @@ func TestReadinessSaysWhichWebhooksCannotDecide(t *testing.T) {
 }
 
 // TestServeDevServesNoStateWebhooks: serve --dev reads no cluster, so the
-// webhooks that judge against cluster state are not served (a review sent
-// to one gets 404, which a Fail policy turns into a denial) and readiness
+// webhooks that judge against cluster state are not served on their own
+// paths (a review sent to one gets 404, which a Fail policy turns into a
+// denial), the combined endpoints deny what they would judge, and readiness
 // does not wait for caches that will never exist.
 func TestServeDevServesNoStateWebhooks(t *testing.T) {
 	dir := t.TempDir()
@@ -310,7 +311,57 @@ func TestServeDevServesNoStateWebhooks(t *testing.T) {
 			t.Errorf("%s: %d, want 404 (not served without cluster access)", def.Path, resp.StatusCode)
 		}
 	}
-	if !strings.Contains(s.stderr.String(), "webhooks that read cluster state are off") {
-		t.Errorf("serve --dev did not say the state-reading webhooks are off: %s", s.stderr.String())
+	if !strings.Contains(s.stderr.String(), "the combined endpoints deny what they would judge") {
+		t.Errorf("serve --dev did not say what becomes of the state-reading webhooks: %s", s.stderr.String())
 	}
+	if n := strings.Count(s.stderr.String(), "serving without cluster access"); n != 1 {
+		t.Errorf("serve --dev said %d times that it serves without cluster access, want once:\n%s", n, s.stderr.String())
+	}
+
+	// The combined validating endpoint still takes the writes the
+	// state-reading webhooks judge, and denies them: they cannot decide.
+	for _, review := range []string{dependencyGroupReview, operatorHarnessReview} {
+		resp, err := client.Post("https://127.0.0.1:"+s.port+"/validate/combined-fail", "application/json", strings.NewReader(review))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out admissionv1.AdmissionReview
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Response == nil || out.Response.Allowed || out.Response.Result == nil || !strings.Contains(out.Response.Result.Message, "StateUnavailable") {
+			t.Errorf("combined-fail answered %+v, want a StateUnavailable denial", out.Response)
+		}
+	}
+}
+
+// Reviews of a DependencyGroup and an OperatorHarness, which only webhooks
+// that read cluster state judge.
+const (
+	dependencyGroupReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"dev-dg",
+"kind":{"group":"helmetica.io","version":"v1","kind":"DependencyGroup"},"resource":{"group":"helmetica.io","version":"v1","resource":"dependencygroups"},
+"operation":"CREATE","name":"g","userInfo":{"username":"alice"},
+"object":{"apiVersion":"helmetica.io/v1","kind":"DependencyGroup","metadata":{"name":"g"},"spec":{"crds":[{"name":"widgets.example.com"}]}}}}`
+	operatorHarnessReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"dev-h",
+"kind":{"group":"vshn.net","version":"v1","kind":"OperatorHarness"},"resource":{"group":"vshn.net","version":"v1","resource":"operatorharnesses"},
+"operation":"CREATE","name":"h","userInfo":{"username":"alice"},
+"object":{"apiVersion":"vshn.net/v1","kind":"OperatorHarness","metadata":{"name":"h"},"spec":{"scopeToLabel":"example.com/scope","operator":{"namespace":"op","serviceAccounts":["op"]}}}}}`
+)
+
+// withoutStateWebhooks returns cfg with every state-reading webhook off.
+func withoutStateWebhooks(cfg configv1alpha1.ServerConfig) configv1alpha1.ServerConfig {
+	hooks := make(map[string]configv1alpha1.Webhook, len(cfg.Webhooks)+len(stateWebhooks))
+	for name, w := range cfg.Webhooks {
+		hooks[name] = w
+	}
+	off := false
+	for _, name := range stateWebhooks {
+		w := hooks[name]
+		w.Enabled = &off
+		hooks[name] = w
+	}
+	cfg.Webhooks = hooks
+	return cfg
 }
