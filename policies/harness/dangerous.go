@@ -23,7 +23,9 @@
 //     carrying a scope label, and asks RBAC for scopedlist with the label
 //     key as the name) for any label other than this harness's scopeToLabel,
 //     on any resource. A rule whose resourceNames are exactly the
-//     scopeToLabel is the safe way to list cluster-wide and is allowed.
+//     scopeToLabel is the safe way to list cluster-wide and is allowed, and
+//     so is any scopedlist in a rule that also grants list and watch of the
+//     same resources without a name: it adds nothing to what they read.
 //
 // "For any name" probes the rule with a name it lists (every listed name is
 // covered by the rule), or "" when it lists none; "without a name" probes
@@ -211,9 +213,14 @@ func reviewRule(rule Rule, scopeLabel string) ruleReview {
 			filter(verbs, func(v string) bool { return verbMatches([]string{v}, req.Verb) }))
 	}
 	// scopedlist names a scope label; any name but this harness's own label
-	// widens it. Every group and resource literal covers some request.
-	if other := slices.IndexFunc(rule.ResourceNames, func(n string) bool { return n != scopeLabel }); scopeLabel == "" ||
-		len(rule.ResourceNames) == 0 || other >= 0 {
+	// widens it. Every group and resource literal covers some request. A
+	// rule that already grants list and watch of its resources without a
+	// name gains nothing from scopedlist (it reads every object, labelled or
+	// not), so there scopedlist adds no danger: grants are judged by what
+	// they add, as the authorizer would answer.
+	readsAll := verbMatches(verbs, "list") && verbMatches(verbs, "watch") && nameMatches(rule.ResourceNames, "")
+	if other := slices.IndexFunc(rule.ResourceNames, func(n string) bool { return n != scopeLabel }); !readsAll && (scopeLabel == "" ||
+		len(rule.ResourceNames) == 0 || other >= 0) {
 		found(dangerScopedListWide, groups, resources,
 			filter(verbs, func(v string) bool { return verbMatches([]string{v}, verbScopedList) }))
 	}

@@ -43,8 +43,11 @@ func fixtures() []golden.Fixture {
 		fx("acknowledged-grant", pass, addRule(listSecrets, withAcks(ackSecrets("get", "list", "watch")))),
 		fx("acknowledged-by-two-entries", pass, addRule(listSecrets,
 			withAcks(ackSecrets("get", "list"), ack("watches-secrets", core, strs("secrets"), strs("watch"), reason)))),
-		fx("acknowledged-wildcard-literally", pass, addRule(rule(strs("k8s.mariadb.com"), strs("*"), strs("*")),
-			withAcks(ack("mariadb-everything", strs("k8s.mariadb.com"), strs("*"), strs("*"), reason)))),
+		fx("acknowledged-wildcard-literally", pass, addRule(rule(strs("*"), strs("*"), strs("*")),
+			withAcks(ack("everything", strs("*"), strs("*"), strs("*"), reason)))),
+		// Every verb of the operator's own resources: the scopedlist it
+		// covers adds nothing to the list and watch it also grants.
+		fx("grant-own-group-wildcards", pass, addRule(rule(strs("k8s.mariadb.com"), strs("*"), strs("*")))),
 		fx("acknowledgement-unused", pass, withAcks(ack("lists-pods", core, strs("pods"), strs("list"), reason))),
 		fx("named-secrets", pass, addRule(rule(core, strs("secrets"), strs("get"), "mariadb-root"))),
 		fx("whole-namespace", pass, func(obj map[string]any) {
@@ -73,7 +76,7 @@ func fixtures() []golden.Fixture {
 		fx("operator-namespace-missing", fail, func(obj map[string]any) { delete(spec(obj), "operator") }),
 		fx("grant-escalate", fail, addRule(rule(strs("rbac.authorization.k8s.io"), strs("clusterroles"), strs("escalate", "bind")))),
 		fx("grant-impersonate", fail, addRule(rule(core, strs("users", "groups", "serviceaccounts"), strs("impersonate")))),
-		fx("grant-wildcards", fail, addRule(rule(strs("k8s.mariadb.com"), strs("*"), strs("*")))),
+		fx("grant-scopedlist-other-label", fail, addRule(rule(strs("k8s.mariadb.com"), strs("backups"), strs("scopedlist"), "other/label"))),
 		fx("grant-list-secrets", fail, addRule(listSecrets)),
 		fx("grant-list-secrets-unnamed", fail, addRule(rule(core, strs("secrets"), strs("list", "watch"), ""))),
 		fx("grant-exec", fail, addRule(rule(core, strs("pods/exec", "pods/attach"), strs("create")))),

@@ -103,11 +103,14 @@ func TestReviewRuleAgreesWithRuleAllows(t *testing.T) {
 				}
 			}
 		}
-		// scopedlist beyond the label: covered with a name other than it.
+		// scopedlist beyond the label: covered with a name other than it,
+		// where the rule does not already list and watch that resource.
 		for _, n := range append([]string{"another/label"}, rule.ResourceNames...) {
 			for _, g := range rule.APIGroups {
 				for _, res := range rule.Resources {
-					if n != scopeLabel && RuleAllows(rule, Request{Verb: verbScopedList, APIGroup: groupOf(g), Resource: res, Name: n}) {
+					readsAll := RuleAllows(rule, Request{Verb: "list", APIGroup: groupOf(g), Resource: res}) &&
+						RuleAllows(rule, Request{Verb: "watch", APIGroup: groupOf(g), Resource: res})
+					if n != scopeLabel && !readsAll && RuleAllows(rule, Request{Verb: verbScopedList, APIGroup: groupOf(g), Resource: res, Name: n}) {
 						want = true
 					}
 				}
