@@ -37,9 +37,10 @@ type podSpecViolation struct {
 	apply         func(spec map[string]any)
 }
 
-// derivedServiceAccount is what SA requires of pods the HdfsCluster "prod"
-// controls.
-const derivedServiceAccount = "hdfscluster-prod"
+// hdfsServiceAccount is what SA requires of pods the HdfsCluster "prod"
+// controls in the default configuration: the account hdfs-operator 0.3.0
+// gives them (the Released preset).
+const hdfsServiceAccount = "prod-sa"
 
 var podSpecViolations = []podSpecViolation{
 	{webhook: "secret-scope", code: "ScopeEntryEmpty", apply: func(spec map[string]any) {
@@ -68,7 +69,7 @@ var podSpecViolations = []podSpecViolation{
 }
 
 // ownedSample is the sample of kind k, controlled by the HdfsCluster "prod"
-// and running as its derived ServiceAccount, so that SA applies to it.
+// and running as its operator's ServiceAccount, so that SA applies to it.
 func ownedSample(t *testing.T, k workload.Kind, ns, name string) (*unstructured.Unstructured, workload.Pod) {
 	t.Helper()
 	obj := sampleObject(t, k.Resource.GroupResource(), ns, name)
@@ -77,7 +78,7 @@ func ownedSample(t *testing.T, k workload.Kind, ns, name string) (*unstructured.
 	if !ok {
 		t.Fatalf("the %s sample has no pod spec", k.Kind)
 	}
-	pod.Spec["serviceAccountName"] = derivedServiceAccount
+	pod.Spec["serviceAccountName"] = hdfsServiceAccount
 	return obj, pod
 }
 
@@ -105,7 +106,7 @@ func expectDenial(t *testing.T, what string, err error, v podSpecViolation, spec
 func bypassNamespace(t *testing.T, e *env, seed string) string {
 	t.Helper()
 	ns := testNamespace(t, e, seed, nil, optInLabel)
-	for _, name := range []string{derivedServiceAccount, "cluster-admin-sa"} {
+	for _, name := range []string{hdfsServiceAccount, "cluster-admin-sa"} {
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		if err := e.client.Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
@@ -245,7 +246,7 @@ func TestEphemeralContainers(t *testing.T) {
 	const finalizer = "e2e.gatehouse.dev/hold"
 
 	running := plainPod(ns, "running")
-	running.Spec.ServiceAccountName = derivedServiceAccount
+	running.Spec.ServiceAccountName = hdfsServiceAccount
 	terminating := plainPod(ns, "terminating")
 	terminating.Finalizers = []string{finalizer}
 	for _, p := range []*corev1.Pod{running, terminating} {
@@ -287,7 +288,7 @@ func TestEphemeralContainers(t *testing.T) {
 	if getErr := e.client.Get(ctx, client.ObjectKeyFromObject(running), &stored); getErr != nil {
 		t.Fatal(getErr)
 	}
-	if stored.Spec.ServiceAccountName != derivedServiceAccount || len(stored.Spec.Volumes) != len(running.Spec.Volumes) {
+	if stored.Spec.ServiceAccountName != hdfsServiceAccount || len(stored.Spec.Volumes) != len(running.Spec.Volumes) {
 		t.Errorf("a change beside ephemeralContainers was stored through the subresource (update error: %v)", err)
 	}
 	if err == nil {

@@ -24,7 +24,6 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
-	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
 // TestContractsThroughControllers: in a cluster, pods come from controllers,
@@ -41,7 +40,7 @@ import (
 //     refused by the PSC guard, and the ReplicaSet's FailedCreate event
 //     carries gatehouse's code, as kubectl describe shows it.
 //   - A kubedoop product's StatefulSet, created by the operator's service
-//     account as operator-go renders it: its pods run as the derived
+//     account as hdfs-operator 0.3.0 renders it: its pods run as the
 //     ServiceAccount (SA). An overridden ServiceAccount is refused at the
 //     StatefulSet's own admission (the operator's create call); its pods
 //     would be controlled by the StatefulSet, not the product, so no
@@ -139,7 +138,7 @@ func TestContractsThroughControllers(t *testing.T) {
 		}
 	})
 
-	t.Run("a kubedoop product's StatefulSet runs as the derived account, and an override is refused at its owner's admission", func(t *testing.T) {
+	t.Run("a kubedoop product's StatefulSet runs as its operator's account, and an override is refused at its owner's admission", func(t *testing.T) {
 		ns := testNamespace(t, e, t.Name(), nil, nil)
 		// The product CR itself: the StatefulSets' ownerReference must name
 		// a live owner, or the garbage collector deletes them.
@@ -153,15 +152,15 @@ func TestContractsThroughControllers(t *testing.T) {
 		if err := e.client.Create(ctx, cr); err != nil {
 			t.Fatal(err)
 		}
-		derived := serviceaccount.DerivedServiceAccountName("HdfsCluster", "prod")
+		derived := hdfsServiceAccount
 		operator := productOperator(t, e, ns)
 		for _, name := range []string{derived, "admin"} {
 			if err := operator.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		// As operator-go renders a role group: controlled by the CR
-		// (controllerutil.SetControllerReference), run as the derived
+		// As hdfs-operator 0.3.0 renders a role group: controlled by the CR
+		// (operator-go v0.12 SetOwnerReference), run as its
 		// account.
 		owner := metav1.OwnerReference{APIVersion: cr.GetAPIVersion(), Kind: cr.GetKind(), Name: cr.GetName(), UID: cr.GetUID(),
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
@@ -169,7 +168,7 @@ func TestContractsThroughControllers(t *testing.T) {
 		sts.OwnerReferences = []metav1.OwnerReference{owner}
 		sts.Spec.ServiceName = sts.Name
 		if err := operator.Create(ctx, sts); err != nil {
-			t.Fatalf("the operator's StatefulSet with the derived ServiceAccount was refused: %v", err)
+			t.Fatalf("the operator's StatefulSet with its own ServiceAccount was refused: %v", err)
 		}
 		pod := ownedPod(ctx, t, e, ns, "StatefulSet")
 		if pod.Spec.ServiceAccountName != derived {

@@ -54,7 +54,7 @@ func TestUpdateIsAdmissionToo(t *testing.T) {
 		t.Errorf("SCOPE update: %s %v", webhook, causes)
 	}
 
-	sts := ownedStatefulSet(ns, "prod-namenode", "hdfscluster-prod")
+	sts := ownedStatefulSet(ns, "prod-namenode", hdfsServiceAccount)
 	if err := e.client.Create(ctx, sts); err != nil {
 		t.Fatal(err)
 	}

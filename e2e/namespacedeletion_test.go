@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
 // TestNamespaceDeletionWhileGatehouseIsDown: a namespace that fail-closed
@@ -57,7 +56,7 @@ func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 	if err := e.client.Create(ctx, cr); err != nil {
 		t.Fatal(err)
 	}
-	derived := serviceaccount.DerivedServiceAccountName("HdfsCluster", "prod")
+	derived := hdfsServiceAccount
 	if err := e.client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: derived}}); err != nil {
 		t.Fatal(err)
 	}

@@ -122,6 +122,11 @@ func generatedOwnedObjects() []inProcessCase {
 		{"apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": "HdfsCluster", "name": long[:241], "uid": "u1", "controller": true},
 		{"apiVersion": "kafka.kubedoop.dev/v1alpha1", "kind": "Kafka_Cluster", "name": "prod", "uid": "u1", "controller": true},
 		{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "prod", "uid": "u1", "controller": true},
+		// Products of the Released preset: each its operator's own name.
+		{"apiVersion": "kafka.kubedoop.dev/v1alpha1", "kind": "KafkaCluster", "name": "prod", "uid": "u1", "controller": true},
+		{"apiVersion": "zookeeper.kubedoop.dev/v1alpha1", "kind": "ZookeeperCluster", "name": "prod", "uid": "u1", "controller": true},
+		{"apiVersion": "trino.kubedoop.dev/v1alpha1", "kind": "TrinoCluster", "name": "prod", "uid": "u1", "controller": true},
+		{"apiVersion": "example.kubedoop.dev/v1alpha1", "kind": "ExampleCluster", "name": "prod", "uid": "u1", "controller": true},
 	}
 	accounts := []map[string]any{
 		{}, {"serviceAccountName": "hdfscluster-prod"}, {"serviceAccountName": "other"},
@@ -129,6 +134,8 @@ func generatedOwnedObjects() []inProcessCase {
 		{"serviceAccountName": "hdfscluster-prod", "serviceAccount": "other"}, {"serviceAccount": "other"},
 		{"serviceAccountName": "hdfscluster-" + long[:241]}, {"serviceAccountName": "kafka_cluster-prod"},
 		{"serviceAccountName": payloadMarker}, {"serviceAccount": payloadMarker},
+		{"serviceAccountName": "prod-sa"}, {"serviceAccountName": "prod"}, {"serviceAccountName": "zookeeper"},
+		{"serviceAccountName": "default"}, {"serviceAccountName": "examplecluster-prod"},
 	}
 	volumes := []map[string]any{
 		nil,
@@ -213,7 +220,7 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 	}{
 		{"secret-scope", func(gk schema.GroupKind, obj map[string]any) []policies.Finding { return scope.Validate(gk, obj) }},
 		{"service-account", func(gk schema.GroupKind, obj map[string]any) []policies.Finding {
-			return serviceaccount.Validate(gk, obj, opts.Products)
+			return serviceaccount.Validate(gk, obj, opts.Products, opts.ServiceAccounts)
 		}},
 	}
 	if len(members) != len(inProcessTable) {

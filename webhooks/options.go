@@ -1,16 +1,22 @@
 package webhooks
 
 import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
 // Options are the parts of the server configuration that evaluators and the
 // rendered webhook configurations read.
 type Options struct {
 	Products policies.ProductSelector
+	// ServiceAccounts says which ServiceAccount each product's operator
+	// release gives its pods (SA).
+	ServiceAccounts serviceaccount.Naming
 	// SecurityDefaultsLabel is the namespace label that opts a namespace in
 	// to the pod security webhooks.
 	SecurityDefaultsLabel Label
@@ -63,6 +69,7 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 	defaults, _ := podDefaults(cfg.PodSecurity.Defaults)
 	return Options{
 		Products:                policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
+		ServiceAccounts:         serviceAccountNaming(cfg.ServiceAccounts),
 		SecurityDefaultsLabel:   Label{Key: key, Value: value},
 		PodDefaults:             defaults,
 		Overrides:               cfg.Overrides,
@@ -73,6 +80,31 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 		Modes:                   modes(cfg),
 		Exemptions:              cfg.Exemptions,
 	}
+}
+
+// serviceAccountNaming is the configured preset with the configured
+// products laid over it. An unknown preset (ValidateConfig refuses it)
+// derives every name.
+func serviceAccountNaming(cfg configv1alpha1.ServiceAccounts) serviceaccount.Naming {
+	preset := serviceaccount.PresetReleased
+	if cfg.Preset == configv1alpha1.PresetDerived {
+		preset = serviceaccount.PresetDerived
+	}
+	naming, _ := serviceaccount.Preset(preset)
+	if len(cfg.Products) > 0 && naming.Products == nil {
+		naming.Products = map[schema.GroupKind]serviceaccount.Rule{}
+	}
+	for _, p := range cfg.Products {
+		rule := serviceaccount.Rule{Kind: serviceaccount.Named, Name: p.Name}
+		switch p.Rule {
+		case configv1alpha1.RuleNone:
+			rule.Name = serviceaccount.DefaultServiceAccount
+		case configv1alpha1.RuleDerived:
+			rule = serviceaccount.Rule{Kind: serviceaccount.Derived}
+		}
+		naming.Products[schema.GroupKind{Group: p.Group, Kind: p.Kind}] = rule
+	}
+	return naming
 }
 
 // modes lists the mode of every webhook that does not enforce.

@@ -5,9 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
+	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -107,5 +110,36 @@ func TestValidateConfig(t *testing.T) {
 				t.Errorf("ValidateConfig() = %v,\nwant %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestServiceAccountNamingFromConfig: the configured products are laid over
+// the preset, each rule read as configured.
+func TestServiceAccountNamingFromConfig(t *testing.T) {
+	if configv1alpha1.ClusterNamePlaceholder != serviceaccount.ClusterPlaceholder {
+		t.Fatalf("the configuration's placeholder %q is not the policy's %q", configv1alpha1.ClusterNamePlaceholder, serviceaccount.ClusterPlaceholder)
+	}
+	cfg := configv1alpha1.Default()
+	cfg.ServiceAccounts.Products = []configv1alpha1.ProductServiceAccount{
+		{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: configv1alpha1.RuleDerived},
+		{Group: "kafka.kubedoop.dev", Kind: "KafkaCluster", Rule: configv1alpha1.RuleNone},
+		{Group: "example.kubedoop.dev", Kind: "ExampleCluster", Rule: configv1alpha1.RuleNamed, Name: "{name}-runner"},
+	}
+	for _, preset := range []configv1alpha1.ServiceAccountPreset{configv1alpha1.PresetReleased, configv1alpha1.PresetDerived} {
+		cfg.ServiceAccounts.Preset = preset
+		naming := OptionsFromConfig(cfg).ServiceAccounts
+		for _, tc := range []struct{ group, kind, want string }{
+			{"hdfs.kubedoop.dev", "HdfsCluster", "hdfscluster-prod"},
+			{"kafka.kubedoop.dev", "KafkaCluster", "default"},
+			{"example.kubedoop.dev", "ExampleCluster", "prod-runner"},
+		} {
+			if got := naming.ServiceAccount(schema.GroupKind{Group: tc.group, Kind: tc.kind}, "prod"); got != tc.want {
+				t.Errorf("preset %s, %s: %q, want %q", preset, tc.kind, got, tc.want)
+			}
+		}
+		want := map[configv1alpha1.ServiceAccountPreset]string{configv1alpha1.PresetReleased: "zookeeper", configv1alpha1.PresetDerived: "zookeepercluster-prod"}[preset]
+		if got := naming.ServiceAccount(schema.GroupKind{Group: "zookeeper.kubedoop.dev", Kind: "ZookeeperCluster"}, "prod"); got != want {
+			t.Errorf("preset %s, ZookeeperCluster: %q, want %q", preset, got, want)
+		}
 	}
 }

@@ -10,6 +10,6 @@ import (
 // every workload kind.
 func newServiceAccount(opts Options) Evaluator {
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
-		return Result{Findings: serviceaccount.Validate(r.Kind.GroupKind(), r.Object, opts.Products)}, nil
+		return Result{Findings: serviceaccount.Validate(r.Kind.GroupKind(), r.Object, opts.Products, opts.ServiceAccounts)}, nil
 	})
 }

@@ -87,7 +87,7 @@ func LifecycleObject(namespace string, i int) *unstructured.Unstructured {
 		roles := map[string]any{}
 		for _, role := range []string{"nameNode", "dataNode", "journalNode"} {
 			roles[role] = map[string]any{
-				"podOverrides": map[string]any{"spec": map[string]any{"serviceAccountName": "hdfscluster-" + name}},
+				"podOverrides": map[string]any{"spec": map[string]any{"serviceAccountName": name + "-sa"}},
 				"roleGroups":   map[string]any{"default": map[string]any{"replicas": int64(1)}},
 			}
 		}

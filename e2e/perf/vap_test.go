@@ -38,7 +38,7 @@ var vapDenies = []string{
 // vapFalseDenials are passing fixtures the policies deny: gatehouse hashes a
 // derived ServiceAccount name past 253 bytes, CEL has no hash to do the same.
 var vapFalseDenials = map[string]bool{
-	"policies/serviceaccount/testdata/pass/hdfscluster-long-name-podoverrides-hashed-redundant.yaml": true,
+	"policies/serviceaccount/testdata/pass/examplecluster-long-name-podoverrides-hashed-redundant.yaml": true,
 }
 
 // TestVAPsDenyWhatTheyCover runs the policies of vap/ in a real API server:

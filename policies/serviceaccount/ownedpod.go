@@ -1,5 +1,5 @@
-// Rule 2: workloads and Pods that a product controls run as its derived
-// ServiceAccount.
+// Rule 2: workloads and Pods that a product controls run as the
+// ServiceAccount its operator gives them.
 //
 // Reads: metadata.ownerReferences[*].controller, .apiVersion, .kind and .name
 // of the object; serviceAccountName and deprecated serviceAccount of the pod
@@ -7,7 +7,7 @@
 // workload.Kinds).
 // Allows: anything when no controller ownerReference has a product API group;
 // otherwise each of the two fields absent, null, "" or equal to
-// DerivedServiceAccountName(owner kind, owner name). Any other value,
+// Naming.ServiceAccount(owner group and kind, owner name). Any other value,
 // including a non-string, is denied.
 
 package serviceaccount
@@ -22,13 +22,13 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
-// validateOwnedPod checks the pod inside obj, of kind gk, against the derived
-// ServiceAccount of its product controller.
+// validateOwnedPod checks the pod inside obj, of kind gk, against the
+// ServiceAccount naming gives the pods of its product controller.
 //
 // The API server admits at most one controller ownerReference. A client-side
 // check can see more, so every controller reference with a product group is
 // checked: a value must then match each of them, which fails closed.
-func validateOwnedPod(gk schema.GroupKind, obj map[string]any, products policies.ProductSelector) []policies.Finding {
+func validateOwnedPod(gk schema.GroupKind, obj map[string]any, products policies.ProductSelector, naming Naming) []policies.Finding {
 	refs, _ := fields.Slice(obj, "metadata", "ownerReferences")
 	if len(refs) == 0 {
 		return nil
@@ -47,21 +47,22 @@ func validateOwnedPod(gk schema.GroupKind, obj map[string]any, products policies
 			continue
 		}
 		apiVersion, _ := fields.String(ref, "apiVersion")
-		if !products.Matches(groupOf(apiVersion)) {
+		group := groupOf(apiVersion)
+		if !products.Matches(group) {
 			continue
 		}
 		kind, _ := fields.String(ref, "kind")
 		name, _ := fields.String(ref, "name")
-		findings = append(findings, checkPodServiceAccount(pod, kind, name)...)
+		want := naming.ServiceAccount(schema.GroupKind{Group: group, Kind: kind}, name)
+		findings = append(findings, checkPodServiceAccount(pod, kind, name, want)...)
 	}
 	return findings
 }
 
 // checkPodServiceAccount reports the ServiceAccount fields of pod that differ
-// from the derived name of its product owner kind/name.
-func checkPodServiceAccount(pod workload.Pod, kind, name string) []policies.Finding {
+// from want, the name of its product owner kind/name's pods.
+func checkPodServiceAccount(pod workload.Pod, kind, name, want string) []policies.Finding {
 	ownerKnown := kind != "" && name != ""
-	derived := DerivedServiceAccountName(kind, name)
 	var findings []policies.Finding
 	for i, f := range serviceAccountFields {
 		v, set := pod.Spec[f]
@@ -74,12 +75,12 @@ func checkPodServiceAccount(pod workload.Pod, kind, name string) []policies.Find
 		if i > 0 && sameString(v, pod.Spec[serviceAccountFields[0]]) {
 			continue
 		}
-		if s, isString := v.(string); isString && (s == "" || ownerKnown && s == derived) {
+		if s, isString := v.(string); isString && (s == "" || ownerKnown && s == want) {
 			continue
 		}
 		path := pod.SpecPath.Child(f)
 		if ownerKnown {
-			findings = append(findings, policies.Denial(CodeMismatch, path, evidenceOf(v), msgMismatch, kind, name, derived))
+			findings = append(findings, policies.Denial(CodeMismatch, path, evidenceOf(v), msgMismatch, kind, name, want))
 		} else {
 			findings = append(findings, policies.Denial(CodeMismatch, path, evidenceOf(v), msgMismatchNoOwner))
 		}

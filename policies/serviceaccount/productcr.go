@@ -9,10 +9,11 @@
 // The key podOverrides itself is matched exactly (docs/service-account.md,
 // "Edges").
 // Allows: either field absent or null; either field equal to the derived name
-// DerivedServiceAccountName(kind, metadata.name), with a warning that it is
+// Naming.ServiceAccount(group and kind, metadata.name), with a warning that it is
 // redundant. Any other value (another name, "", a non-string) is denied, and
 // so is any value at all when metadata.name is empty (generateName), because
-// the derived name cannot be known yet. A map or list nested deeper than
+// the name cannot be known yet. The name is the one Naming gives this
+// product's pods (naming.go), "derived" below. A map or list nested deeper than
 // maxWalkDepth is denied (ServiceAccountWalkTooDeep), never skipped.
 
 package serviceaccount
@@ -20,6 +21,7 @@ package serviceaccount
 import (
 	"slices"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -48,15 +50,15 @@ const podOverridesKey = "podOverrides"
 const maxWalkDepth = 10000
 
 // validateProductCR checks every podOverrides of a product custom resource of
-// the given kind.
-func validateProductCR(kind string, obj map[string]any) []policies.Finding {
+// kind gk.
+func validateProductCR(gk schema.GroupKind, obj map[string]any, naming Naming) []policies.Finding {
 	name, _ := fields.String(obj, "metadata", "name")
 	// Room for the depth of a typical product custom resource, so that the
 	// stacks rarely grow.
-	w := overrideWalker{kind: kind, name: name,
+	w := overrideWalker{kind: gk.Kind, name: name,
 		stack: make([]frame, 0, 16), path: make([]pathStep, 0, 16), keys: make([]string, 0, 64)}
 	if name != "" {
-		w.derived = DerivedServiceAccountName(kind, name)
+		w.derived = naming.ServiceAccount(gk, name)
 	}
 	w.walk(obj)
 	return w.findings

@@ -5,10 +5,12 @@
 // that runs pods; those get no findings.
 
 // Package serviceaccount implements contract SA (docs/contracts.md §3): a product
-// cluster's pods run as the ServiceAccount the operator derives from the
-// cluster's kind and name, and nothing may override it — neither a product
-// custom resource's podOverrides (productcr.go) nor a workload or Pod that a
-// product controls (ownedpod.go).
+// cluster's pods run as the ServiceAccount its operator release gives them
+// (naming.go: a name the released operators build themselves, or the one
+// operator-go derives from the cluster's kind and name), and nothing may
+// override it — neither a product custom resource's podOverrides
+// (productcr.go) nor a workload or Pod that a product controls
+// (ownedpod.go).
 package serviceaccount
 
 import (
@@ -22,14 +24,15 @@ import (
 // Finding codes of contract SA.
 const (
 	// CodeOverridden (deny): a product custom resource's podOverrides sets
-	// the pod ServiceAccount to something other than the derived name.
+	// the pod ServiceAccount to something other than the name its operator
+	// gives the pods.
 	CodeOverridden policies.Code = "ServiceAccountOverridden"
 	// CodeOverrideRedundant (warn): a podOverrides sets the pod
-	// ServiceAccount to the derived name, which the operator uses anyway.
+	// ServiceAccount to the name the operator uses anyway.
 	CodeOverrideRedundant policies.Code = "ServiceAccountOverrideRedundant"
 	// CodeMismatch (deny): a workload or Pod whose controller is a product
-	// custom resource runs as another ServiceAccount than the owner's derived
-	// name.
+	// custom resource runs as another ServiceAccount than the one its
+	// operator gives the owner's pods.
 	CodeMismatch policies.Code = "ServiceAccountMismatch"
 	// CodeWalkTooDeep (deny, never ratchets): a product custom resource
 	// nests maps or lists deeper than the search for podOverrides goes, so
@@ -42,19 +45,20 @@ const (
 var serviceAccountFields = [...]string{"serviceAccountName", "serviceAccount"}
 
 // Messages. None of them includes the value that was set: only kinds, object
-// names and the derived name (itself built from a kind and a name).
+// names and the operator's name (itself built from a kind and a name, or
+// configured).
 const (
 	msgOverridden = "podOverrides may not change the workload ServiceAccount; " +
 		"this %s's pods run as %q (remove the field)"
 	msgOverriddenNoName = "podOverrides may not change the workload ServiceAccount; " +
-		"this %s has no metadata.name yet, so the ServiceAccount its pods will run as cannot be derived (remove the field)"
-	msgOverrideRedundant = "the operator already runs this cluster's pods as its derived ServiceAccount; the field is redundant"
+		"this %s has no metadata.name yet, so the ServiceAccount its pods will run as cannot be known (remove the field)"
+	msgOverrideRedundant = "the operator already runs this cluster's pods as this ServiceAccount; the field is redundant"
 	msgWalkTooDeep       = "maps and lists nest deeper than %d levels here, past what gatehouse searches for podOverrides; " +
 		"a podOverrides below could change the workload ServiceAccount unseen (flatten the object)"
-	msgMismatch = "pods controlled by %s %q run as its derived ServiceAccount %q; " +
+	msgMismatch = "pods controlled by %s %q run as the ServiceAccount its operator gives them, %q; " +
 		"set the field to that name or remove it"
-	msgMismatchNoOwner = "pods controlled by a product custom resource run as the ServiceAccount derived from its kind and name, " +
-		"but the controller ownerReference lacks a kind or name; remove the field"
+	msgMismatchNoOwner = "pods controlled by a product custom resource run as the ServiceAccount its operator gives them, " +
+		"which depends on its kind and name, but the controller ownerReference lacks a kind or name; remove the field"
 )
 
 // Validate evaluates one object of kind gk against contract SA and returns
@@ -62,14 +66,15 @@ const (
 //
 // A product custom resource (products.Matches(gk.Group)) is checked for
 // ServiceAccount overrides in its podOverrides; a Pod or a workload that
-// carries a pod template is checked against the derived name of its product
-// controller, if it has one. Every other kind gets no findings.
-func Validate(gk schema.GroupKind, obj map[string]any, products policies.ProductSelector) []policies.Finding {
+// carries a pod template is checked against the name naming gives the pods
+// of its product controller, if it has one. Every other kind gets no
+// findings.
+func Validate(gk schema.GroupKind, obj map[string]any, products policies.ProductSelector, naming Naming) []policies.Finding {
 	var findings []policies.Finding
 	if products.Matches(gk.Group) {
-		findings = validateProductCR(gk.Kind, obj)
+		findings = validateProductCR(gk, obj, naming)
 	} else {
-		findings = validateOwnedPod(gk, obj, products)
+		findings = validateOwnedPod(gk, obj, products, naming)
 	}
 	policies.Sort(findings)
 	return findings

@@ -33,8 +33,9 @@ func TestDefault(t *testing.T) {
 			ProbeAddress:   ":8081",
 			MetricsAddress: ":8080",
 		},
-		Products:    Products{GroupSuffixes: []string{".kubedoop.dev"}},
-		PodSecurity: PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
+		Products:        Products{GroupSuffixes: []string{".kubedoop.dev"}},
+		ServiceAccounts: ServiceAccounts{Preset: PresetReleased},
+		PodSecurity:     PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
 		Overrides:   Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
 		// The proxy's defaults are the policy's, laid over these when the
 		// options are built (webhooks/options.go).
@@ -67,9 +68,10 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 			ProbeAddress:   ":1",
 			MetricsAddress: "0",
 		},
-		Products:    Products{GroupSuffixes: []string{".example.com"}},
-		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on"},
-		Overrides:   Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
+		Products:        Products{GroupSuffixes: []string{".example.com"}},
+		ServiceAccounts: ServiceAccounts{Preset: PresetDerived},
+		PodSecurity:     PodSecurity{NamespaceLabel: "team.example/psc=on"},
+		Overrides:       Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
 		Harness: Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l",
 			ScopedNamespaceLabel: "s", ManageSelections: true},
 		DefaultMode: ModeAudit,
@@ -115,6 +117,11 @@ products:
   groupSuffixes:
     - .example.com
     - .stackable.tech
+serviceAccounts:
+  preset: Derived
+  products:
+    - {group: db.example.com, kind: DatabaseCluster, rule: Named, name: "{name}-db"}
+    - {group: web.example.com, kind: WebCluster, rule: None}
 podSecurity:
   namespaceLabel: team.example/psc=on
   defaults:
@@ -166,6 +173,10 @@ audit:
 			ServiceAccounts: []string{"cert-manager/cert-manager", "cni-system/*"},
 		},
 		Products: Products{GroupSuffixes: []string{".example.com", ".stackable.tech"}},
+		ServiceAccounts: ServiceAccounts{Preset: PresetDerived, Products: []ProductServiceAccount{
+			{Group: "db.example.com", Kind: "DatabaseCluster", Rule: RuleNamed, Name: "{name}-db"},
+			{Group: "web.example.com", Kind: "WebCluster", Rule: RuleNone},
+		}},
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on", Defaults: PodSecurityDefaults{
 			RunAsUser: ptr(int64(2000)), CapabilitiesDrop: []string{"ALL", "NET_RAW"},
 		}},
@@ -323,6 +334,31 @@ func TestValidate(t *testing.T) {
 			c.DefaultMode = ModeWarn
 			c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeAudit}}
 		}},
+		{name: "service accounts", mutate: func(c *ServerConfig) {
+			c.ServiceAccounts = ServiceAccounts{Preset: PresetDerived, Products: []ProductServiceAccount{
+				{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: RuleNamed, Name: "{name}-sa"},
+				{Group: "zookeeper.kubedoop.dev", Kind: "ZookeeperCluster", Rule: RuleNamed, Name: "zookeeper"},
+				{Group: "trino.kubedoop.dev", Kind: "TrinoCluster", Rule: RuleNone},
+				{Group: "kafka.kubedoop.dev", Kind: "KafkaCluster", Rule: RuleDerived},
+			}}
+		}},
+		{name: "service account preset unknown", mutate: func(c *ServerConfig) { c.ServiceAccounts.Preset = "v0.12" },
+			wantErr: prefix + "serviceAccounts.preset: must be Released or Derived"},
+		{name: "service account rules invalid", mutate: func(c *ServerConfig) {
+			c.ServiceAccounts.Products = []ProductServiceAccount{
+				{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: RuleNamed},
+				{Group: "example.com", Kind: "Widget", Rule: RuleNamed, Name: "{cluster}-sa"},
+				{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: RuleNone, Name: "x"},
+				{Group: "Bad_Group", Kind: "9x", Rule: "named"},
+			}
+		}, wantErr: prefix + "serviceAccounts.products[0].name: must be a ServiceAccount name, where {name} may stand for the cluster's name; " +
+			"serviceAccounts.products[1].group: must end in one of products.groupSuffixes, or gatehouse never judges the product; " +
+			"serviceAccounts.products[1].name: must be a ServiceAccount name, where {name} may stand for the cluster's name; " +
+			"serviceAccounts.products[2]: the same group and kind as serviceAccounts.products[0]; " +
+			"serviceAccounts.products[2].name: only a Named rule takes a name; " +
+			"serviceAccounts.products[3].group: must be an API group; " +
+			"serviceAccounts.products[3].kind: must be a kind; " +
+			"serviceAccounts.products[3].rule: must be Named, None or Derived"},
 		{name: "default mode misspelt", mutate: func(c *ServerConfig) { c.DefaultMode = "enforce" },
 			wantErr: prefix + "defaultMode: must be Enforce, Warn or Audit"},
 		{name: "webhook mode unknown", mutate: func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {Mode: "Dryrun"}} },

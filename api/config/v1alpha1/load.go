@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +47,9 @@ func (c *ServerConfig) SetDefaults() {
 	}
 	if len(c.Products.GroupSuffixes) == 0 {
 		c.Products.GroupSuffixes = []string{".kubedoop.dev"}
+	}
+	if c.ServiceAccounts.Preset == "" {
+		c.ServiceAccounts.Preset = PresetReleased
 	}
 	if c.PodSecurity.NamespaceLabel == "" {
 		c.PodSecurity.NamespaceLabel = DefaultSecurityDefaultsLabel
@@ -203,6 +207,7 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 			errs = append(errs, fmt.Sprintf("products.groupSuffixes[%d]: must start with \".\" and name a domain", i))
 		}
 	}
+	errs = append(errs, c.ServiceAccounts.errors(c.Products)...)
 	if len(validation.IsDNS1123Label(c.Overrides.Namespace)) > 0 {
 		errs = append(errs, "overrides.namespace: must be a namespace name")
 	}
@@ -245,6 +250,50 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// errors checks the ServiceAccount rules; products must select each group.
+func (s ServiceAccounts) errors(products Products) []string {
+	var errs []string
+	switch s.Preset {
+	case "", PresetReleased, PresetDerived:
+	default:
+		errs = append(errs, fmt.Sprintf("serviceAccounts.preset: must be %s or %s", PresetReleased, PresetDerived))
+	}
+	type groupKind struct{ group, kind string }
+	seen := map[groupKind]int{}
+	for i, p := range s.Products {
+		at := fmt.Sprintf("serviceAccounts.products[%d]", i)
+		selected := slices.ContainsFunc(products.GroupSuffixes, func(suffix string) bool { return strings.HasSuffix(p.Group, suffix) })
+		switch {
+		case len(validation.IsDNS1123Subdomain(p.Group)) > 0:
+			errs = append(errs, at+".group: must be an API group")
+		case !selected:
+			errs = append(errs, at+".group: must end in one of products.groupSuffixes, or gatehouse never judges the product")
+		}
+		if len(validation.IsDNS1035Label(strings.ToLower(p.Kind))) > 0 {
+			errs = append(errs, at+".kind: must be a kind")
+		}
+		if j, dup := seen[groupKind{p.Group, p.Kind}]; dup {
+			errs = append(errs, fmt.Sprintf("%s: the same group and kind as serviceAccounts.products[%d]", at, j))
+		} else {
+			seen[groupKind{p.Group, p.Kind}] = i
+		}
+		switch p.Rule {
+		case RuleNamed:
+			sample := strings.ReplaceAll(p.Name, ClusterNamePlaceholder, "x")
+			if p.Name == "" || strings.ContainsAny(sample, "{}") || len(validation.IsDNS1123Subdomain(sample)) > 0 {
+				errs = append(errs, at+".name: must be a ServiceAccount name, where "+ClusterNamePlaceholder+" may stand for the cluster's name")
+			}
+		case RuleNone, RuleDerived:
+			if p.Name != "" {
+				errs = append(errs, fmt.Sprintf("%s.name: only a %s rule takes a name", at, RuleNamed))
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("%s.rule: must be %s, %s or %s", at, RuleNamed, RuleNone, RuleDerived))
+		}
+	}
+	return errs
 }
 
 // modeErrors checks one mode; empty is allowed (the default applies).

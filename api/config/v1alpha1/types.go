@@ -34,6 +34,10 @@ type ServerConfig struct {
 	// derived-name rules apply to.
 	Products Products `json:"products,omitempty"`
 
+	// ServiceAccounts says which ServiceAccount each product's operator
+	// release gives its pods (SA).
+	ServiceAccounts ServiceAccounts `json:"serviceAccounts,omitempty"`
+
 	// PodSecurity configures the pod security defaults (PSC).
 	PodSecurity PodSecurity `json:"podSecurity,omitempty"`
 
@@ -219,6 +223,56 @@ const (
 	LabelOpIn     = "In"
 	LabelOpExists = "Exists"
 )
+
+// ServiceAccounts chooses, per product, the ServiceAccount its operator
+// release runs the product's pods as: SA denies any other in the product's
+// podOverrides and in the workloads the product controls
+// (docs/service-account.md).
+type ServiceAccounts struct {
+	// Preset is the table the products start from: Released (the default:
+	// the kubedoop operators as released on operator-go v0.12.x, each naming
+	// its ServiceAccount itself, and the derived rule for products not in
+	// its table) or Derived (operator-go after commit e1f8813: every product
+	// "<lowercased kind>-<name>", hashed past 253 bytes).
+	Preset ServiceAccountPreset `json:"preset,omitempty"`
+	// Products set the rule of single products over the preset's.
+	Products []ProductServiceAccount `json:"products,omitempty"`
+}
+
+// ServiceAccountPreset names a table of ServiceAccount rules.
+type ServiceAccountPreset string
+
+// The presets.
+const (
+	PresetReleased ServiceAccountPreset = "Released"
+	PresetDerived  ServiceAccountPreset = "Derived"
+)
+
+// ProductServiceAccount is the rule of one product (API group and kind of
+// its custom resource).
+type ProductServiceAccount struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	// Rule is Named (Name, where "{name}" stands for the cluster's name:
+	// "{name}-sa", "zookeeper"), None (the operator sets no ServiceAccount,
+	// so the pods run as the namespace's "default") or Derived (operator-go's
+	// "<lowercased kind>-<name>").
+	Rule ServiceAccountRule `json:"rule"`
+	Name string             `json:"name,omitempty"`
+}
+
+// ServiceAccountRule is how an operator names a product's ServiceAccount.
+type ServiceAccountRule string
+
+// The rules.
+const (
+	RuleNamed   ServiceAccountRule = "Named"
+	RuleNone    ServiceAccountRule = "None"
+	RuleDerived ServiceAccountRule = "Derived"
+)
+
+// ClusterNamePlaceholder stands for the cluster's name in a Named rule.
+const ClusterNamePlaceholder = "{name}"
 
 // Products selects product custom resources by API group suffix.
 type Products struct {
