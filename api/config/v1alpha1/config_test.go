@@ -36,7 +36,7 @@ func TestDefault(t *testing.T) {
 		Products:        Products{GroupSuffixes: []string{".kubedoop.dev"}},
 		ServiceAccounts: ServiceAccounts{Preset: PresetReleased},
 		PodSecurity:     PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
-		Overrides:   Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
+		Overrides:       Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
 		// The proxy's defaults are the policy's, laid over these when the
 		// options are built (webhooks/options.go).
 		Harness:     Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},

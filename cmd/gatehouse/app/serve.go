@@ -521,4 +521,3 @@ func (s *Server) enabledStateWebhooks() []string {
 	}
 	return out
 }
-
