@@ -85,6 +85,9 @@ func fixtures() []golden.Fixture {
 		fx("pvc-scope-empty", pass, basePVC, func(obj map[string]any) {
 			dig(obj, "metadata", "annotations")[annotationScope] = ""
 		}),
+		fx("pvc-scope-node-with-value", fail, basePVC, func(obj map[string]any) {
+			dig(obj, "metadata", "annotations")[annotationScope] = "node=x"
+		}),
 		fx("statefulset-volumeclaimtemplate", fail, baseStatefulSet, func(obj map[string]any) {
 			claim := dig(obj, "spec")["volumeClaimTemplates"].([]any)[0].(map[string]any)
 			dig(claim, "metadata", "annotations")[annotationScope] = "service=a=b"
