@@ -87,8 +87,8 @@ func TestUpdateIsAdmissionToo(t *testing.T) {
 // TestRatchetingObjectsStoredBeforeTheRule stores offending objects while
 // gatehouse's validating configuration is deleted (the break-glass path, and
 // how objects that predate a rule exist), registers it again, and shows that
-// unrelated edits pass with a warning while edits of the offending field are
-// denied.
+// unrelated edits pass (with a warning where SCOPE is sent them) while edits
+// of the offending field are denied.
 func TestRatchetingObjectsStoredBeforeTheRule(t *testing.T) {
 	e := requireCluster(t)
 	if e.local == nil {
@@ -124,6 +124,16 @@ func TestRatchetingObjectsStoredBeforeTheRule(t *testing.T) {
 	stored.Labels = map[string]string{"team": "a"}
 	if err := c.Update(ctx, &stored); err != nil {
 		t.Fatalf("a label edit of an object stored before the rule must pass: %v", err)
+	}
+	// A label edit changes nothing SCOPE reads, so it is never sent; an
+	// edit of another secret-operator annotation is, and the unchanged
+	// offending value is relayed as a warning.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(legacy), &stored); err != nil {
+		t.Fatal(err)
+	}
+	stored.Annotations["secrets.kubedoop.dev/format"] = "tls-pem"
+	if err := c.Update(ctx, &stored); err != nil {
+		t.Fatalf("an edit beside the offending value of an object stored before the rule must pass: %v", err)
 	}
 	found := false
 	for _, w := range warnings.all() {

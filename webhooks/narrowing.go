@@ -27,7 +27,8 @@ import (
 // scopeActs: SCOPE acts on annotations under secrets.kubedoop.dev/ of a PVC,
 // of the ephemeral volume templates of a Pod or any pod template, and of a
 // StatefulSet's volumeClaimTemplates; on product custom resources it walks
-// everything.
+// everything. It never acts on an UPDATE that changes nothing it reads
+// (scopeUnchanged).
 func scopeActs(Options) string {
 	prefix := fmt.Sprintf("%q", scope.AnnotationPrefix)
 	secretKeys := func(annotations string) string {
@@ -54,7 +55,29 @@ func scopeActs(Options) string {
 		cases = append(cases, fmt.Sprintf("%s ? (%s)", resourceIs(Resource{GVR: k.Resource}), check))
 	}
 	// Product custom resources: every one is walked.
-	return strings.Join(cases, " : ") + " : true"
+	acts := strings.Join(cases, " : ") + " : true"
+	return fmt.Sprintf("!(request.operation == \"UPDATE\" && %s) && (%s)", scopeUnchanged(), acts)
+}
+
+// scopeUnchanged: an UPDATE that leaves every annotation map SCOPE reads of a
+// built-in kind (scopeLocations), or every field but metadata of a product
+// custom resource (where a CredentialsScope cannot sit: ObjectMeta is
+// typed), as it was cannot change SCOPE's verdict. Every finding on it would
+// ratchet: its evidence is unchanged, and SCOPE has no finding about the
+// view on built-in kinds, while the walk limit of a custom resource depends
+// on the unchanged fields alone. So the API server need not call for it: a
+// finalizer removal (the PVC protection controller's, while a namespace is
+// deleted) or a label edit never waits on gatehouse. What is lost is the
+// repetition of warnings the stored object already earned.
+func scopeUnchanged() string {
+	old := regexp.MustCompile(`\bobject\.`)
+	var cases []string
+	for _, l := range scopeLocations() {
+		cases = append(cases, fmt.Sprintf("%s ? (%s == %s)", resourceIs(l.resource), l.maps, old.ReplaceAllString(l.maps, "oldObject.")))
+	}
+	product := "(object.all(k, k == \"metadata\" || (k in oldObject && object[k] == oldObject[k])) && " +
+		"oldObject.all(k, k == \"metadata\" || k in object))"
+	return "(" + strings.Join(cases, " : ") + " : " + product + ")"
 }
 
 // serviceAccountActs: SA acts on a product custom resource (its
