@@ -82,6 +82,7 @@ const (
 // walker accumulates the findings of one Validate call. The per-document
 // fields are reset by document().
 type walker struct {
+	table    *Table
 	live     Live
 	findings []policies.Finding
 	// entries are the entries of every document whose component and kind
