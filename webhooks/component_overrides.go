@@ -15,6 +15,10 @@ const liveLookupTimeout = 1 * time.Second
 // component-overrides: OVR (docs/contracts.md §9) on the one override ConfigMap,
 // resolved against the operator's live workloads where they can be read.
 func newComponentOverrides(opts Options) Evaluator {
+	table := opts.OverrideTable
+	if table == nil {
+		table = overrides.MustPreset(overrides.PresetAny)
+	}
 	return EvaluatorFunc(func(ctx context.Context, r *Review) (Result, error) {
 		data := map[string]string{}
 		if m, ok := r.Object["data"].(map[string]any); ok {
@@ -26,8 +30,8 @@ func newComponentOverrides(opts Options) Evaluator {
 		}
 		var live overrides.Live
 		if opts.Workloads != nil {
-			live = &liveWorkloads{ctx: ctx, opts: opts}
+			live = &liveWorkloads{ctx: ctx, opts: opts, table: table}
 		}
-		return Result{Findings: overrides.Validate(data, live)}, nil
+		return Result{Findings: overrides.Validate(table, data, live)}, nil
 	})
 }

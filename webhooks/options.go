@@ -1,10 +1,14 @@
 package webhooks
 
 import (
+	"errors"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/overrides"
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
@@ -25,6 +29,9 @@ type Options struct {
 	// Overrides names the component-override ConfigMap and how live
 	// workloads are found.
 	Overrides configv1alpha1.Overrides
+	// OverrideTable is the component table OVR checks entries against (the
+	// preset or list Overrides names); nil means the default preset.
+	OverrideTable *overrides.Table
 	// ClusterState answers DG, CRDS and HARNESS lookups; nil when gatehouse
 	// reads no cluster state (those webhooks then deny: they never judge
 	// without the view).
@@ -67,12 +74,14 @@ type Label struct{ Key, Value string }
 func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 	key, value, _ := cfg.SecurityDefaultsLabel()
 	defaults, _ := podDefaults(cfg.PodSecurity.Defaults)
+	table, _ := overrideTable(cfg.Overrides)
 	return Options{
 		Products:                policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
 		ServiceAccounts:         serviceAccountNaming(cfg.ServiceAccounts),
 		SecurityDefaultsLabel:   Label{Key: key, Value: value},
 		PodDefaults:             defaults,
 		Overrides:               cfg.Overrides,
+		OverrideTable:           table,
 		Proxy:                   proxyConfig(cfg.Harness.Proxy),
 		HarnessedNamespaceLabel: cfg.Harness.FailClosedNamespaceLabel,
 		ScopedNamespaceLabel:    cfg.Harness.ScopedNamespaceLabel,
@@ -132,11 +141,51 @@ func ValidateConfig(cfg configv1alpha1.ServerConfig) error {
 			return err
 		},
 		HarnessProxy: func(p configv1alpha1.HarnessProxy) error { return proxyConfig(p).Validate() },
+		OverrideComponents: func(o configv1alpha1.Overrides) error {
+			_, err := overrideTable(o)
+			return err
+		},
 		Mutating: func(name string) bool {
 			def, ok := Lookup(name)
 			return ok && def.Type == Mutating
 		},
 	})
+}
+
+// overrideTable is the component table an overrides configuration names:
+// its components, or the preset componentTable names (the default preset
+// when neither is set). Each error is attributed to its field below
+// overrides.
+func overrideTable(o configv1alpha1.Overrides) (*overrides.Table, error) {
+	if len(o.Components) == 0 {
+		name := o.ComponentTable
+		if name == "" {
+			name = configv1alpha1.DefaultComponentTable
+		}
+		table, err := overrides.Preset(name)
+		if err != nil {
+			return nil, fmt.Errorf("componentTable: %w", err)
+		}
+		return table, nil
+	}
+	components := make([]overrides.Component, len(o.Components))
+	for i, c := range o.Components {
+		components[i] = overrides.Component{Name: c.Name, Kinds: c.Kinds, PerSite: c.Scope == configv1alpha1.ScopePerSite,
+			SiteLabels: c.SiteLabels}
+	}
+	table, err := overrides.NewTable(components)
+	if err == nil {
+		return table, nil
+	}
+	var errs []error
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			errs = append(errs, fmt.Errorf("components%w", e))
+		}
+	} else {
+		errs = append(errs, fmt.Errorf("components: %w", err))
+	}
+	return nil, errors.Join(errs...)
 }
 
 // podDefaults lays the configured overrides over the built-in defaults

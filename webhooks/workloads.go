@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"slices"
 	"sort"
 
 	"github.com/gatehouse-dev/gatehouse/policies/overrides"
@@ -17,12 +18,10 @@ type WorkloadReader interface {
 // liveWorkloads answers overrides.Live for one review from the workloads of
 // the operator namespace that carry the component label.
 type liveWorkloads struct {
-	ctx  context.Context
-	opts Options
+	ctx   context.Context
+	opts  Options
+	table *overrides.Table
 }
-
-// siteLabel names the Site a per-Site workload belongs to (upstream).
-const siteLabel = "unbounded-cloud.io/site"
 
 // Workloads answers each workload of a component and kind on its own: a
 // per-Site component has one per Site, and resolution checks an override
@@ -38,64 +37,105 @@ func (l *liveWorkloads) Workloads(component, kind string) ([]overrides.Workload,
 	if err != nil || len(objs) == 0 {
 		return nil, false
 	}
+	siteLabels := l.table.SiteLabels(component)
 	out := make([]overrides.Workload, 0, len(objs))
 	for _, obj := range objs {
-		out = append(out, workloadOf(obj, kind))
+		out = append(out, workloadOf(obj, kind, siteLabels))
 	}
 	return out, true
 }
 
-// workloadOf reads what resolution needs of one workload.
-func workloadOf(obj map[string]any, kind string) overrides.Workload {
+// workloadOf reads what resolution needs of one workload. Its Site is the
+// value of the first of siteLabels it carries, on itself or else on its pod
+// template (the component table says which labels its operator stamps).
+func workloadOf(obj map[string]any, kind string, siteLabels []string) overrides.Workload {
 	w := overrides.Workload{Kind: kind, SelectorLabels: map[string]string{}, NodeSelector: map[string]string{},
-		Mounts: map[string]map[string]string{}}
+		Mounts: map[string]map[string]string{}, Env: map[string]map[string]overrides.EnvSource{}}
 	metadata, _ := obj["metadata"].(map[string]any)
-	if labels, ok := metadata["labels"].(map[string]any); ok {
-		w.Site, _ = labels[siteLabel].(string)
-	}
 	spec, _ := obj["spec"].(map[string]any)
+	template, _ := spec["template"].(map[string]any)
+	templateMetadata, _ := template["metadata"].(map[string]any)
+	w.Site = siteOf(siteLabels, metadata, templateMetadata)
 	selector, _ := spec["selector"].(map[string]any)
 	stringsInto(w.SelectorLabels, selector["matchLabels"])
-	template, _ := spec["template"].(map[string]any)
 	podSpec, _ := template["spec"].(map[string]any)
 	stringsInto(w.NodeSelector, podSpec["nodeSelector"])
 	w.Volumes = namesIn(podSpec, "volumes")
-	seen := map[string]bool{}
-	for _, list := range []string{"initContainers", "containers"} {
-		items, _ := podSpec[list].([]any)
-		for _, item := range items {
-			c, _ := item.(map[string]any)
-			name, _ := c["name"].(string)
-			if name == "" {
-				continue
-			}
-			if !seen[name] {
-				seen[name] = true
-				w.Containers = append(w.Containers, name)
-			}
-			mounts, _ := c["volumeMounts"].([]any)
-			for _, m := range mounts {
-				mount, _ := m.(map[string]any)
-				path, _ := mount["mountPath"].(string)
-				volume, _ := mount["name"].(string)
-				if path == "" {
-					continue
-				}
-				if w.Mounts[name] == nil {
-					w.Mounts[name] = map[string]string{}
-				}
-				w.Mounts[name][path] = volume
-			}
-		}
-	}
+	w.InitContainers = containersInto(&w, podSpec["initContainers"])
+	w.Containers = containersInto(&w, podSpec["containers"])
 	affinity, _ := podSpec["affinity"].(map[string]any)
 	nodeAffinity, _ := affinity["nodeAffinity"].(map[string]any)
 	required, _ := nodeAffinity["requiredDuringSchedulingIgnoredDuringExecution"].(map[string]any)
 	terms, _ := required["nodeSelectorTerms"].([]any)
 	w.RequiredNodeTerms = len(terms)
 	sort.Strings(w.Volumes)
-	sort.Strings(w.Containers)
 	return w
+}
+
+// siteOf is the value of the first of keys that the labels of one of
+// metadatas carry, the workload's own before its pod template's.
+func siteOf(keys []string, metadatas ...map[string]any) string {
+	for _, key := range keys {
+		for _, metadata := range metadatas {
+			labels, _ := metadata["labels"].(map[string]any)
+			if site, ok := labels[key].(string); ok && site != "" {
+				return site
+			}
+		}
+	}
+	return ""
+}
+
+// containersInto records the mounts and env of the containers of one list
+// (containers or initContainers) in w and returns their names, sorted.
+func containersInto(w *overrides.Workload, list any) []string {
+	items, _ := list.([]any)
+	var names []string
+	for _, item := range items {
+		c, _ := item.(map[string]any)
+		name, _ := c["name"].(string)
+		if name == "" || slices.Contains(names, name) {
+			continue
+		}
+		names = append(names, name)
+		mounts, _ := c["volumeMounts"].([]any)
+		for _, m := range mounts {
+			mount, _ := m.(map[string]any)
+			path, _ := mount["mountPath"].(string)
+			volume, _ := mount["name"].(string)
+			if path == "" {
+				continue
+			}
+			if w.Mounts[name] == nil {
+				w.Mounts[name] = map[string]string{}
+			}
+			w.Mounts[name][path] = volume
+		}
+		env, _ := c["env"].([]any)
+		for _, e := range env {
+			v, _ := e.(map[string]any)
+			envName, _ := v["name"].(string)
+			if envName == "" {
+				continue
+			}
+			var source overrides.EnvSource
+			if value, _ := v["value"].(string); value != "" {
+				source |= overrides.EnvValue
+			}
+			if v["valueFrom"] != nil {
+				source |= overrides.EnvValueFrom
+			}
+			if source == 0 {
+				continue
+			}
+			if w.Env[name] == nil {
+				w.Env[name] = map[string]overrides.EnvSource{}
+			}
+			w.Env[name][envName] = source
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // stringsInto copies the string values of the map v into into.

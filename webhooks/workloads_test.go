@@ -23,6 +23,13 @@ func (l listedWorkloads) ListWorkloads(context.Context, string, string, map[stri
 	return l, nil
 }
 
+// siteLabel is the Site label of metalman's workloads (upstream
+// metalmanDeployment).
+const siteLabel = "unbounded-cloud.io/site"
+
+// anyTable is the default component table.
+var anyTable = overrides.MustPreset(overrides.PresetAny)
+
 // metalmanOf is the metalman Deployment of one Site.
 func metalmanOf(site string) map[string]any {
 	return map[string]any{
@@ -66,7 +73,7 @@ overrides:
 	var first []policies.Finding
 	for i, order := range orders {
 		opts.Workloads = listedWorkloads(order)
-		findings := overrides.Validate(data, &liveWorkloads{ctx: context.Background(), opts: opts})
+		findings := overrides.Validate(anyTable, data, &liveWorkloads{ctx: context.Background(), opts: opts, table: anyTable})
 		var codes []policies.Code
 		for _, f := range findings {
 			codes = append(codes, f.Code)
@@ -85,13 +92,14 @@ overrides:
 
 // TestWorkloadOf reads what resolution needs of one workload.
 func TestWorkloadOf(t *testing.T) {
-	got := workloadOf(metalmanOf("edge-west"), "Deployment")
+	got := workloadOf(metalmanOf("edge-west"), "Deployment", anyTable.SiteLabels("metalman"))
 	want := overrides.Workload{
 		Site: "edge-west", Kind: "Deployment",
 		SelectorLabels:    map[string]string{"app": "metalman", "site": "edge-west"},
 		Volumes:           []string{"tftp"},
 		Containers:        []string{"metalman"},
 		Mounts:            map[string]map[string]string{"metalman": {"/srv/tftp": "tftp"}},
+		Env:               map[string]map[string]overrides.EnvSource{},
 		NodeSelector:      map[string]string{siteLabel: "edge-west"},
 		RequiredNodeTerms: 2,
 	}
@@ -139,5 +147,98 @@ func TestOverrideLimitsNeverRatchet(t *testing.T) {
 				t.Errorf("the denial does not carry %s: %+v", tc.code, r.Result)
 			}
 		})
+	}
+}
+
+// TestWorkloadSite: a workload's Site is the first of its component's Site
+// labels it carries, on itself or else on its pod template: the storage
+// supervisor of releases before the component packages carries only
+// net.unbounded-cloud.io/site (upstream reconciler.go
+// scopeStorageDaemonSetToSite), racer's dataplane carries the Site as its
+// pod template's universe label (components/racer/resources.go @ 605ff923
+// dataplaneDaemonSet). Init containers and the operator's env sources are
+// read apart from the containers.
+func TestWorkloadSite(t *testing.T) {
+	storage := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"app.kubernetes.io/component": "storage",
+			"net.unbounded-cloud.io/site": "edge-west"}},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"initContainers": []any{map[string]any{"name": "init-perms"}},
+			"containers": []any{map[string]any{"name": "run", "env": []any{
+				map[string]any{"name": "NODE_NAME", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "spec.nodeName"}}},
+				map[string]any{"name": "ROOT", "value": "/srv"},
+				map[string]any{"name": "EMPTY", "value": ""},
+			}}},
+		}}},
+	}
+	got := workloadOf(storage, "DaemonSet", anyTable.SiteLabels("storage"))
+	if got.Site != "edge-west" || !slices.Equal(got.Containers, []string{"run"}) || !slices.Equal(got.InitContainers, []string{"init-perms"}) {
+		t.Errorf("storage: %+v", got)
+	}
+	if env := got.Env["run"]; env["NODE_NAME"] != overrides.EnvValueFrom || env["ROOT"] != overrides.EnvValue || len(env) != 2 {
+		t.Errorf("storage env: %v", got.Env)
+	}
+	dataplane := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"racer.unbounded-cloud.io/component": "racer-dataplane"}},
+		"spec": map[string]any{"template": map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{"racer.unbounded-cloud.io/universe": "rack-a"}}}},
+	}
+	if got := workloadOf(dataplane, "DaemonSet", anyTable.SiteLabels("racer-dataplane")); got.Site != "rack-a" {
+		t.Errorf("racer-dataplane Site %q", got.Site)
+	}
+	if got := workloadOf(storage, "DaemonSet", anyTable.SiteLabels("net")); got.Site != "" {
+		t.Errorf("a singleton has a Site: %q", got.Site)
+	}
+}
+
+// TestValidateConfigComponents: the component table of the configuration
+// is checked by the policy's rules, each error attributed to its field, and
+// the configuration's default names the policy's default preset.
+func TestValidateConfigComponents(t *testing.T) {
+	if configv1alpha1.DefaultComponentTable != overrides.PresetAny {
+		t.Errorf("the configuration's default table %q is not the policy's %q", configv1alpha1.DefaultComponentTable, overrides.PresetAny)
+	}
+	cfg := configv1alpha1.Default()
+	if err := ValidateConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range overrides.PresetNames() {
+		cfg.Overrides.ComponentTable = name
+		if err := ValidateConfig(cfg); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
+	}
+	cfg.Overrides.ComponentTable = "upstream-0000000"
+	if err := ValidateConfig(cfg); err == nil || !strings.Contains(err.Error(), "overrides.componentTable: no such component table") {
+		t.Errorf("unknown preset: %v", err)
+	}
+	cfg.Overrides.ComponentTable = ""
+	cfg.Overrides.Components = []configv1alpha1.OverrideComponent{
+		{Name: "racer", Kinds: []string{"Deployment"}, Scope: configv1alpha1.ScopeSingleton},
+		{Name: "Storage", Kinds: []string{"StatefulSet", "DaemonSet", "DaemonSet"}, Scope: configv1alpha1.ScopePerSite},
+		{Name: "racer", Kinds: []string{"DaemonSet"}, Scope: configv1alpha1.ScopeSingleton, SiteLabels: []string{"x"}},
+	}
+	err := ValidateConfig(cfg)
+	for _, want := range []string{
+		"overrides.components[1].name: must be a lowercase RFC 1123 label",
+		"overrides.components[1].kinds[0]: must be Deployment or DaemonSet",
+		"overrides.components[1].kinds[2]: DaemonSet is listed more than once",
+		"overrides.components[1].siteLabels: a per-Site component needs the label",
+		"overrides.components[2].name: component racer is listed more than once",
+		"overrides.components[2].siteLabels: a cluster singleton has no Site",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v\nwant it to say %q", err, want)
+		}
+	}
+	cfg.Overrides.Components = cfg.Overrides.Components[:1]
+	if err := ValidateConfig(cfg); err != nil {
+		t.Errorf("a valid table: %v", err)
+	}
+	table := OptionsFromConfig(cfg).OverrideTable
+	if findings := overrides.Validate(table, map[string]string{"o.yaml": "apiVersion: " + overrides.APIVersion +
+		"\noverrides:\n- {component: net, kind: DaemonSet, extraArgs: {node: [-v]}}\n"}, nil); len(findings) != 1 ||
+		findings[0].Code != overrides.CodeComponentUnknown {
+		t.Errorf("net outside the configured table: %v", findings)
 	}
 }

@@ -12,9 +12,11 @@
 //     OverrideStrategyInvalid;
 //   - malformed affinity the engine cannot combine with the operator's: a
 //     nodeSelectorTerms that is not a list or is empty, a term that is not a
-//     mapping or has no requirement, matchExpressions or matchFields that
-//     are not lists of mappings, and preferred or pod (anti-)affinity
-//     sections that are not lists of mappings: OverrideAffinityInvalid.
+//     mapping, matchExpressions or matchFields that are not lists of
+//     mappings, and preferred or pod (anti-)affinity sections that are not
+//     lists of mappings: OverrideAffinityInvalid. A term without
+//     requirements is accepted, as the engine accepts it; two of them that
+//     the engine would combine are refused across the entries (compose.go).
 //
 // Nulls and directives in these places are reported by the walk instead.
 // What the engine refuses across the entries that reach one workload is in
@@ -38,8 +40,6 @@ const (
 	msgAffinityNotMapping   = "each entry of %s must be a mapping"
 	msgTermsEmpty           = "nodeSelectorTerms is empty, which matches nothing and which the API server rejects; " +
 		"omit required node affinity instead"
-	msgTermEmpty = "this node selector term has no matchExpressions or matchFields; an empty term matches no node, " +
-		"and combined with the operator's terms it would widen scheduling"
 )
 
 // affinitySections are the affinity lists the engine concatenates with the
@@ -128,7 +128,7 @@ func (w *walker) checkAffinity(e *entry) {
 		default:
 			e.terms, e.termsPath = len(terms.content), path
 			for i, term := range terms.content {
-				w.checkTerm(deref(term), path.Index(i))
+				w.checkTerm(e, deref(term), path.Index(i))
 			}
 		}
 	}
@@ -140,7 +140,7 @@ func (w *walker) checkAffinity(e *entry) {
 }
 
 // checkTerm checks one node selector term at path.
-func (w *walker) checkTerm(term *node, path *field.Path) {
+func (w *walker) checkTerm(e *entry, term *node, path *field.Path) {
 	switch {
 	case term == nil || isNull(term):
 		return
@@ -159,8 +159,11 @@ func (w *walker) checkTerm(term *node, path *field.Path) {
 		}
 		w.checkMappings(n, path.Child(list), list)
 	}
-	if requirements == 0 {
-		w.deny(CodeAffinityInvalid, path, w.evidence(term), msgTermEmpty)
+	// A term without requirements is accepted, as the engine accepts it
+	// (validate.go @ 26f231b, reportTermExpressions); combining it with
+	// another such term is refused across the entries (compose.go).
+	if requirements == 0 && e.emptyTerm == nil {
+		e.emptyTerm = path
 	}
 }
 

@@ -37,8 +37,13 @@ func TestApplyRefusals(t *testing.T) {
 			want: []result{deny(CodeAffinityInvalid, p0+"."+terms)}},
 		{name: "nodeSelectorTerms a mapping", data: podSpecPatch(required("{matchExpressions: []}")),
 			want: []result{deny(CodeAffinityInvalid, p0+"."+terms)}},
-		{name: "empty term", data: podSpecPatch(required("[{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}, {}]")),
-			want: []result{deny(CodeAffinityInvalid, p0+"."+terms+"[1]")}},
+		// An empty term is accepted, as the engine accepts it (validate.go @
+		// 26f231b has no such rule): on storage the operator's terms
+		// have requirements, so every product term has some.
+		{name: "empty term", data: podSpecPatch(required("[{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}, {}]"))},
+		{name: "empty term alone", data: patchOf("net", kindDaemonSet, "{spec: {template: {spec: {"+required("[{}]")+"}}}}")},
+		{name: "empty term lists", data: patchOf("net", kindDaemonSet, "{spec: {template: {spec: {"+
+			required("[{matchExpressions: [], matchFields: []}]")+"}}}}")},
 		{name: "term not a mapping", data: podSpecPatch(required("[disk]")),
 			want: []result{deny(CodeAffinityInvalid, p0+"."+terms+"[0]")}},
 		{name: "matchExpressions a mapping", data: podSpecPatch(required("[{matchExpressions: {key: disk}, matchFields: [{key: metadata.name, operator: In, values: [a]}]}]")),
@@ -78,6 +83,7 @@ func TestComposeRefusals(t *testing.T) {
 			string(b) + "]}}}}}}}"
 	}
 	termsPath := ".patch.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+	emptyTerm := "{spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{}]}}}}}}}"
 	limit := ".patch.spec.template.spec.containers[0].resources.limits[memory]"
 	runCases(t, []validateCase{
 		{name: "two entries, one value", data: entries(storage("", memory("1Gi")), storage("", memory("1Gi")))},
@@ -131,6 +137,41 @@ func TestComposeRefusals(t *testing.T) {
 			want: []result{deny(CodeAffinityInvalid, e0+termsPath)}},
 		{name: "required terms of a singleton without operator terms", data: one(apiLine + "overrides:\n- " +
 			"{component: net, kind: DaemonSet, patch: " + terms(100) + "}\n")},
+		// Terms without requirements (affinity.go @ 54e7d309 combineTerms):
+		// two the engine combines are refused; one beside the operator's
+		// terms, or beside a term with requirements, is not.
+		{name: "two empty terms, no operator terms", data: entries(
+			"{component: net, kind: DaemonSet, patch: "+emptyTerm+"}", "{component: net, kind: DaemonSet, patch: "+emptyTerm+"}"),
+			want: []result{deny(CodeAffinityInvalid, e0+termsPath+"[0]"), deny(CodeAffinityInvalid, e1+termsPath+"[0]")}},
+		{name: "two empty terms in different keys, live unreadable", data: map[string]string{
+			"a.yaml": apiLine + "overrides:\n- {component: gantry, kind: DaemonSet, patch: " + emptyTerm + "}\n",
+			"b.yaml": apiLine + "overrides:\n- {component: gantry, kind: DaemonSet, patch: " + emptyTerm + "}\n"},
+			want: []result{deny(CodeAffinityInvalid, "data[a.yaml].overrides[0]"+termsPath+"[0]"),
+				deny(CodeAffinityInvalid, "data[b.yaml].overrides[0]"+termsPath+"[0]")}},
+		{name: "two empty terms beside the operator's", data: entries(storage("", emptyTerm), storage("", emptyTerm))},
+		{name: "empty terms, the second block has requirements", data: entries(
+			"{component: net, kind: DaemonSet, patch: "+emptyTerm+"}", "{component: net, kind: DaemonSet, patch: "+terms(1)+"}",
+			"{component: net, kind: DaemonSet, patch: "+emptyTerm+"}")},
+		// An env var given a value by one entry and valueFrom by another
+		// merges into one with both, whatever the live workload.
+		{name: "value and valueFrom across entries", data: entries(
+			storage("", "{spec: {template: {spec: {containers: [{name: run, env: [{name: A, value: x}]}]}}}}"),
+			storage("", "{spec: {template: {spec: {containers: [{name: run, env: [{name: A, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]}]}}}}")),
+			want: []result{deny(CodeEnvValueAndValueFrom, e0+".patch.spec.template.spec.containers[0].env[0]"),
+				deny(CodeEnvValueAndValueFrom, e1+".patch.spec.template.spec.containers[0].env[0]")}},
+		{name: "value and valueFrom across entries, no live workload", data: entries(
+			"{component: gantry, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: gantry, env: [{name: A, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]}]}}}}}",
+			"{component: gantry, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: gantry, env: [{name: A, value: x}]}]}}}}}"),
+			want: []result{warn(CodeResolutionSkipped, e0),
+				deny(CodeEnvValueAndValueFrom, e0+".patch.spec.template.spec.containers[0].env[0]"),
+				warn(CodeResolutionSkipped, e1),
+				deny(CodeEnvValueAndValueFrom, e1+".patch.spec.template.spec.containers[0].env[0]")}},
+		{name: "an empty value and valueFrom across entries", data: entries(
+			storage("", "{spec: {template: {spec: {containers: [{name: run, env: [{name: A, value: ''}]}]}}}}"),
+			storage("", "{spec: {template: {spec: {containers: [{name: run, env: [{name: A, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]}]}}}}"))},
+		{name: "value and valueFrom in other Sites", data: entries(
+			storage("[edge-west]", "{spec: {template: {spec: {containers: [{name: run, env: [{name: A, value: x}]}]}}}}"),
+			storage("[edge-east]", "{spec: {template: {spec: {containers: [{name: run, env: [{name: A, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]}]}}}}"))},
 		{name: "three entries, the conflict at both", data: entries(storage("", memory("1Gi")), storage("", "{metadata: {labels: {a: b}}}"),
 			storage("", memory("3Gi"))),
 			want: []result{deny(CodeConflict, e0+limit), deny(CodeConflict, e2+limit)}},

@@ -83,12 +83,12 @@ func BenchmarkValidate(b *testing.B) {
 		Kind: kindDaemonSet, SelectorLabels: map[string]string{"app": "gantry"},
 		Volumes: []string{"host-root"}, Containers: []string{"gantry"},
 	}}
-	if findings := Validate(data, live); len(findings) != 0 {
+	if findings := Validate(anyTable, data, live); len(findings) != 0 {
 		b.Fatalf("benchmark document has findings: %v", results(findings))
 	}
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data[key])))
 	for b.Loop() {
-		Validate(data, live)
+		Validate(anyTable, data, live)
 	}
 }

@@ -41,18 +41,25 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
+// emptyTermEvidence fingerprints a node selector term without requirements.
+const emptyTermEvidence = "node selector term without requirements"
+
 // maxRequiredTerms bounds the required node affinity terms the engine's
 // product may reach (upstream).
 const maxRequiredTerms = 128
 
 // Messages of the refusals across entries.
 const (
-	msgConflict         = "%s also sets this field, to another value; overrides do not resolve disagreement by order, so set it in one place"
-	msgConflictArgs     = "%s also appends extraArgs to container %s; arguments concatenate in key order, so put them in one entry"
-	msgConflictAddition = "%s also adds %s %s, defined differently; define it in one place"
-	msgStrategyAcross   = "%s sets %s.type to %s, which the engine cannot combine with the rollingUpdate of another override; omit rollingUpdate"
-	msgConflictKeys     = "another key of this override sets this field, to another value; strategic merge would let list order decide, so keep one"
-	msgTermsProduct     = "the engine multiplies the required node affinity terms of the operator and of every override of " +
+	msgConflict           = "%s also sets this field, to another value; overrides do not resolve disagreement by order, so set it in one place"
+	msgConflictArgs       = "%s also appends extraArgs to container %s; arguments concatenate in key order, so put them in one entry"
+	msgConflictAddition   = "%s also adds %s %s, defined differently; define it in one place"
+	msgStrategyAcross     = "%s sets %s.type to %s, which the engine cannot combine with the rollingUpdate of another override; omit rollingUpdate"
+	msgConflictKeys       = "another key of this override sets this field, to another value; strategic merge would let list order decide, so keep one"
+	msgEmptyTermsCombined = "this node selector term has no matchExpressions or matchFields, nor has one of %s, and the engine " +
+		"combines the two into a term that matches every node, which it refuses; give one of them a requirement"
+	msgEnvSourcesCombined = "%s sets this env var with %s and this override with %s; they merge on the var's name into one " +
+		"with both, which the API server rejects; set the var in one place"
+	msgTermsProduct = "the engine multiplies the required node affinity terms of the operator and of every override of " +
 		"this workload; here that makes more than %d terms, its limit: use fewer, broader terms"
 )
 
@@ -143,7 +150,7 @@ func (w *walker) compose() {
 			r = &reach{component: e.component, kind: e.kindName}
 			targets = append(targets, r)
 		}
-		r.add(e, components[r.component].perSite)
+		r.add(e, e.comp.perSite)
 	}
 	for _, r := range targets {
 		r.markMeets()
@@ -260,6 +267,9 @@ type composition struct {
 	claims map[string]claim
 	args   map[string]claim
 	added  map[string]claim
+	// envValue and envFrom are the first claim setting each env var (by
+	// list, container and name) by a value and by valueFrom.
+	envValue, envFrom map[string]claim
 	// exclusive and rolling are the entries setting a Recreate (OnDelete)
 	// strategy type and rollingUpdate, per strategy rule.
 	exclusive, rolling [len(strategyRules)][]*entry
@@ -356,6 +366,22 @@ func (c *composition) addClaims(e *entry) {
 		}
 	}
 	for _, pc := range e.containers {
+		forEnv(pc.node, func(i int, name string, source EnvSource) {
+			key, at := pc.listName()+"/"+pc.name+"/"+name, pc.path(e.path).Child("env").Index(i)
+			mine, theirs := &c.envValue, func(c *composition) map[string]claim { return c.envFrom }
+			own, other := "a value", "valueFrom"
+			if source == EnvValueFrom {
+				mine, theirs = &c.envFrom, func(c *composition) map[string]claim { return c.envValue }
+				own, other = other, own
+			}
+			if first, ok := c.first(theirs, key); ok && first.entry != e {
+				c.report(CodeEnvValueAndValueFrom, first.path, name, msgEnvSourcesCombined, e.path, own, other)
+				c.report(CodeEnvValueAndValueFrom, at, name, msgEnvSourcesCombined, first.entry.path, other, own)
+			}
+			if _, ok := (*mine)[key]; !ok {
+				setFirst(mine, key, claim{entry: e, value: name, path: at})
+			}
+		})
 		if !e.adds(pc) {
 			continue
 		}
@@ -424,6 +450,7 @@ func (c *composition) finish(operatorTerms int) {
 	if operatorTerms > 0 {
 		product, blocks = min(product*operatorTerms, maxRequiredTerms+1), blocks+1
 	}
+	c.finishEmptyTerms(operatorTerms)
 	// The engine multiplies only when two blocks of terms meet.
 	if blocks < 2 || product <= maxRequiredTerms {
 		return
@@ -438,6 +465,44 @@ func (c *composition) finish(operatorTerms int) {
 		c.base.over = true
 		reportTerms(c.base.withTerms)
 	}
+}
+
+// finishEmptyTerms refuses the required node affinity terms without
+// requirements that the engine would combine with each other. The engine
+// folds the blocks of terms in order (the operator's first, then each
+// entry's: affinity.go combineAffinities) into their product, and
+// combineTerms refuses a product term without requirements. A product term
+// has none only when every term it joins has none, and the product stops at
+// the first refusal, so the fold is refused exactly when each of the first
+// two blocks holds such a term. The operator's terms always have
+// requirements (SiteNodeAffinity), so an operator block ends the question;
+// without a live workload none is assumed.
+func (c *composition) finishEmptyTerms(operatorTerms int) {
+	if operatorTerms > 0 {
+		return
+	}
+	var first, second *entry
+	consider := func(e *entry) {
+		switch {
+		case first == nil || e.order < first.order:
+			first, second = e, first
+		case second == nil || e.order < second.order:
+			second = e
+		}
+	}
+	for _, e := range c.withTerms {
+		consider(e)
+	}
+	if c.base != nil {
+		for _, e := range c.base.withTerms {
+			consider(e)
+		}
+	}
+	if second == nil || first.emptyTerm == nil || second.emptyTerm == nil {
+		return
+	}
+	c.report(CodeAffinityInvalid, first.emptyTerm, emptyTermEvidence, msgEmptyTermsCombined, second.path)
+	c.report(CodeAffinityInvalid, second.emptyTerm, emptyTermEvidence, msgEmptyTermsCombined, first.path)
 }
 
 // entryClaim is a claim at a merged position key.

@@ -19,8 +19,9 @@
 // blockstyle.go (the reader of plain block-style documents, which yaml/v3
 // reads otherwise), walker.go (the YAML walk and the checks that hold
 // everywhere), envelope.go (apiVersion and the entries), entry.go (the
-// fields of an entry), components.go (component table), allowlist.go (what a patch may set), protected.go (what
-// it never may), patch.go (the patch walk), additions.go (addContainers),
+// fields of an entry), components.go (the component table and its upstream
+// presets), limits.go (the engine's parse limits), allowlist.go (what a
+// patch may set), protected.go (what it never may), patch.go (the patch walk), additions.go (addContainers),
 // resolve.go (checks against each live workload, per Site), apply.go (what
 // the engine refuses of one entry), compose.go (what it refuses across the
 // entries that reach one workload), warnings.go.
@@ -29,7 +30,12 @@
 //
 //	OverrideDocumentEmpty (warn)  a key whose value is empty; the operator ignores it
 //	OverrideDocumentInvalid       not YAML (never ratchets), no document, not a mapping
-//	OverrideDocumentTooDeep       nesting past 100 levels (or the parser's limit); never ratchets
+//	OverrideConfigMapTooLarge     the values together past the engine's 1 MiB; never ratchets
+//	OverrideDocumentTooLong       a key's value past the engine's 256 KiB; never ratchets
+//	OverrideDocumentTooManyNodes  more than the engine's 20000 YAML nodes; never ratchets
+//	OverrideMappingTooManyKeys    a mapping of more than the engine's 1024 keys; never ratchets
+//	OverrideTooManyEntries        more than the engine's 256 overrides; never ratchets
+//	OverrideDocumentTooDeep       nesting past the engine's 32 levels (100 once aliases are expanded, or the parser's limit); never ratchets
 //	OverrideDocumentTooLarge      past the walk budget once aliases are expanded; never ratchets
 //	OverrideTooManyFindings       more than 1000 findings in one document; never ratchets
 //	OverrideMultipleDocuments     more than one document in a key
@@ -40,7 +46,7 @@
 //	OverrideTypeInvalid           a value of the wrong YAML type
 //	OverrideNull                  an explicit null
 //	OverrideDirective             a $-prefixed key (strategic-merge directive)
-//	OverrideComponentUnknown      component missing or unknown
+//	OverrideComponentUnknown      component missing or not in the component table
 //	OverrideKindMismatch          kind missing, unknown, or not one the component runs as
 //	OverrideSitesInvalid          sites on a singleton, empty, or with a bad or repeated name
 //	OverrideEmpty                 an entry that changes nothing; extraArgs with no arguments
@@ -52,20 +58,28 @@
 //	OverrideListKeyInvalid        a merged-list entry without its merge key
 //	OverrideSelectorLabel         a template label the live selector uses, changed
 //	OverrideVolumeRedefined       a volume the live workload declares, redefined or removed
-//	OverrideContainerUnknown      a patch or extraArgs container the live workload lacks
-//	OverrideContainerExists       a declared addition the live workload already has
+//	OverrideContainerUnknown      a patch container (init container) the live workload lacks in that list, an extraArgs container it lacks
+//	OverrideContainerExists       a declared addition the live workload already has in that list
 //	OverrideNodeSelectorOwned     a nodeSelector key the operator sets, given another value
 //	OverrideConflict              entries (or keys of one) setting one field differently, extraArgs twice, one addition twice
 //	OverrideFieldOwnedBySite      metalman spec.replicas, owned by the Site
-//	OverrideEnvValueAndValueFrom  an env var with value and valueFrom
+//	OverrideEnvValueAndValueFrom  an env var with value and valueFrom, in one item, merged onto the operator's, or across entries
 //	OverrideStrategyInvalid       Recreate/OnDelete with rollingUpdate, an unknown strategy type
-//	OverrideAffinityInvalid       malformed affinity, or more required terms than the engine combines
+//	OverrideAffinityInvalid       malformed affinity, two terms without requirements the engine combines, or more required terms than it combines
 //	OverrideResolutionSkipped (warn)  the live workload could not be read
 //	OverrideArgsReplaced (warn)   a patch sets args or command, replacing the list
 //	OverrideImagePinned (warn)    a patch sets an image, pinning it across upgrades
 //
 // Decisions where the contract leaves room:
 //
+//   - The component table is configuration (components.go): a preset, one
+//     of upstream's tables at the commit it is named for, or a list. The
+//     default, any, is every component of every preset: upstream's table
+//     changed between releases (storage came and went, racer was split into
+//     racer-controlplane and racer-dataplane and later was one Deployment),
+//     and a default that refused what a released engine accepts would deny
+//     documents real clusters hold. A platform team that knows its release
+//     picks its preset and refuses what that release refuses too.
 //   - addContainers and addInitContainers hold container names, as upstream
 //     does: the container itself is defined in the patch
 //     (spec.template.spec.containers or .initContainers), and its name listed
@@ -107,13 +121,16 @@
 //     Nothing below a rejected field is reported.
 //   - Aliases are plain YAML and the operator expands them, so they are
 //     expanded and checked where they land. Merge keys are rejected, also
-//     quoted, as upstream does. A document may nest 100 levels, walk (and
-//     render as evidence) 8 nodes per byte of its text plus 1024, and report
-//     1000 findings; one Validate call walks at most 2^22 nodes, keys in
-//     sorted order so that this runs out at the same place every time. Past
-//     these bounds, which only alias expansion and hostile nesting reach,
-//     the document is OverrideDocumentTooDeep, OverrideDocumentTooLarge or
-//     OverrideTooManyFindings: limits, which never ratchet.
+//     quoted, as upstream does. The engine's parse limits come first
+//     (limits.go, measured on the tree as written, aliases unexpanded, as
+//     the engine measures it); then, aliases expanded, a document may nest
+//     100 levels, walk (and render as evidence) 8 nodes per byte of its text
+//     plus 1024, and report 1000 findings; one Validate call walks at most
+//     2^22 nodes, keys in sorted order so that this runs out at the same
+//     place every time. Past these bounds, which only alias expansion
+//     reaches, the document is OverrideDocumentTooDeep,
+//     OverrideDocumentTooLarge or OverrideTooManyFindings. All of these are
+//     limits, which never ratchet.
 //   - One document per key, as upstream: a trailing "---" starts a second
 //     document and is an error. A value that is empty or white space is
 //     ignored by the operator, so it only warns; one with only comments is an
@@ -139,10 +156,18 @@
 //     additions) gets one OverrideResolutionSkipped warning; the syntactic
 //     findings stand. A finding several Sites draw is reported once, naming
 //     them.
-//   - Live lists containers and init containers together, so a patch entry
-//     in initContainers named like an ordinary container (or the reverse) is
-//     not caught; the API server rejects the duplicate name when the operator
-//     applies it.
+//   - Live lists containers and init containers apart: a patch entry is
+//     resolved against its own list, as the engine resolves it, and
+//     extraArgs against both. The operator's env vars are read with how each
+//     takes its value, so that a patch value over its valueFrom (or the
+//     reverse) is refused; an empty value is no value, as the API server
+//     has it.
+//   - A node selector term without requirements is accepted, as the
+//     engine accepts it; the engine refuses to combine two of them (the
+//     first two blocks of terms it folds, the operator's first). The
+//     operator's terms always have requirements; without a live workload
+//     none is assumed, so two such entries are refused there too, as
+//     entries that conflict with each other are.
 //   - A selector label is changed when a template label the selector uses is
 //     given another string value. Removing one takes a null or a $patch,
 //     reported as such. A patch volume named like an operator volume is a
@@ -162,7 +187,8 @@
 //     workload in any data key (identical values never conflict; extraArgs
 //     appended twice always do), and also between list items of one entry
 //     with the same merge key; Site-owned fields; strategies; env vars with
-//     value and valueFrom; malformed affinity and a product of required node
+//     value and valueFrom (also given by two entries); malformed affinity,
+//     terms without requirements combined, and a product of required node
 //     affinity terms past 128. Each is reported at every entry involved, so
 //     findings do not depend on entry or Site order.
 //   - Every rule applies on CREATE and UPDATE; ratcheting on UPDATE is the

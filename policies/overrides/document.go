@@ -73,8 +73,11 @@ func (w *walker) document(path *field.Path, raw string) {
 		w.warn(CodeDocumentEmpty, path, raw, msgDocumentEmpty)
 		return
 	}
+	if w.documentTooLong(path, raw) {
+		return
+	}
 	root, ok := w.parse(path, raw)
-	if !ok {
+	if !ok || !w.checkStructure(path, root) {
 		return
 	}
 	root, ok = w.enter(root)

@@ -1,9 +1,8 @@
 // This file checks the fields of one override entry (upstream) but its
 // patch (patch.go). It reads and allows:
 //
-//   - component: one of net, machina, gantry, metalman, storage;
-//   - kind: Deployment or DaemonSet, one the component runs as
-//     (components.go);
+//   - component: one of the component table (components.go);
+//   - kind: Deployment or DaemonSet, one the component runs as;
 //   - sites: per-Site components only; omitted selects every Site; a list
 //     of distinct Site object names, never empty;
 //   - extraArgs: container name -> a non-empty list of arguments;
@@ -24,8 +23,8 @@ import (
 
 // Messages about the fields of an entry.
 const (
-	msgComponentRequired = "component is required: one of " + componentNames
-	msgComponentUnknown  = "component must be one of " + componentNames
+	msgComponentRequired = "component is required: one of %s"
+	msgComponentUnknown  = "component must be one of %s"
 	msgKindRequired      = "kind is required: Deployment or DaemonSet"
 	msgKindRequiredFor   = "kind is required: component %s runs as %s"
 	msgKindUnknown       = "kind must be Deployment or DaemonSet"
@@ -73,7 +72,7 @@ func (w *walker) entryField(e *entry, name string) place {
 func (w *walker) component(e *entry, n *node) {
 	p := w.entryField(e, fieldComponent)
 	if n == nil {
-		w.deny(CodeComponentUnknown, w.path(p), "", msgComponentRequired)
+		w.deny(CodeComponentUnknown, w.path(p), "", msgComponentRequired, w.table.names)
 		return
 	}
 	n, ok := w.value(n, p)
@@ -81,9 +80,9 @@ func (w *walker) component(e *entry, n *node) {
 		return
 	}
 	name, _ := scalarString(n)
-	comp, known := components[name]
+	comp, known := w.table.lookup(name)
 	if !known {
-		w.deny(CodeComponentUnknown, w.path(p), w.evidence(n), msgComponentUnknown)
+		w.deny(CodeComponentUnknown, w.path(p), w.evidence(n), msgComponentUnknown, w.table.names)
 		return
 	}
 	e.component, e.comp = name, comp

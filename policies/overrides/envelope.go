@@ -64,9 +64,14 @@ type entry struct {
 	patch      *node
 	containers []patchedContainer
 	// terms is the number of the patch's required node affinity terms, and
-	// termsPath where they are (apply.go).
+	// termsPath where they are (apply.go); emptyTerm is the first of them
+	// without requirements, nil when none is.
 	terms     int
 	termsPath *field.Path
+	emptyTerm *field.Path
+	// order is the entry's place among the entries of every document, in
+	// the engine's order: sorted key, then index.
+	order int
 	// claims are the values the patch sets at merged positions (compose.go),
 	// and meets is set when another entry reaches a workload this one
 	// reaches, so that they can conflict.
@@ -123,6 +128,8 @@ func (w *walker) envelope(root *node, path *field.Path) {
 			return
 		case list.kind != yaml.SequenceNode:
 			w.deny(CodeTypeInvalid, listPath, w.evidence(list), msgOverridesNotList)
+			return
+		case w.tooManyEntries(listPath, list):
 			return
 		}
 		for i, item := range list.content {
@@ -210,6 +217,7 @@ func (w *walker) entry(item *node, path *field.Path) {
 	w.warnReplacements(e)
 	w.resolve(e)
 	if e.component != "" && e.kindName != "" {
+		e.order = len(w.entries)
 		w.entries = append(w.entries, e)
 	}
 }

@@ -42,9 +42,9 @@ func FuzzValidate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, choice, position uint16, value string) {
 		for _, live := range []Live{typicalLive(), nil} {
 			in := map[string]string{"fuzz.yaml": string(data), "other.yaml": string(data) + "\n"}
-			first := Validate(in, live)
+			first := Validate(anyTable, in, live)
 			checkFuzzFindings(t, first)
-			if again := Validate(in, live); !reflect.DeepEqual(first, again) {
+			if again := Validate(anyTable, in, live); !reflect.DeepEqual(first, again) {
 				t.Fatalf("Validate is not deterministic:\n%v\n%v", results(first), results(again))
 			}
 		}
@@ -54,7 +54,7 @@ func FuzzValidate(f *testing.F) {
 			slices.Reverse(ws)
 		}
 		in := map[string]string{"fuzz.yaml": string(data)}
-		if a, b := Validate(in, live), Validate(in, reversed); !reflect.DeepEqual(a, b) {
+		if a, b := Validate(anyTable, in, live), Validate(anyTable, in, reversed); !reflect.DeepEqual(a, b) {
 			t.Fatalf("Validate depends on the order of the live workloads:\n%v\n%v", results(a), results(b))
 		}
 		injectRejected(t, int(choice), int(position), value)
@@ -255,7 +255,7 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 		injected = pathOf(p.path, k, p.keyed)
 	}
 
-	findings := Validate(overrides(storageEntry(base)), typicalLive())
+	findings := Validate(anyTable, overrides(storageEntry(base)), typicalLive())
 	if ordinary {
 		// Positions, not names: apiVersion, kind, selector, hostNetwork
 		// and the others are ordinary fields inside a permitted subtree.
@@ -279,7 +279,7 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 // denial is the injection's; a protected field name injected inside a
 // permitted subtree is an ordinary field there and must draw nothing.
 func TestInjectEverywhere(t *testing.T) {
-	if findings := Validate(overrides(storageEntry(fuzzBasePatch())), typicalLive()); len(findings) != 0 {
+	if findings := Validate(anyTable, overrides(storageEntry(fuzzBasePatch())), typicalLive()); len(findings) != 0 {
 		t.Fatalf("the base patch has findings: %v", results(findings))
 	}
 	const positions = 48 // more than the base patch has mappings (47)

@@ -59,7 +59,25 @@ func goldenCases() []goldenCase {
 		{"document-apiversion-unknown", fail, one("apiVersion: overrides.unbounded-cloud.io/v1\noverrides: []\n")},
 
 		// Entries.
-		{"entry-component-unknown", fail, overrides(entryOf("racer", kindDaemonSet, resourcesPatch()))},
+		{"entry-component-unknown", fail, overrides(entryOf("racers", kindDaemonSet, resourcesPatch()))},
+		// The components of later upstream tables (components.go): racer's
+		// control plane and per-Site dataplane (racer_test.go @ 605ff923
+		// TestRacerKindsAndScope has entries of this shape), racer as one
+		// Deployment (e2e/racer/rotation_test.go @ 14074b90 applies one),
+		// token-refresher.
+		{"entry-racer-controlplane", pass, patchOf("racer-controlplane", kindDeployment, "{spec: {revisionHistoryLimit: 4}}")},
+		{"entry-racer-controlplane-sites", fail, sitesPatch("racer-controlplane", kindDeployment, "[rack-west]",
+			"{spec: {revisionHistoryLimit: 4}}")},
+		{"entry-racer-controlplane-daemonset", fail, patchOf("racer-controlplane", kindDaemonSet, "{spec: {minReadySeconds: 3}}")},
+		{"entry-racer-dataplane", pass, patchOf("racer-dataplane", kindDaemonSet, "{spec: {minReadySeconds: 3}}")},
+		{"entry-racer-dataplane-sites", pass, sitesPatch("racer-dataplane", kindDaemonSet, "[rack-west, rack-east]",
+			"{spec: {template: {metadata: {annotations: {example.com/rack: 'true'}}}}}")},
+		{"entry-racer-dataplane-deployment", fail, patchOf("racer-dataplane", kindDeployment, "{spec: {minReadySeconds: 3}}")},
+		{"entry-racer-identity-label", fail, patchOf("racer-dataplane", kindDaemonSet,
+			"{spec: {template: {metadata: {labels: {racer.unbounded-cloud.io/dataplane: other}}}}}")},
+		{"entry-racer-deployment", pass, patchOf("racer", kindDeployment,
+			"{spec: {template: {spec: {containers: [{name: controller, env: [{name: EXAMPLE_TUNING, value: '5'}]}]}}}}")},
+		{"entry-token-refresher", pass, patchOf("token-refresher", kindDeployment, "{spec: {replicas: 2}}")},
 		{"entry-kind-mismatch", fail, overrides(entryOf("machina", kindDaemonSet, resourcesPatch()))},
 		{"entry-net-both-kinds", pass, overrides(
 			entryOf("net", kindDaemonSet, workloadSpec(map[string]any{"minReadySeconds": 5})),
@@ -219,6 +237,13 @@ func goldenCases() []goldenCase {
 			strings.Repeat("{a: ", 120) + "1" + strings.Repeat("}", 120) + "}}}\n")},
 		{"limit-parser-depth", fail, one(apiLine + "overrides: " + strings.Repeat("[", 12000) + strings.Repeat("]", 12000) + "\n")},
 		{"limit-aliases-too-large", fail, one(aliasBomb())},
+		// The engine's parse limits (parse.go @ 9064e390), a step past each;
+		// TestEngineLimitBoundaries has both sides of every one.
+		{"limit-engine-depth", fail, one(apiLine + "overrides:\n- {component: net, kind: DaemonSet, patch: {spec: {updateStrategy: " +
+			strings.Repeat("{a: ", 27) + "1" + strings.Repeat("}", 27) + "}}}\n")},
+		{"limit-engine-mapping-keys", fail, one(annotationsDocument(1025))},
+		{"limit-engine-entries", fail, one(entriesDocument(257))},
+		{"limit-engine-entries-at-limit", pass, one(entriesDocument(256))},
 
 		// Per-Site resolution: each Site's workload on its own.
 		{"resolve-site-container", pass, sitesPatch("storage", kindDaemonSet, "[edge-east]",
@@ -231,6 +256,14 @@ func goldenCases() []goldenCase {
 			"{spec: {template: {metadata: {labels: {site: edge-east}}}}}")},
 		{"resolve-nodeselector-owned", fail, patchOf("net", kindDaemonSet, "{spec: {template: {spec: {nodeSelector: {kubernetes.io/os: windows}}}}}")},
 		{"resolve-mount-repointed", fail, runFields("volumeMounts: [{name: scratch, mountPath: /var/lib/storage}]")},
+		// Each container list against its own (resolve.go @ 9d4082e7
+		// checkContainerNames).
+		{"resolve-initcontainer-named-like-container", fail, podSpecPatch("initContainers: [{name: run, resources: {limits: {cpu: 100m}}}]")},
+		{"resolve-container-named-like-initcontainer", fail, podSpecPatch("containers: [{name: init-perms, resources: {limits: {cpu: 100m}}}]")},
+		// Env vars merge on name onto the operator's.
+		{"resolve-env-value-over-valuefrom", fail, runFields("env: [{name: NODE_NAME, value: node-a}]")},
+		{"resolve-env-valuefrom-over-value", fail, runFields("env: [{name: STORAGE_ROOT, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]")},
+		{"resolve-env-empty-value-over-valuefrom", pass, runFields("env: [{name: NODE_NAME, value: ''}]")},
 
 		// What the engine refuses at apply time.
 		{"apply-metalman-replicas", fail, patchOf("metalman", kindDeployment, "{spec: {replicas: 3}}")},
@@ -243,8 +276,20 @@ func goldenCases() []goldenCase {
 			"- {component: machina, kind: Deployment, patch: {spec: {strategy: {rollingUpdate: {maxSurge: 1}}}}}\n")},
 		{"apply-affinity-empty-terms", fail, podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
 			"{nodeSelectorTerms: []}}}")},
-		{"apply-affinity-empty-term", fail, podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
+		// An empty term is accepted (validate.go @ 26f231b); two the engine
+		// combines are not (affinity.go @ 54e7d309 combineTerms).
+		{"apply-affinity-empty-term", pass, podSpecPatch("affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: " +
 			"{nodeSelectorTerms: [{}]}}}")},
+		{"apply-affinity-empty-terms-combined", fail, one(apiLine + "overrides:\n" +
+			"- {component: net, kind: Deployment, patch: {spec: {template: {spec: {affinity: {nodeAffinity: " +
+			"{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{}]}}}}}}}}\n" +
+			"- {component: net, kind: Deployment, patch: {spec: {template: {spec: {affinity: {nodeAffinity: " +
+			"{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: []}]}}}}}}}}\n")},
+		{"conflict-env-value-and-valuefrom", fail, one(apiLine + "overrides:\n" +
+			"- {component: machina, kind: Deployment, patch: {spec: {template: {spec: {containers: [{name: machina-controller, " +
+			"env: [{name: EXAMPLE_LEVEL, value: debug}]}]}}}}}\n" +
+			"- {component: machina, kind: Deployment, patch: {spec: {template: {spec: {containers: [{name: machina-controller, " +
+			"env: [{name: EXAMPLE_LEVEL, valueFrom: {configMapKeyRef: {name: machina-tuning, key: level}}}]}]}}}}}\n")},
 		{"apply-affinity-terms-product", fail, sitesPatch("storage", kindDaemonSet, "[edge-west]",
 			"{spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: ["+
 				strings.Repeat("{matchExpressions: [{key: k, operator: Exists}]}, ", 65)+"]}}}}}}}")},
@@ -299,7 +344,7 @@ func evaluate(obj map[string]any) []policies.Finding {
 			}
 		}
 	}
-	return Validate(data, typicalLive())
+	return Validate(anyTable, data, typicalLive())
 }
 
 func fixtures() []golden.Fixture {

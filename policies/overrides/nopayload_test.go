@@ -152,7 +152,7 @@ func TestNoPayloadInFindings(t *testing.T) {
 	)
 	for i, input := range inputs {
 		for _, live := range []Live{typicalLive(), nil} {
-			findings := Validate(map[string]string{"overrides.yaml": input}, live)
+			findings := Validate(anyTable, map[string]string{"overrides.yaml": input}, live)
 			if !policies.Denied(findings) {
 				t.Errorf("input %d: drew no denial", i)
 			}

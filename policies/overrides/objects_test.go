@@ -28,8 +28,10 @@ func typicalLive() fakeLive {
 			Kind:           kindDaemonSet,
 			SelectorLabels: map[string]string{"app": "storage", "unbounded-cloud.io/site": site},
 			Volumes:        []string{"data", "config"},
-			Containers:     append([]string{"run", "init-perms"}, containers...),
+			Containers:     append([]string{"run"}, containers...),
+			InitContainers: []string{"init-perms"},
 			Mounts:         map[string]map[string]string{"run": {"/var/lib/storage": "data", "/etc/storage": "config"}},
+			Env:            map[string]map[string]EnvSource{"run": {"NODE_NAME": EnvValueFrom, "STORAGE_ROOT": EnvValue}},
 			NodeSelector:   map[string]string{"unbounded-cloud.io/site": site},
 			// The Site's node affinity: the canonical and the deprecated
 			// Site label.
@@ -52,7 +54,8 @@ func typicalLive() fakeLive {
 			Kind:           kindDaemonSet,
 			SelectorLabels: map[string]string{"app": "net-node"},
 			Volumes:        []string{"host-run", "cni-conf"},
-			Containers:     []string{"node", "install-cni"},
+			Containers:     []string{"node"},
+			InitContainers: []string{"install-cni"},
 			NodeSelector:   map[string]string{"kubernetes.io/os": "linux"},
 		}},
 		"net/Deployment": {{
@@ -186,3 +189,7 @@ var (
 	warn    = golden.Warn
 	results = golden.Results
 )
+
+// anyTable is the default component table, which every fixture is checked
+// against.
+var anyTable = MustPreset(PresetAny)

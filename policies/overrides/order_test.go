@@ -96,7 +96,7 @@ func TestOrderIndependent(t *testing.T) {
 			data[key] = b.String()
 		}
 		var out []string
-		for _, f := range Validate(data, live) {
+		for _, f := range Validate(anyTable, data, live) {
 			m := entryAt.FindStringSubmatch(f.Field)
 			if m == nil {
 				t.Fatalf("finding not of an entry: %s %s", f.Code, f.Field)

@@ -19,16 +19,21 @@
 //     changes nothing), or a patch mount at a mountPath where the operator
 //     mounts another volume in that container (volumeMounts merge on
 //     mountPath): OverrideVolumeRedefined;
-//   - a patch container, or an extraArgs container, the workload does not
-//     have and the entry does not declare it adds: OverrideContainerUnknown;
-//   - a declared addition the workload already has: OverrideContainerExists;
+//   - a patch container, or init container, the workload does not have in
+//     that list, or an extraArgs container it has in neither, that the
+//     entry does not declare it adds: OverrideContainerUnknown (upstream
+//     resolve.go checkContainerNames, checkExtraArgsTargets);
+//   - a declared addition the workload already has in that list:
+//     OverrideContainerExists;
+//   - an env var of a patch container whose value would merge onto the
+//     operator's valueFrom of the same name, or whose valueFrom onto its
+//     value: OverrideEnvValueAndValueFrom (the merged var has both, which
+//     the API server's validateEnvVarValueFrom rejects);
 //   - a nodeSelector key the operator sets, given another value (the engine
 //     refuses it at apply time): OverrideNodeSelectorOwned.
 //
 // A finding that several Sites' workloads draw is reported once, naming the
-// Sites. Live lists containers and init containers together, so a patch
-// entry in initContainers named like an ordinary container (or the reverse)
-// counts as known. When live is nil or cannot read the workloads, or a Site
+// Sites. When live is nil or cannot read the workloads, or a Site
 // the entry names has none, the entry gets one OverrideResolutionSkipped
 // warning and the syntactic checks stand unchanged. Entries whose component
 // or kind is wrong are not resolved: they match no workload.
@@ -66,6 +71,8 @@ const (
 		"merge on mountPath, so this entry would repoint an operator mount; mount the volume at another path"
 	msgNodeSelectorOwned = "the operator sets node selector %s on the live %s of component %s to another value; overriding it " +
 		"would change where the workload may run, and the operator refuses it when it applies the override"
+	msgEnvOverValueFrom = "the operator sets env var %s of %s %s in the live %s of component %s from %s; env vars merge on " +
+		"name, so this %s would leave both set, which the API server rejects; use another name, or leave the operator's var alone"
 	msgInSites = " (%s %s)"
 )
 
@@ -200,21 +207,50 @@ func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContai
 	add := func(code policies.Code, path *field.Path, evidence, format string, args ...any) {
 		r.add(live.Site, code, path, evidence, fmt.Sprintf(format, args...))
 	}
+	// Each list against its own (upstream checkContainerNames): a patch
+	// entry in initContainers named like one of the workload's containers
+	// would add an init container, which the engine refuses.
+	listed := func(init bool) []string {
+		if init {
+			return live.InitContainers
+		}
+		return live.Containers
+	}
 	for _, a := range e.added {
-		if slices.Contains(live.Containers, a.name) {
-			add((CodeContainerExists), a.path, a.name, msgContainerExists, e.kindName, e.component, a.name, addField(a.init))
+		if slices.Contains(listed(a.init), a.name) {
+			add(CodeContainerExists, a.path, a.name, msgContainerExists, e.kindName, e.component, a.name, addField(a.init))
 		}
 	}
 	for _, c := range containers {
-		if !slices.Contains(live.Containers, c.name) && !e.adds(c) {
-			add((CodeContainerUnknown), c.path(e.path).Child("name"), c.name, msgContainerUnknown,
+		if !slices.Contains(listed(c.init), c.name) && !e.adds(c) {
+			add(CodeContainerUnknown, c.path(e.path).Child("name"), c.name, msgContainerUnknown,
 				e.kindName, e.component, containerNoun(c.init), c.name, addField(c.init))
 		}
 	}
+	// extraArgs against both lists (upstream checkExtraArgsTargets).
 	for _, a := range e.args {
-		if !slices.Contains(live.Containers, a.name) && !e.addsName(a.name) {
-			add((CodeContainerUnknown), a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
+		if !slices.Contains(live.Containers, a.name) && !slices.Contains(live.InitContainers, a.name) && !e.addsName(a.name) {
+			add(CodeContainerUnknown, a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
 		}
+	}
+	// Env vars merge on name onto the operator's: a value over its
+	// valueFrom, or a valueFrom over its value, leaves both set.
+	for _, c := range containers {
+		operator := live.Env[c.name]
+		if len(operator) == 0 || e.adds(c) {
+			continue
+		}
+		forEnv(c.node, func(i int, name string, source EnvSource) {
+			set := operator[name]
+			switch {
+			case source == EnvValue && set&EnvValueFrom != 0:
+				add(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), name, msgEnvOverValueFrom,
+					name, containerNoun(c.init), c.name, e.kindName, e.component, "valueFrom", "value")
+			case source == EnvValueFrom && set&EnvValue != 0:
+				add(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), name, msgEnvOverValueFrom,
+					name, containerNoun(c.init), c.name, e.kindName, e.component, "value", "valueFrom")
+			}
+		})
 	}
 	// Paths below the patch's pod template, built only for a finding.
 	templatePath := func(names ...string) *field.Path {
@@ -266,6 +302,38 @@ func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContai
 				c.name, e.kindName, e.component, operatorVolume)
 		}
 	}
+}
+
+// forEnv calls fn for every env var of the patch container c that takes one
+// source only: a non-empty value (EnvValue) or valueFrom (EnvValueFrom);
+// one with both is refused on its own (apply.go).
+func forEnv(c *node, fn func(i int, name string, source EnvSource)) {
+	env := lookup(c, "env")
+	if env == nil || env.kind != yaml.SequenceNode {
+		return
+	}
+	for i, item := range env.content {
+		name := lookup(item, "name")
+		if name == nil || !isString(name) {
+			continue
+		}
+		if source := envSource(item); source == EnvValue || source == EnvValueFrom {
+			fn(i, name.value, source)
+		}
+	}
+}
+
+// envSource is how the env var item of a patch takes its value. An empty
+// string value is no value: the API server admits it beside valueFrom.
+func envSource(item *node) EnvSource {
+	var source EnvSource
+	if value := lookup(item, "value"); value != nil && !isNull(value) && !(isString(value) && value.value == "") {
+		source |= EnvValue
+	}
+	if valueFrom := lookup(item, "valueFrom"); valueFrom != nil && !isNull(valueFrom) {
+		source |= EnvValueFrom
+	}
+	return source
 }
 
 // forStrings calls fn for every string-valued entry of mapping n.

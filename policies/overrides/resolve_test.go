@@ -33,6 +33,27 @@ func TestResolve(t *testing.T) {
 			want: []result{deny(CodeContainerUnknown, ps0+".containers[0].name")}},
 		{name: "misspelt init container", data: podSpecPatch("initContainers: [{name: init-perm, resources: {}}]"),
 			want: []result{deny(CodeContainerUnknown, ps0+".initContainers[0].name")}},
+		// Each list against its own (upstream resolve.go @ 9d4082e7
+		// checkContainerNames): storage has container run and init
+		// container init-perms.
+		{name: "init container named like a container", data: podSpecPatch("initContainers: [{name: run, resources: {}}]"),
+			want: []result{deny(CodeContainerUnknown, ps0+".initContainers[0].name")}},
+		{name: "container named like an init container", data: podSpecPatch("containers: [{name: init-perms, resources: {}}]"),
+			want: []result{deny(CodeContainerUnknown, ps0+".containers[0].name")}},
+		{name: "init container the workload has", data: podSpecPatch("initContainers: [{name: init-perms, resources: {}}]")},
+		{name: "extraArgs for an init container", data: overrides(args(storageEntry(nil), map[string]any{"init-perms": []any{"-v"}}))},
+		{name: "init container added beside a container of that name", data: overrides(withField(storageEntry(
+			containerPatch("initContainers", "run", map[string]any{"image": "registry.example/run:1"})), "addInitContainers", []any{"run"}))},
+
+		// Env vars merge on name onto the operator's (NODE_NAME from
+		// valueFrom, STORAGE_ROOT a value, in both Sites).
+		{name: "value over the operator's valueFrom", data: runFields("env: [{name: NODE_NAME, value: node-1}]"),
+			want: []result{deny(CodeEnvValueAndValueFrom, c0+".env[0]")}},
+		{name: "valueFrom over the operator's value", data: runFields("env: [{name: STORAGE_ROOT, valueFrom: {configMapKeyRef: {name: c, key: k}}}]"),
+			want: []result{deny(CodeEnvValueAndValueFrom, c0+".env[0]")}},
+		{name: "an empty value over the operator's valueFrom", data: runFields("env: [{name: NODE_NAME, value: ''}]")},
+		{name: "valueFrom over the operator's valueFrom", data: runFields("env: [{name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]")},
+		{name: "value over the operator's value", data: runFields("env: [{name: STORAGE_ROOT, value: /srv}]")},
 		{name: "extraArgs for a container the workload lacks", data: overrides(args(storageEntry(nil), map[string]any{"runn": []any{"-v"}, "run": []any{"-v"}})),
 			want: []result{deny(CodeContainerUnknown, e0+".extraArgs[runn]")}},
 
@@ -61,7 +82,7 @@ func TestResolve(t *testing.T) {
 		}},
 		{name: "wrong component or kind: nothing to resolve", nilLive: true, data: overrides(
 			args(entryOf("storage", kindDeployment, nil), map[string]any{"run": []any{"-v"}}),
-			args(entryOf("racer", kindDaemonSet, nil), map[string]any{"run": []any{"-v"}}),
+			args(entryOf("racers", kindDaemonSet, nil), map[string]any{"run": []any{"-v"}}),
 		), want: []result{deny(CodeKindMismatch, e0+".kind"), deny(CodeComponentUnknown, e1+".component")}},
 	})
 }
@@ -75,12 +96,12 @@ func (l liveOf) Workloads(string, string) ([]Workload, bool) { return []Workload
 // taken as unreadable.
 func TestResolveLiveKind(t *testing.T) {
 	live := liveOf{Kind: kindDeployment, Containers: []string{"run"}}
-	findings := Validate(runFields("resources: {}"), live)
+	findings := Validate(anyTable, runFields("resources: {}"), live)
 	if got, want := results(findings), []result{warn(CodeResolutionSkipped, e0)}; len(got) != 1 || got[0] != want[0] {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	live.Kind = ""
-	if findings := Validate(runFields("resources: {}"), live); len(findings) != 0 {
+	if findings := Validate(anyTable, runFields("resources: {}"), live); len(findings) != 0 {
 		t.Errorf("a live workload without a kind: %v", results(findings))
 	}
 }
@@ -89,7 +110,7 @@ func TestResolveLiveKind(t *testing.T) {
 // ratchets and a changed one does not.
 func TestEvidence(t *testing.T) {
 	evidence := func(data map[string]string) uint64 {
-		findings := Validate(data, typicalLive())
+		findings := Validate(anyTable, data, typicalLive())
 		for _, f := range findings {
 			if f.Severity == policies.Deny {
 				return f.Evidence

@@ -25,7 +25,24 @@ package overrides
 //   - merge.go @ 2847cdb72d9d6dbb28f311f5250e3dde519dce76: applyNodeSelector
 //     (a key the operator sets, given another value);
 //   - allowlist.go @ 4d26c96352b1abc5e0ede5978d9fb1f605eda040:
-//     typedFieldOwners (metalman spec.replicas).
+//     typedFieldOwners (metalman spec.replicas);
+//   - resolve.go @ 9d4082e7f4ccd2eb99012392bc05636b31bfa3e7:
+//     checkContainerNames (each container list against the workload's own
+//     list);
+//   - affinity.go @ 54e7d309c4705c29b789cfd90c114ab0daaa5f2c and
+//     81584c44e5f4fcdf488a4adf2a73d98767d81119: combineAffinities,
+//     cartesianTerms and combineTerms, which refuse a product term without
+//     requirements (validate.go @ 26f231b no longer refuses one alone);
+//   - validate.go @ 26f231b, 9064e39 and the other commits of the presets
+//     (components.go): validateEntry's component, kind and sites checks
+//     against knownComponents (TestUpstreamComponentTables);
+//   - parse.go @ 9064e3909e7f8ee96cc3a768b55a08eeb0d53348: Parse,
+//     parseDocument and checkStructure (TestUpstreamParseLimits).
+//
+// An env var merged from the operator's and the entries' (strategic merge
+// on name, merge.go) that ends with a non-empty value and a valueFrom is
+// refused by the API server's validateEnvVarValueFrom
+// (k8s.io/kubernetes pkg/apis/core/validation), transcribed here too.
 //
 // A Deployment's Recreate strategy with rollingUpdate, and an env var with
 // value and valueFrom, are refused by the Kubernetes API server's own
@@ -44,7 +61,10 @@ import (
 	"strings"
 	"testing"
 
+	yaml3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 // oracleEntry is an entry as the engine decodes it.
@@ -95,8 +115,7 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 				}
 			}
 		}
-		// reportAffinityTerms, reportTermExpressions, reportAffinityExtras
-		// (and combineTerms, which refuses a term without requirements).
+		// reportAffinityTerms, reportTermExpressions, reportAffinityExtras.
 		if affinity := mapOf(nested(e.Patch, "spec", "template", "spec", "affinity")); affinity != nil {
 			if v := nested(affinity, requiredTerms...); v != nil {
 				terms, ok := v.([]any)
@@ -109,18 +128,13 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 						refuse(i, string(CodeAffinityInvalid))
 						continue
 					}
-					requirements := 0
 					for _, field := range []string{"matchExpressions", "matchFields"} {
 						if v, present := m[field]; present {
 							items, ok := v.([]any)
 							if !ok || slices.ContainsFunc(items, func(x any) bool { return mapOf(x) == nil }) {
 								refuse(i, string(CodeAffinityInvalid))
 							}
-							requirements += len(items)
 						}
-					}
-					if requirements == 0 {
-						refuse(i, string(CodeAffinityInvalid))
 					}
 				}
 			}
@@ -152,20 +166,20 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 			for _, i := range contributors {
 				e := entries[i]
 				for _, list := range []string{"containers", "initContainers"} {
-					declared := e.AddContainers
+					declared, existing := e.AddContainers, target.w.Containers
 					if list == "initContainers" {
-						declared = e.AddInitContainers
+						declared, existing = e.AddInitContainers, target.w.InitContainers
 					}
 					for _, c := range listOf(nested(e.Patch, "spec", "template", "spec", list)) {
 						name, _ := mapOf(c)["name"].(string)
-						if name != "" && !slices.Contains(target.w.Containers, name) && !slices.Contains(declared, name) {
+						if name != "" && !slices.Contains(existing, name) && !slices.Contains(declared, name) {
 							refuse(i, string(CodeContainerUnknown))
 						}
 					}
 				}
 				for name := range e.ExtraArgs {
-					if !slices.Contains(target.w.Containers, name) && !slices.Contains(e.AddContainers, name) &&
-						!slices.Contains(e.AddInitContainers, name) {
+					if !slices.Contains(target.w.Containers, name) && !slices.Contains(target.w.InitContainers, name) &&
+						!slices.Contains(e.AddContainers, name) && !slices.Contains(e.AddInitContainers, name) {
 						refuse(i, string(CodeContainerUnknown))
 					}
 				}
@@ -248,6 +262,105 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 						refuse(i, string(CodeNodeSelectorOwned))
 					}
 				}
+			}
+		}
+		// The merged env (strategic merge on name, the operator's first, a
+		// later contributor's field over an earlier one's), as
+		// validateEnvVarValueFrom reads it: a non-empty value beside a
+		// valueFrom is refused, at every contributor that set either.
+		type mergedVar struct {
+			value, valueFrom bool
+			by               []int
+		}
+		for _, list := range []string{"containers", "initContainers"} {
+			merged := map[string]*mergedVar{}
+			for _, i := range contributors {
+				for _, c := range listOf(nested(entries[i].Patch, "spec", "template", "spec", list)) {
+					cname, _ := mapOf(c)["name"].(string)
+					for _, env := range listOf(mapOf(c)["env"]) {
+						m := mapOf(env)
+						name, _ := m["name"].(string)
+						key := cname + "/" + name
+						v := merged[key]
+						if v == nil {
+							v = &mergedVar{}
+							if target.live {
+								set := target.w.Env[cname][name]
+								v.value, v.valueFrom = set&EnvValue != 0, set&EnvValueFrom != 0
+							}
+							merged[key] = v
+						}
+						if value, present := m["value"]; present {
+							s, _ := value.(string)
+							v.value = s != "" || (value != nil && !isStringValue(value))
+							v.by = append(v.by, i)
+						}
+						if m["valueFrom"] != nil {
+							v.valueFrom = true
+							v.by = append(v.by, i)
+						}
+					}
+				}
+			}
+			for _, v := range merged {
+				if v.value && v.valueFrom {
+					for _, i := range v.by {
+						refuse(i, string(CodeEnvValueAndValueFrom))
+					}
+				}
+			}
+		}
+		// combineAffinities: the blocks of terms folded in order, the
+		// operator's first; combineTerms refuses a product term without
+		// requirements, at the step where it is formed.
+		type block struct {
+			entry int // -1: the operator's
+			terms []any
+		}
+		var folded []block
+		if target.w.RequiredNodeTerms > 0 {
+			operator := make([]any, target.w.RequiredNodeTerms)
+			for k := range operator {
+				operator[k] = map[string]any{"matchExpressions": []any{map[string]any{"key": "site"}}}
+			}
+			folded = append(folded, block{-1, operator})
+		}
+		for _, i := range contributors {
+			if terms, ok := nested(entries[i].Patch, "spec", "template", "spec", "affinity", requiredTerms[0], requiredTerms[1], requiredTerms[2]).([]any); ok && len(terms) > 0 {
+				folded = append(folded, block{i, terms})
+			}
+		}
+		if len(folded) >= 2 {
+			product := folded[0].terms
+			for step := 1; step < len(folded) && len(product)*len(folded[step].terms) <= maxRequiredTerms; step++ {
+				var next []any
+				failed := false
+				for _, l := range product {
+					for _, r := range folded[step].terms {
+						joined := map[string]any{}
+						for _, field := range []string{"matchExpressions", "matchFields"} {
+							items := append(append([]any{}, listOf(mapOf(l)[field])...), listOf(mapOf(r)[field])...)
+							if len(items) > 0 {
+								joined[field] = items
+							}
+						}
+						if len(joined) == 0 {
+							failed = true
+						}
+						next = append(next, joined)
+					}
+				}
+				if failed {
+					for _, b := range folded[:step+1] {
+						if b.entry >= 0 && slices.ContainsFunc(b.terms, func(t any) bool {
+							return len(listOf(mapOf(t)["matchExpressions"]))+len(listOf(mapOf(t)["matchFields"])) == 0
+						}) {
+							refuse(b.entry, string(CodeAffinityInvalid))
+						}
+					}
+					break
+				}
+				product = next
 			}
 		}
 		// cartesianTerms: operator terms first, then each contributor's.
@@ -359,6 +472,7 @@ func nested(v any, keys ...string) any {
 }
 
 func mapOf(v any) map[string]any { m, _ := v.(map[string]any); return m }
+func isStringValue(v any) bool   { _, ok := v.(string); return ok }
 func listOf(v any) []any         { l, _ := v.([]any); return l }
 
 func dedupe(rs []refusal) []refusal {
@@ -401,6 +515,21 @@ var oracleSnippets = []string{
 	"{component: net, kind: DaemonSet, patch: {spec: {template: {spec: {nodeSelector: {kubernetes.io/os: linux}}}}}}",
 	"{component: net, kind: DaemonSet, patch: {spec: {template: {spec: {nodeSelector: {kubernetes.io/os: windows}}}}}}",
 	"{component: machina, kind: Deployment, patch: {spec: {replicas: 3, strategy: {type: OnDelete}}}}",
+	// Each container list against its own: storage has container run and
+	// init container init-perms.
+	"{component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {initContainers: [{name: run, resources: {limits: {cpu: 1}}}]}}}}}",
+	"{component: storage, kind: DaemonSet, sites: [edge-east], extraArgs: {init-perms: [-v]}}",
+	// Env sources: the operator sets NODE_NAME from valueFrom and
+	// STORAGE_ROOT as a value in run.
+	"{component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: run, env: [{name: NODE_NAME, value: n}]}]}}}}}",
+	"{component: storage, kind: DaemonSet, sites: [edge-west], patch: {spec: {template: {spec: {containers: [{name: run, env: [{name: STORAGE_ROOT, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]}]}}}}}",
+	"{component: net, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: node, env: [{name: MODE, value: fast}]}]}}}}}",
+	"{component: net, kind: DaemonSet, patch: {spec: {template: {spec: {containers: [{name: node, env: [{name: MODE, valueFrom: {configMapKeyRef: {name: m, key: k}}}]}]}}}}}",
+	// Terms without requirements on a workload without operator terms.
+	"{component: net, kind: Deployment, patch: {spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{}]}}}}}}}}",
+	"{component: net, kind: Deployment, patch: {spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: []}, {}]}}}}}}}}",
+	"{component: net, kind: Deployment, patch: {spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Exists}]}]}}}}}}}}",
+	"{component: storage, kind: DaemonSet, sites: [edge-east], patch: {spec: {template: {spec: {affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{}]}}}}}}}}",
 }
 
 // TestUpstreamOracle: Validate refuses exactly the entries the engine's
@@ -428,7 +557,7 @@ func TestUpstreamOracle(t *testing.T) {
 		}
 		want := oracle(entries, typicalLive())
 		var got []refusal
-		for _, f := range Validate(one(doc), typicalLive()) {
+		for _, f := range Validate(anyTable, one(doc), typicalLive()) {
 			m := entryAt.FindStringSubmatch(f.Field)
 			if f.Severity != 0 || m == nil || !modeled[string(f.Code)] {
 				continue
@@ -467,4 +596,177 @@ func TestUpstreamOracle(t *testing.T) {
 		}
 	}
 	t.Logf("refusals compared: %v", seen)
+}
+
+// upstreamTables are knownComponents of validate.go at each preset's commit
+// (components.go), as upstream writes them: component -> perSite, kinds.
+var upstreamTables = map[string]map[string]struct {
+	perSite bool
+	kinds   []string
+}{
+	"upstream-59fa209": {"net": {false, []string{"DaemonSet", "Deployment"}}, "machina": {false, []string{"Deployment"}},
+		"gantry": {false, []string{"DaemonSet"}}, "metalman": {true, []string{"Deployment"}}, "storage": {true, []string{"DaemonSet"}}},
+	"upstream-9064e39": {"net": {false, []string{"DaemonSet", "Deployment"}}, "machina": {false, []string{"Deployment"}},
+		"gantry": {false, []string{"DaemonSet"}}, "token-refresher": {false, []string{"Deployment"}},
+		"metalman": {true, []string{"Deployment"}}, "storage": {true, []string{"DaemonSet"}}},
+	"upstream-605ff92": {"net": {false, []string{"DaemonSet", "Deployment"}}, "machina": {false, []string{"Deployment"}},
+		"gantry": {false, []string{"DaemonSet"}}, "token-refresher": {false, []string{"Deployment"}},
+		"metalman": {true, []string{"Deployment"}}, "storage": {true, []string{"DaemonSet"}},
+		"racer-controlplane": {false, []string{"Deployment"}}, "racer-dataplane": {true, []string{"DaemonSet"}}},
+	"upstream-26f231b": {"net": {false, []string{"DaemonSet", "Deployment"}}, "machina": {false, []string{"Deployment"}},
+		"gantry": {false, []string{"DaemonSet"}}, "token-refresher": {false, []string{"Deployment"}},
+		"metalman": {true, []string{"Deployment"}}, "racer-controlplane": {false, []string{"Deployment"}},
+		"racer-dataplane": {true, []string{"DaemonSet"}}},
+	"upstream-2878749": {"net": {false, []string{"DaemonSet", "Deployment"}}, "machina": {false, []string{"Deployment"}},
+		"gantry": {false, []string{"DaemonSet"}}, "token-refresher": {false, []string{"Deployment"}},
+		"racer": {false, []string{"Deployment"}}, "metalman": {true, []string{"Deployment"}}},
+	"upstream-d738fa9": {"net": {false, []string{"DaemonSet", "Deployment"}}, "machina": {false, []string{"Deployment"}},
+		"gantry": {false, []string{"DaemonSet"}}, "racer": {false, []string{"Deployment", "DaemonSet"}},
+		"token-refresher": {false, []string{"Deployment"}}, "metalman": {true, []string{"Deployment"}}},
+}
+
+// TestUpstreamComponentTables: for every preset, Validate refuses an entry
+// for its component, kind or sites exactly when validateEntry would
+// (component unknown; kind not one the component emits; sites on a
+// singleton), and the default refuses one only when every preset does.
+func TestUpstreamComponentTables(t *testing.T) {
+	if got := len(PresetNames()) - 1; got != len(upstreamTables) {
+		t.Fatalf("%d presets, %d upstream tables", got, len(upstreamTables))
+	}
+	names := map[string]bool{"racers": true}
+	for _, table := range upstreamTables {
+		for name := range table {
+			names[name] = true
+		}
+	}
+	refused := func(table map[string]struct {
+		perSite bool
+		kinds   []string
+	}, component, kind string, sites bool) bool {
+		known, ok := table[component]
+		return !ok || !slices.Contains(known.kinds, kind) || (sites && !known.perSite)
+	}
+	for name := range names {
+		for _, kind := range []string{kindDeployment, kindDaemonSet} {
+			for _, sites := range []bool{false, true} {
+				entry := "{component: " + name + ", kind: " + kind + ", patch: {spec: {minReadySeconds: 1}}"
+				if sites {
+					entry += ", sites: [rack-a]"
+				}
+				doc := one(apiLine + "overrides:\n- " + entry + "}\n")
+				denied := func(table *Table) bool {
+					for _, f := range Validate(table, doc, nil) {
+						if f.Code == CodeComponentUnknown || f.Code == CodeKindMismatch || f.Code == CodeSitesInvalid {
+							return true
+						}
+					}
+					return false
+				}
+				everyRefuses := true
+				for preset, table := range upstreamTables {
+					want := refused(table, name, kind, sites)
+					everyRefuses = everyRefuses && want
+					if got := denied(MustPreset(preset)); got != want {
+						t.Errorf("%s: %s: gatehouse refuses %v, the engine %v", preset, entry, got, want)
+					}
+				}
+				if got := denied(anyTable); got != everyRefuses {
+					t.Errorf("any: %s: refused %v, every preset refuses %v", entry, got, everyRefuses)
+				}
+			}
+		}
+	}
+}
+
+// engineParseRefuses is the engine's Parse (parse.go @ 9064e390) on data:
+// whether it refuses the payload or a key for one of its limits.
+func engineParseRefuses(data map[string]string) bool {
+	total := 0
+	for _, v := range data {
+		total += len(v)
+	}
+	if total > engineMaxTotalBytes {
+		return true
+	}
+	for _, raw := range data {
+		if strings.TrimSpace(raw) == "" {
+			continue
+		}
+		if len(raw) > engineMaxDocumentBytes {
+			return true
+		}
+		var root yaml3.Node
+		if yaml3.Unmarshal([]byte(raw), &root) != nil {
+			continue
+		}
+		nodes, failed := 0, false
+		var walk func(n *yaml3.Node, depth int)
+		walk = func(n *yaml3.Node, depth int) {
+			if failed {
+				return
+			}
+			nodes++
+			if nodes > engineMaxNodes || depth > engineMaxDepth || (n.Kind == yaml3.MappingNode && len(n.Content)/2 > engineMaxMappingKeys) {
+				failed = true
+				return
+			}
+			for _, c := range n.Content {
+				walk(c, depth+1)
+			}
+		}
+		walk(&root, 0)
+		if failed {
+			return true
+		}
+		var doc struct {
+			Overrides []any `yaml:"overrides"`
+		}
+		if yaml3.Unmarshal([]byte(raw), &doc) == nil && len(doc.Overrides) > engineMaxEntries {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUpstreamParseLimits: Validate refuses a document for one of the
+// engine's parse limits exactly when the engine's Parse does, on documents
+// at and around every limit and on the golden fixtures.
+func TestUpstreamParseLimits(t *testing.T) {
+	limitCodes := map[policies.Code]bool{CodeConfigMapTooLarge: true, CodeDocumentTooLong: true, CodeDocumentTooManyNodes: true,
+		CodeMappingTooManyKeys: true, CodeTooManyEntries: true, CodeDocumentTooDeep: true}
+	var inputs []map[string]string
+	for _, n := range []int{engineMaxMappingKeys - 1, engineMaxMappingKeys, engineMaxMappingKeys + 1} {
+		inputs = append(inputs, one(annotationsDocument(n)))
+	}
+	for _, n := range []int{engineMaxEntries, engineMaxEntries + 1} {
+		inputs = append(inputs, one(entriesDocument(n)))
+	}
+	for _, d := range []int{engineMaxDepth - 1, engineMaxDepth, engineMaxDepth + 1} {
+		inputs = append(inputs, one(nestedDocument(t, d)))
+	}
+	for _, n := range []int{engineMaxNodes, engineMaxNodes + 1} {
+		inputs = append(inputs, one(nodesDocument(t, n)))
+	}
+	for _, n := range []int{engineMaxDocumentBytes, engineMaxDocumentBytes + 1} {
+		inputs = append(inputs, one(bytesDocument(t, n)), map[string]string{"a.yaml": bytesDocument(t, n), "b.yaml": bytesDocument(t, n),
+			"c.yaml": bytesDocument(t, n), "d.yaml": bytesDocument(t, n)})
+	}
+	inputs = append(inputs, differentialInputs(t)...)
+	for _, data := range inputs {
+		refused := false
+		for _, f := range Validate(anyTable, data, nil) {
+			// The walk's own depth limit (100, alias expansion) and the
+			// parser's are not the engine's structure check.
+			if limitCodes[f.Code] && !strings.Contains(f.Message, "100 levels") && !strings.Contains(f.Message, "parser") {
+				refused = true
+			}
+		}
+		if want := engineParseRefuses(data); refused != want {
+			sizes := map[string]int{}
+			for k, v := range data {
+				sizes[k] = len(v)
+			}
+			t.Errorf("gatehouse refuses for a limit %v, the engine %v (value sizes %v)", refused, want, sizes)
+		}
+	}
 }

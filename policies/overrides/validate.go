@@ -27,9 +27,26 @@ const (
 	// CodeDocumentInvalid: the key's value is not YAML (a parse failure,
 	// which never ratchets), holds no document, or is not a mapping.
 	CodeDocumentInvalid policies.Code = "OverrideDocumentInvalid"
-	// CodeDocumentTooDeep: the document nests deeper than maxDepth (or than
-	// the YAML parser's own limit). A limit: it never ratchets.
+	// CodeDocumentTooDeep: the document nests deeper than the overrides
+	// engine reads (32 levels, limits.go), or than the walk follows once
+	// aliases are expanded (maxDepth), or than the YAML parser's own limit.
+	// A limit: it never ratchets.
 	CodeDocumentTooDeep policies.Code = "OverrideDocumentTooDeep"
+	// CodeConfigMapTooLarge: the ConfigMap's values together hold more than
+	// the 1 MiB the overrides engine reads (limits.go). A limit.
+	CodeConfigMapTooLarge policies.Code = "OverrideConfigMapTooLarge"
+	// CodeDocumentTooLong: one key's value holds more than the 256 KiB the
+	// overrides engine reads in one document. A limit.
+	CodeDocumentTooLong policies.Code = "OverrideDocumentTooLong"
+	// CodeDocumentTooManyNodes: the document has more than the 20000 YAML
+	// nodes the overrides engine reads. A limit.
+	CodeDocumentTooManyNodes policies.Code = "OverrideDocumentTooManyNodes"
+	// CodeMappingTooManyKeys: a mapping of the document has more than the
+	// 1024 keys the overrides engine reads in one mapping. A limit.
+	CodeMappingTooManyKeys policies.Code = "OverrideMappingTooManyKeys"
+	// CodeTooManyEntries: the document has more than the 256 overrides the
+	// overrides engine reads in one document. A limit.
+	CodeTooManyEntries policies.Code = "OverrideTooManyEntries"
 	// CodeDocumentTooLarge: the document, or the ConfigMap's documents
 	// together, grow past the walk budget once their aliases are expanded. A
 	// limit: it never ratchets.
@@ -58,8 +75,8 @@ const (
 	// anywhere.
 	CodeDirective policies.Code = "OverrideDirective"
 
-	// CodeComponentUnknown: component is missing or is not one of net,
-	// machina, gantry, metalman, storage.
+	// CodeComponentUnknown: component is missing or is not one of the
+	// component table (components.go).
 	CodeComponentUnknown policies.Code = "OverrideComponentUnknown"
 	// CodeKindMismatch: kind is missing or is not a kind the component runs as.
 	CodeKindMismatch policies.Code = "OverrideKindMismatch"
@@ -141,8 +158,9 @@ const (
 // Workload is what the webhook could read of one live workload of a
 // component (for resolution). A per-Site component has one per Site.
 type Workload struct {
-	// Site is the Site the workload belongs to (its unbounded-cloud.io/site
-	// label); empty for a cluster singleton.
+	// Site is the Site the workload belongs to (the value of the first of
+	// its component's Site labels it carries, Table.SiteLabels); empty for
+	// a cluster singleton.
 	Site string
 	// Kind is Deployment or DaemonSet.
 	Kind string
@@ -151,11 +169,21 @@ type Workload struct {
 	// Volumes are the names of the volumes the operator declares in the pod
 	// template.
 	Volumes []string
-	// Containers are the names of the containers and initContainers.
-	Containers []string
+	// Containers are the names of the pod template's containers, and
+	// InitContainers those of its initContainers: the engine resolves a
+	// patch's entries of each list against the same list (upstream
+	// checkContainerNames), extraArgs against both.
+	Containers     []string
+	InitContainers []string
 	// Mounts maps a container (or init container) name to its volume
 	// mounts: mountPath -> volume name.
 	Mounts map[string]map[string]string
+	// Env maps a container (or init container) name to the env vars the
+	// operator sets in it, by name, and how each takes its value. A patch
+	// env var merges onto the operator's by name, so a value over a
+	// valueFrom (or the reverse) leaves both set, which the API server
+	// rejects.
+	Env map[string]map[string]EnvSource
 	// NodeSelector is the pod template's nodeSelector, which the operator
 	// sets.
 	NodeSelector map[string]string
@@ -164,6 +192,17 @@ type Workload struct {
 	// those of the overrides.
 	RequiredNodeTerms int
 }
+
+// EnvSource is how an operator's env var takes its value.
+type EnvSource uint8
+
+// The sources of an env var; an env var the API server admits has one.
+const (
+	// EnvValue: a non-empty value.
+	EnvValue EnvSource = 1 << iota
+	// EnvValueFrom: valueFrom.
+	EnvValueFrom
+)
 
 // Live answers the live workloads of a component and kind: one per Site for
 // a per-Site component, in any order. ok=false when they cannot be read
@@ -174,11 +213,11 @@ type Live interface {
 }
 
 // Validate checks every key of a ConfigMap's data (map key -> YAML document)
-// and returns all findings at once, each attributed to
-// data[<key>].overrides[<i>].<path> (or to data[<key>] itself for problems
-// of the whole document), sorted. live may be nil: then no resolution is
-// possible, and every entry that would need it gets a warning.
-func Validate(data map[string]string, live Live) []policies.Finding {
+// against the component table and returns all findings at once, each
+// attributed to data[<key>].overrides[<i>].<path> (or to data[<key>] itself
+// for problems of the whole document), sorted. live may be nil: then no
+// resolution is possible, and every entry that would need it gets a warning.
+func Validate(table *Table, data map[string]string, live Live) []policies.Finding {
 	keys := make([]string, 0, len(data))
 	for key := range data {
 		keys = append(keys, key)
@@ -186,7 +225,10 @@ func Validate(data map[string]string, live Live) []policies.Finding {
 	// Sorted, so that the shared alias budget (walker.budget) runs out at
 	// the same place on every call.
 	slices.Sort(keys)
-	w := &walker{live: live, budget: maxVisits, steps: make([]step, 0, 16)}
+	w := &walker{table: table, live: live, budget: maxVisits, steps: make([]step, 0, 16)}
+	if w.configMapTooLong(data) {
+		return w.findings
+	}
 	for _, key := range keys {
 		w.document(field.NewPath("data").Key(key), data[key])
 	}

@@ -44,7 +44,7 @@ func runCases(t *testing.T, tests []validateCase) {
 			if tt.nilLive {
 				live = nil
 			}
-			findings := Validate(tt.data, live)
+			findings := Validate(anyTable, tt.data, live)
 			if got := results(findings); !slices.Equal(got, tt.want) {
 				t.Errorf("got  %v\nwant %v\nmessages:\n%s", got, tt.want, messages(findings))
 			}
@@ -101,6 +101,8 @@ var warnCodes = map[policies.Code]bool{
 
 var knownCodes = map[policies.Code]bool{
 	CodeDocumentEmpty: true, CodeDocumentInvalid: true, CodeDocumentTooDeep: true, CodeDocumentTooLarge: true,
+	CodeConfigMapTooLarge: true, CodeDocumentTooLong: true, CodeDocumentTooManyNodes: true, CodeMappingTooManyKeys: true,
+	CodeTooManyEntries:  true,
 	CodeTooManyFindings: true, CodeMultipleDocuments: true, CodeNodeSelectorOwned: true, CodeConflict: true,
 	CodeFieldOwnedBySite: true, CodeEnvValueAndValueFrom: true, CodeStrategyInvalid: true, CodeAffinityInvalid: true, CodeAPIVersionUnknown: true,
 	CodeYAMLMergeKey: true, CodeDuplicateKey: true, CodeUnknownField: true, CodeTypeInvalid: true, CodeNull: true,
@@ -246,7 +248,7 @@ func TestValidateEntry(t *testing.T) {
 		)},
 		{name: "component missing", data: overrides(map[string]any{"kind": kindDaemonSet, "patch": resourcesPatch()}),
 			want: []result{deny(CodeComponentUnknown, e0+".component")}},
-		{name: "component unknown", data: overrides(entryOf("racer", kindDaemonSet, resourcesPatch())),
+		{name: "component unknown", data: overrides(entryOf("racers", kindDaemonSet, resourcesPatch())),
 			want: []result{deny(CodeComponentUnknown, e0+".component")}},
 		{name: "component in capitals", data: overrides(entryOf("Storage", kindDaemonSet, resourcesPatch())),
 			want: []result{deny(CodeComponentUnknown, e0+".component")}},
@@ -354,7 +356,7 @@ func TestFindingsCapped(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		b.WriteString("- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {tolerations: *bad}}}}}\n")
 	}
-	findings := Validate(map[string]string{key: b.String(), "fine.yaml": render(validDocument())}, typicalLive())
+	findings := Validate(anyTable, map[string]string{key: b.String(), "fine.yaml": render(validDocument())}, typicalLive())
 	checkWellFormed(t, findings)
 	if len(findings) != maxFindings+1 {
 		t.Fatalf("got %d findings, want %d", len(findings), maxFindings+1)
@@ -379,7 +381,7 @@ func TestBudgetShared(t *testing.T) {
 	for i := 0; i < 500; i++ {
 		data[fmt.Sprintf("doc-%04d.yaml", i)] = b.String()
 	}
-	findings := Validate(data, typicalLive())
+	findings := Validate(anyTable, data, typicalLive())
 	checkWellFormed(t, findings)
 	if len(findings) == 0 || len(findings) == len(data) {
 		t.Fatalf("got %d findings for %d documents", len(findings), len(data))
@@ -401,7 +403,7 @@ func TestEvidenceBudget(t *testing.T) {
 		b.WriteString("field" + strconv.Itoa(i) + ": {a: *e, b: *e}, ")
 	}
 	b.WriteString("}}}}}\n")
-	findings := Validate(one(b.String()), typicalLive())
+	findings := Validate(anyTable, one(b.String()), typicalLive())
 	checkWellFormed(t, findings)
 	invalid := 0
 	for _, f := range findings {

@@ -6,7 +6,9 @@
 //   - a key given twice in one mapping;
 //   - a key that is null or not a scalar;
 //   - a key starting with "$", a strategic-merge directive;
-//   - nesting deeper than maxDepth (OverrideDocumentTooDeep), a document
+//   - once aliases are expanded (the engine's own limits, on the tree as
+//     written, are limits.go's), nesting deeper than maxDepth
+//     (OverrideDocumentTooDeep), a document
 //     whose aliases expand to more nodes than its walk budget allows
 //     (OverrideDocumentTooLarge), and one with more than maxFindings findings
 //     (OverrideTooManyFindings). Each of these limits denies with its own
@@ -82,6 +84,7 @@ const (
 // walker accumulates the findings of one Validate call. The per-document
 // fields are reset by document().
 type walker struct {
+	table    *Table
 	live     Live
 	findings []policies.Finding
 	// entries are the entries of every document whose component and kind

@@ -36,7 +36,8 @@ func TestDefault(t *testing.T) {
 		Products:        Products{GroupSuffixes: []string{".kubedoop.dev"}},
 		ServiceAccounts: ServiceAccounts{Preset: PresetReleased},
 		PodSecurity:     PodSecurity{NamespaceLabel: "gatehouse.dev/security-defaults=enabled"},
-		Overrides:       Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component"},
+		Overrides: Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component",
+			ComponentTable: DefaultComponentTable},
 		// The proxy's defaults are the policy's, laid over these when the
 		// options are built (webhooks/options.go).
 		Harness:     Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},
@@ -71,7 +72,8 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		Products:        Products{GroupSuffixes: []string{".example.com"}},
 		ServiceAccounts: ServiceAccounts{Preset: PresetDerived},
 		PodSecurity:     PodSecurity{NamespaceLabel: "team.example/psc=on"},
-		Overrides:       Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c"},
+		Overrides: Overrides{Namespace: "ops", ConfigMapName: "cm", ComponentLabel: "c",
+			Components: []OverrideComponent{{Name: "net", Kinds: []string{"DaemonSet"}, Scope: ScopeSingleton}}},
 		Harness: Harness{Proxy: HarnessProxy{Host: "h", Port: 1, CAConfigMap: "ca"}, FailClosedNamespaceLabel: "l",
 			ScopedNamespaceLabel: "s", ManageSelections: true},
 		DefaultMode: ModeAudit,
@@ -131,6 +133,7 @@ overrides:
   namespace: operators
   configMapName: component-overrides
   componentLabel: example.com/component
+  componentTable: upstream-9064e39
 harness:
   proxy:
     host: harness-proxy.harness.svc
@@ -180,7 +183,8 @@ audit:
 		PodSecurity: PodSecurity{NamespaceLabel: "team.example/psc=on", Defaults: PodSecurityDefaults{
 			RunAsUser: ptr(int64(2000)), CapabilitiesDrop: []string{"ALL", "NET_RAW"},
 		}},
-		Overrides: Overrides{Namespace: "operators", ConfigMapName: "component-overrides", ComponentLabel: "example.com/component"},
+		Overrides: Overrides{Namespace: "operators", ConfigMapName: "component-overrides", ComponentLabel: "example.com/component",
+			ComponentTable: "upstream-9064e39"},
 		Harness: Harness{
 			Proxy:                    HarnessProxy{Host: "harness-proxy.harness.svc", Port: 8443, CAConfigMap: "harness-ca"},
 			FailClosedNamespaceLabel: "example.com/harnessed",
@@ -648,6 +652,13 @@ func TestValidateOverrides(t *testing.T) {
 		{"namespace", func(o *Overrides) { o.Namespace = "Not_A_Namespace" }},
 		{"configMapName", func(o *Overrides) { o.ConfigMapName = "bad name" }},
 		{"componentLabel", func(o *Overrides) { o.ComponentLabel = "bad key!" }},
+		{"componentTable", func(o *Overrides) {
+			o.Components = []OverrideComponent{{Name: "net", Kinds: []string{"DaemonSet"}, Scope: ScopeSingleton}}
+		}},
+		{"components[0].scope", func(o *Overrides) {
+			o.ComponentTable = ""
+			o.Components = []OverrideComponent{{Name: "net", Kinds: []string{"DaemonSet"}, Scope: "Cluster"}}
+		}},
 	} {
 		c := Default()
 		tc.modify(&c.Overrides)
@@ -655,5 +666,18 @@ func TestValidateOverrides(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "overrides."+tc.name) {
 			t.Errorf("%s: Validate() = %v", tc.name, err)
 		}
+	}
+}
+
+// TestValidateOverrideComponentsAttributed: every error of the policy's
+// check of the component table is reported, each below overrides.
+func TestValidateOverrideComponentsAttributed(t *testing.T) {
+	c := Default()
+	c.Overrides.ComponentTable = "upstream-x"
+	err := c.Validate(knownWebhooks, PolicyChecks{OverrideComponents: func(Overrides) error {
+		return errors.Join(errors.New("componentTable: no such table"), errors.New("components[1].kinds[0]: bad"))
+	}})
+	if err == nil || !strings.Contains(err.Error(), "overrides.componentTable: no such table; overrides.components[1].kinds[0]: bad") {
+		t.Errorf("Validate() = %v", err)
 	}
 }

@@ -64,6 +64,9 @@ func (c *ServerConfig) SetDefaults() {
 	if o.ComponentLabel == "" {
 		o.ComponentLabel = "app.kubernetes.io/component"
 	}
+	if o.ComponentTable == "" && len(o.Components) == 0 {
+		o.ComponentTable = DefaultComponentTable
+	}
 	if c.DefaultMode == "" {
 		c.DefaultMode = ModeEnforce
 	}
@@ -110,6 +113,11 @@ func (c *ServerConfig) AuditInterval() (time.Duration, error) {
 	return d, nil
 }
 
+// DefaultComponentTable is the component table overrides are checked
+// against when the configuration names none (policies/overrides holds the
+// presets).
+const DefaultComponentTable = "any"
+
 // DefaultExemptNamespaces are the namespaces exempt when the configuration
 // names none: the control plane's and the node heartbeats'.
 func DefaultExemptNamespaces() []string { return []string{"kube-system", "kube-node-lease"} }
@@ -154,6 +162,11 @@ type PolicyChecks struct {
 	// Mutating reports whether the named webhook mutates (Warn is refused
 	// for it).
 	Mutating func(name string) bool
+	// OverrideComponents checks the component table of overrides: the
+	// preset ComponentTable names, or Components. Each error it joins is
+	// attributed to its field below overrides ("components[1].kinds[0]:
+	// ...").
+	OverrideComponents func(Overrides) error
 }
 
 // Validate checks the values that defaulting cannot fix. knownWebhooks are
@@ -217,6 +230,7 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 	if len(validation.IsQualifiedName(c.Overrides.ComponentLabel)) > 0 {
 		errs = append(errs, "overrides.componentLabel: must be a label key")
 	}
+	errs = append(errs, c.Overrides.componentErrors(checks.OverrideComponents)...)
 	if _, _, err := c.SecurityDefaultsLabel(); err != nil {
 		errs = append(errs, err.Error())
 	}
@@ -292,6 +306,37 @@ func (s ServiceAccounts) errors(products Products) []string {
 		default:
 			errs = append(errs, fmt.Sprintf("%s.rule: must be %s, %s or %s", at, RuleNamed, RuleNone, RuleDerived))
 		}
+	}
+	return errs
+}
+
+// componentErrors checks the component table of overrides: the shape this
+// package owns (one of componentTable and components; each component's
+// scope), then the policy's rules, each error attributed to its field.
+func (o Overrides) componentErrors(check func(Overrides) error) []string {
+	var errs []string
+	if o.ComponentTable != "" && len(o.Components) > 0 {
+		errs = append(errs, "overrides.componentTable: set componentTable or components, not both "+
+			"(components is the whole table and replaces the preset)")
+	}
+	for i, c := range o.Components {
+		if c.Scope != ScopeSingleton && c.Scope != ScopePerSite {
+			errs = append(errs, fmt.Sprintf("overrides.components[%d].scope: must be %s or %s", i, ScopeSingleton, ScopePerSite))
+		}
+	}
+	if len(errs) > 0 || check == nil {
+		return errs
+	}
+	err := check(o)
+	if err == nil {
+		return nil
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []string{"overrides." + err.Error()}
+	}
+	for _, e := range joined.Unwrap() {
+		errs = append(errs, "overrides."+e.Error())
 	}
 	return errs
 }

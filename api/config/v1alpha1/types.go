@@ -117,10 +117,46 @@ type Overrides struct {
 	// "unbounded-component-overrides".
 	ConfigMapName string `json:"configMapName,omitempty"`
 	// ComponentLabel is the label whose value names a workload's component
-	// (net, machina, gantry, metalman, storage). Default
-	// "app.kubernetes.io/component".
+	// (net, machina, metalman, ...). Default "app.kubernetes.io/component".
 	ComponentLabel string `json:"componentLabel,omitempty"`
+	// ComponentTable names the preset component table overrides are
+	// checked against: "any" (the default: every component of every
+	// upstream release the presets hold, so no released engine's document
+	// is denied for its component) or the table of one upstream release,
+	// "upstream-<commit>" (docs/component-overrides.md lists them and how to
+	// tell which one an operator runs). Set either this or Components.
+	ComponentTable string `json:"componentTable,omitempty"`
+	// Components is the component table itself, for an unbounded release
+	// no preset describes; it replaces the preset.
+	Components []OverrideComponent `json:"components,omitempty"`
 }
+
+// OverrideComponent is one component of the table: what an override's
+// component field may name, and the workloads that component runs.
+type OverrideComponent struct {
+	// Name, as an override names it (a lowercase RFC 1123 label).
+	Name string `json:"name"`
+	// Kinds are the workload kinds it runs as: Deployment, DaemonSet or
+	// both.
+	Kinds []string `json:"kinds"`
+	// Scope is Singleton (one workload in the cluster; sites is refused) or
+	// PerSite (one workload per Site; sites selects them).
+	Scope ComponentScope `json:"scope"`
+	// SiteLabels are the label keys, in order, whose value names the Site
+	// of one of its workloads, as its operator stamps them (the first the
+	// workload carries, on itself or else on its pod template, wins).
+	// PerSite only, and required there.
+	SiteLabels []string `json:"siteLabels,omitempty"`
+}
+
+// ComponentScope says whether a component runs one workload or one per Site.
+type ComponentScope string
+
+// The scopes of a component.
+const (
+	ScopeSingleton ComponentScope = "Singleton"
+	ScopePerSite   ComponentScope = "PerSite"
+)
 
 // PodSecurity configures the pod-security-defaults and pod-security webhooks.
 type PodSecurity struct {
