@@ -12,7 +12,13 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /gatehouse ./cmd/gatehouse
+# `make release` passes the release and the commit; `gatehouse version` prints them.
+ARG VERSION=0.1.0
+ARG COMMIT=unknown
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
+      -X github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app.Version=${VERSION} \
+      -X github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app.Commit=${COMMIT}" \
+      -o /gatehouse ./cmd/gatehouse
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /gatehouse /gatehouse

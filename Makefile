@@ -11,13 +11,22 @@ E2E_CACHE ?= $(CURDIR)/.cache/e2e
 # product module) and must never be upgraded by a newer toolchain on its own.
 E2E_GO   := GOTOOLCHAIN=local GOWORK=off $(GO)
 
-.PHONY: help build run check test unit vet fmt-check rbacdiff chart chart-files e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
+.PHONY: help build release run check test unit vet fmt-check rbacdiff chart chart-files e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-build: ## build bin/gatehouse
-	$(GO) build -o $(BIN) ./cmd/gatehouse
+# The release this tree builds: the chart's appVersion and the image tag.
+VERSION  ?= 0.1.0
+COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+LDFLAGS  := -X github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app.Version=$(VERSION) -X github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app.Commit=$(COMMIT)
+IMAGE    ?= ghcr.io/gatehouse-dev/gatehouse
+
+build: ## build bin/gatehouse, stamped with VERSION and the commit
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/gatehouse
+
+release: ## build the image ghcr.io/gatehouse-dev/gatehouse:VERSION, release and commit stamped (needs Docker)
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE):$(VERSION) .
 
 run: e2e-bin ## start a local control plane with cert-manager and gatehouse, apply deploy/examples/, keep serving
 	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) run ./cmd/localcluster --repo .. $(RUN_ARGS)
@@ -32,7 +41,7 @@ test: fmt-check vet unit rbacdiff chart e2e ## everything CI runs: format, vet, 
 unit: ## unit, golden, fuzz-seed and HTTPS adapter tests of the product module
 	$(GO) test -count=1 ./...
 
-vet:
+vet: ## go vet of the product, e2e and chart modules
 	$(GO) vet ./...
 	cd e2e && $(E2E_GO) vet ./...
 	cd e2e/chart && $(E2E_GO) vet ./...
@@ -67,7 +76,7 @@ e2e-kind: ## the same suite on a kind cluster (needs Docker and network)
 e2e-matrix: ## the e2e suite against other kube-apiserver minors (see e2e/tools/README.md)
 	e2e/tools/matrix.sh
 
-fmt-check:
+fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
@@ -115,5 +124,5 @@ bench: build e2e-bin ## measure gatehouse against its floor, end to end, under m
 	  --gatehouse ../bin/gatehouse --floor ../bin/floor --bench ../bin/bench.txt \
 	  --json ../bin/performance.json --doc ../docs/performance.md $(BENCH_ARGS)
 
-clean:
+clean: ## remove bin/ (the e2e binaries in .cache/e2e stay)
 	rm -rf bin

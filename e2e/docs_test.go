@@ -169,3 +169,28 @@ func TestReadmeQuotesThePerformanceReport(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeHelpListsEveryTarget: every target of the Makefile carries a "##"
+// description, so `make help` (which lists those) lists them all.
+func TestMakeHelpListsEveryTarget(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(repo, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := regexp.MustCompile(`^([a-z0-9][a-z0-9-]*):`)
+	listed := regexp.MustCompile(`^[a-z0-9-]+:.*## `) // the help target's own pattern
+	n := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		m := target.FindStringSubmatch(line)
+		if m == nil || strings.Contains(line, ":=") {
+			continue
+		}
+		n++
+		if !listed.MatchString(line) {
+			t.Errorf("make help does not list %s: give it a \"## description\"", m[1])
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found %d targets in the Makefile; the pattern is wrong", n)
+	}
+}

@@ -3,6 +3,7 @@ package app
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +47,19 @@ func TestServeAndCheckRejectTheSameConfigs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVersionLine: the release and commit stamped at link time are printed
+// with the Go version; unstamped, the line still names all three.
+func TestVersionLine(t *testing.T) {
+	defer func(v, c string) { Version, Commit = v, c }(Version, Commit)
+	Version, Commit = "", ""
+	if got := versionLine(); !strings.HasPrefix(got, "gatehouse ") || !strings.Contains(got, "(commit ") || !strings.Contains(got, ", go1.") {
+		t.Errorf("unstamped: %q", got)
+	}
+	Version, Commit = "0.1.0", "abc1234"
+	if got := versionLine(); !strings.HasPrefix(got, "gatehouse 0.1.0 (commit abc1234") || !strings.HasSuffix(got, ")") {
+		t.Errorf("stamped: %q", got)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -86,17 +88,55 @@ func loadConfig(path string) (configv1alpha1.ServerConfig, error) {
 	return cfg, nil
 }
 
+// Version and Commit are set at link time by `make build` and the Dockerfile
+// (-ldflags "-X .../app.Version=... -X .../app.Commit=..."). Unset, the
+// version is the module's (a `go install` of a tag) and the commit the one
+// the go command stamped into the binary.
+var (
+	Version = ""
+	Commit  = ""
+)
+
+// versionLine is what `gatehouse version` prints: the release, the commit
+// (marked "-dirty" when the tree had changes) and the Go version.
+func versionLine() string {
+	version, commit, modified := Version, Commit, false
+	goVersion := runtime.Version()
+	if info, ok := debug.ReadBuildInfo(); ok {
+		goVersion = info.GoVersion
+		if version == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			version = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if commit == "" {
+					commit = s.Value
+				}
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	if version == "" {
+		version = "(devel)"
+	}
+	if commit == "" {
+		commit = "unknown"
+	} else if modified && !strings.HasSuffix(commit, "-dirty") {
+		commit += "-dirty"
+	}
+	return fmt.Sprintf("gatehouse %s (commit %s, %s)", version, commit, goVersion)
+}
+
 func newVersion() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the release, commit and Go version",
+		Example: "  $ gatehouse version\n  gatehouse 0.1.0 (commit 9d3d8aa, go1.26.8)",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			version := "(devel)"
-			if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-				version = info.Main.Version
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "gatehouse", version)
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}
