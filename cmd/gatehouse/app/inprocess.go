@@ -1,3 +1,5 @@
+//go:build !gatehouse_server
+
 package app
 
 import (
