@@ -18,8 +18,20 @@ var decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Admission decisions by webhook, decision (allowed, denied, errored, exempt), mode (Enforce, Warn, Audit) and finding code.",
 }, []string{"webhook", "decision", "mode", "code"})
 
+// modeDriftReviews counts the decisions a member of a combined endpoint
+// made in the mode of the entry the request came through, not the server's
+// (drift.go), per webhook, entry and the server's mode for the webhook.
+var modeDriftReviews = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "gatehouse_mode_drift_reviews_total",
+	Help: "Reviews decided in Enforce because the registered entry they came through is rendered for another mode than the server's, by webhook, entry and the server's mode.",
+}, []string{"webhook", "entry", "mode"})
+
 func init() {
-	metrics.Registry.MustRegister(decisions)
+	metrics.Registry.MustRegister(decisions, modeDriftReviews)
+}
+
+func recordModeDriftReview(webhook string, d ModeDrift) {
+	modeDriftReviews.WithLabelValues(webhook, d.Entry, string(d.Configured)).Inc()
 }
 
 func recordDecision(webhook, decision string, mode configv1alpha1.Mode, findings []policies.Finding) {
