@@ -598,3 +598,40 @@ func TestChartRollsPodsWhenTheConfigurationChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestChartRefusesWhatItsEntriesWereNotRenderedFor: a config key that
+// changes the webhook configurations (cmd/gatehouse/app entryKeys: the
+// namespace labels the entries select by, the override ConfigMap, the
+// product groups, manageSelections) set to another value than the chart's
+// own entries were rendered with is refused, naming the key, as Warn and
+// Audit are; spelled out with the rendered value it renders; with the
+// entries given it renders them as given.
+func TestChartRefusesWhatItsEntriesWereNotRenderedFor(t *testing.T) {
+	for key, config := range map[string]map[string]any{
+		"harness.failClosedNamespaceLabel": {"harness": map[string]any{"failClosedNamespaceLabel": "example.org/harnessed"}},
+		"harness.manageSelections":         {"harness": map[string]any{"manageSelections": false}},
+		"harness.scopedNamespaceLabel":     {"harness": map[string]any{"scopedNamespaceLabel": "example.org/scoped"}},
+		"podSecurity.namespaceLabel":       {"podSecurity": map[string]any{"namespaceLabel": "example.org/hardened=yes"}},
+		"overrides.namespace":              {"overrides": map[string]any{"namespace": "ops"}},
+		"overrides.configMapName":          {"overrides": map[string]any{"configMapName": "overrides"}},
+		"products.groupSuffixes":           {"products": map[string]any{"groupSuffixes": []any{".kubedoop.dev", ".example.org"}}},
+	} {
+		_, err := renderChart(t, map[string]any{"config": config})
+		if err == nil || !strings.Contains(err.Error(), "config."+key+" is ") || !strings.Contains(err.Error(), "gatehouse manifests --config") {
+			t.Errorf("config.%s changed, without webhookConfigurations: %v, want a refusal naming config.%s and gatehouse manifests", key, err, key)
+		}
+		given := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: gatehouse}\nwebhooks: []\n"
+		if _, err := renderChart(t, map[string]any{"config": config, "webhookConfigurations": given}); err != nil {
+			t.Errorf("config.%s changed, with webhookConfigurations: %v", key, err)
+		}
+	}
+	spelled := map[string]any{
+		"harness":     map[string]any{"failClosedNamespaceLabel": "gatehouse.dev/harnessed", "scopedNamespaceLabel": "gatehouse.dev/scoped", "manageSelections": true},
+		"podSecurity": map[string]any{"namespaceLabel": "gatehouse.dev/security-defaults=enabled"},
+		"overrides":   map[string]any{"namespace": "unbounded-system", "configMapName": "unbounded-component-overrides", "componentLabel": "example.org/component"},
+		"products":    map[string]any{"groupSuffixes": []any{".kubedoop.dev"}},
+	}
+	if _, err := renderChart(t, map[string]any{"config": spelled}); err != nil {
+		t.Errorf("the rendered values spelled out, and a key that shapes no entry changed: %v", err)
+	}
+}
