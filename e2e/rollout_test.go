@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,8 +109,19 @@ func TestRolloutWalk(t *testing.T) {
 		}
 	})
 	t.Cleanup(restore) // runs first: the suite's gatehouse is called again before the walk's stops
+	// register points the webhook configurations at g, rendered for flags.
+	register := func(g *localcluster.Gatehouse, flags ...string) {
+		t.Helper()
+		cfg := configv1alpha1.Default()
+		applyModeFlags(t, &cfg, flags)
+		for kind, hooks := range renderedWebhooksFor(t, webhooks.ManifestOptions{URL: g.URL, Options: webhooks.OptionsFromConfig(cfg)}, caBundle) {
+			setWebhooks(t, e, kind, hooks)
+		}
+	}
 	// install serves a gatehouse with flags, registers it, and stops the
-	// previous one once the API server calls the new one.
+	// previous one once the API server calls the new one. The new one is
+	// ready only once the entries are rendered for its modes
+	// (/readyz/mode-drift), as a rolled pod behind entries applied with it.
 	install := func(flags ...string) *localcluster.Gatehouse {
 		t.Helper()
 		metrics, err := localcluster.FreeAddr()
@@ -127,13 +139,9 @@ func TestRolloutWalk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		register(g, flags...)
 		if err := g.WaitReady(time.Minute); err != nil {
 			t.Fatalf("gatehouse %v: %v (log %s)", flags, err, g.Log)
-		}
-		cfg := configv1alpha1.Default()
-		applyModeFlags(t, &cfg, flags)
-		for kind, hooks := range renderedWebhooksFor(t, webhooks.ManifestOptions{URL: g.URL, Options: webhooks.OptionsFromConfig(cfg)}, caBundle) {
-			setWebhooks(t, e, kind, hooks)
 		}
 		if current != nil {
 			waitUntilCalled(t, e, g)
@@ -171,7 +179,8 @@ func TestRolloutWalk(t *testing.T) {
 	}
 
 	// 2. Warn: secret-scope admits with a warning per finding.
-	install("--default-mode", "Audit", "--mode", "secret-scope=Warn")
+	warnFlags := []string{"--default-mode", "Audit", "--mode", "secret-scope=Warn"}
+	g = install(warnFlags...)
 	n = len(warnings.all())
 	if err := c.Create(ctx, scopePod("warn-new")); err != nil {
 		t.Fatalf("Warn must admit: %v", err)
@@ -181,8 +190,49 @@ func TestRolloutWalk(t *testing.T) {
 		t.Errorf("Warn: warnings %q", got)
 	}
 
+	// Mode drift: the entries are rendered for Enforce, the Warn server is
+	// not rolled (a changed configuration that never reached the pods). The
+	// server decides by the stricter reading: the fail-closed entry's pod is
+	// denied, saying so; its readiness and gatehouse_mode_drift name
+	// secret-scope; back behind its own entries it is ready again.
+	enforceFlags := []string{"--default-mode", "Audit", "--mode", "secret-scope=Enforce"}
+	register(g, enforceFlags...)
+	var driftErr error
+	n = len(warnings.all())
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		driftErr = c.Create(ctx, scopePod("drift-new"), client.DryRunAll)
+		return driftErr != nil, nil
+	})
+	if err != nil || !apierrors.IsInvalid(driftErr) || !strings.Contains(driftErr.Error(), "ScopeEntryEmpty") {
+		t.Errorf("a Warn server behind the Enforce entry must deny as Enforce, got %v", driftErr)
+	}
+	if got := strings.Join(warnings.all()[n:], "\n"); !strings.Contains(got, "gatehouse secret-scope: mode drift: entry validating-fail.gatehouse.dev is rendered for Enforce, this server's configuration says Warn") {
+		t.Errorf("mode drift: warnings %q", got)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return g.Check("mode-drift") != 200, nil
+	})
+	if err != nil || g.Ready() {
+		t.Errorf("a server behind entries rendered for other modes must not be ready (log %s)", g.Log)
+	}
+	raw, err := g.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams := parseMetrics(t, raw)
+	if v := sampleValue(fams, "gatehouse_mode_drift", map[string]string{"webhook": "secret-scope"}); v != 1 {
+		t.Errorf("gatehouse_mode_drift{webhook=secret-scope} = %v, want 1", v)
+	}
+	if v := sampleValue(fams, "gatehouse_mode_drift_reviews_total", map[string]string{"webhook": "secret-scope", "entry": "validating-fail.gatehouse.dev", "mode": "Warn"}); v < 1 {
+		t.Errorf("gatehouse_mode_drift_reviews_total{webhook=secret-scope,entry=validating-fail.gatehouse.dev,mode=Warn} = %v, want at least 1", v)
+	}
+	register(g, warnFlags...)
+	if err := g.WaitReady(time.Minute); err != nil {
+		t.Errorf("behind its own entries again: %v", err)
+	}
+
 	// 3. Enforce: secret-scope denies, naming code and field.
-	install("--default-mode", "Audit", "--mode", "secret-scope=Enforce")
+	install(enforceFlags...)
 	err = c.Create(ctx, scopePod("enforce-new"))
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "ScopeEntryEmpty") || !strings.Contains(err.Error(), "spec.volumes[0].ephemeral") {
 		t.Fatalf("Enforce must deny with the code and field, got %v", err)

@@ -49,6 +49,9 @@ type member struct {
 	// offline, where check takes what any of them would send.
 	places []placement
 	eval   Evaluator
+	// drift is set on a member of a combined endpoint that only its
+	// entry's reading of the modes holds (drift.go): it decides in Enforce.
+	drift *ModeDrift
 }
 
 // chain runs members over one review.
@@ -88,6 +91,9 @@ type Decision struct {
 	// WouldDeny is the denial a webhook in Warn or Audit did not answer
 	// with: what it answers in Enforce.
 	WouldDeny *metav1.Status
+	// ModeDrift is set when the webhook decided in the mode of the entry
+	// the request came through, not the server's (drift.go).
+	ModeDrift *ModeDrift
 	Duration  time.Duration
 	TimedOut  bool
 }
@@ -149,9 +155,11 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 		}
 		return got.v
 	case <-ctx.Done():
-		name := c.name
+		name, mode := c.name, c.opts.ModeOf(c.name)
+		var drift *ModeDrift
 		if i := p.member.Load(); i >= 0 {
-			name = c.members[i].def.Name
+			m := &c.members[i]
+			name, mode, drift = m.def.Name, c.modeOf(m), m.drift
 		}
 		// An Ignore endpoint's timeout admits, as the API server would.
 		outcome := DecisionErrored
@@ -160,7 +168,7 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 		}
 		resp := timedOut(name, c.failurePolicy, d.timeout)
 		return verdict{resp: resp, decisions: []Decision{{
-			Webhook: name, Outcome: outcome, Response: resp, Duration: time.Since(start), TimedOut: true, Mode: c.opts.ModeOf(name),
+			Webhook: name, Outcome: outcome, Response: resp, Duration: time.Since(start), TimedOut: true, Mode: mode, ModeDrift: drift,
 		}}}
 	}
 }
@@ -211,7 +219,10 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		if d.Webhook == "" {
 			continue
 		}
-		d = inMode(d, c.opts.ModeOf(m.def.Name))
+		d = inMode(d, c.modeOf(m))
+		if m.drift != nil {
+			d = withModeDrift(d, *m.drift)
+		}
 		d.Duration = time.Since(start)
 		v.decisions = append(v.decisions, d)
 		if c.offline {
@@ -342,7 +353,7 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 	if err != nil {
 		return errored(def, http.StatusBadRequest, err)
 	}
-	if def.Type == Mutating && c.opts.ModeOf(def.Name) == configv1alpha1.ModeAudit {
+	if def.Type == Mutating && c.modeOf(m) == configv1alpha1.ModeAudit {
 		return c.decideWithheld(ctx, m, review)
 	}
 	result, err := m.eval.Evaluate(ctx, review)
@@ -404,7 +415,7 @@ func (c *chain) exemptVerdict(req *admission.Request, v verdict) verdict {
 		m := &c.members[i]
 		if c.own || (m.selectsRequest(req, c.opts) && m.inScope(req)) {
 			v.decisions = append(v.decisions, Decision{Webhook: m.def.Name, Outcome: DecisionExempt,
-				Response: admission.Allowed(""), Mode: c.opts.ModeOf(m.def.Name)})
+				Response: admission.Allowed(""), Mode: c.modeOf(m)})
 		}
 	}
 	v.resp = admission.Allowed("")

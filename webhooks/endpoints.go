@@ -44,7 +44,8 @@ func Build(opts Options, enabled func(name string) bool) []*Webhook {
 
 // BuildCombined returns the combined endpoints over the enabled webhooks in
 // hooks (from Build): each member keeps its evaluator, log line, metric and
-// audit annotation.
+// audit annotation. A group also runs the webhooks its entry holds when it
+// was rendered for other modes than the server's (drift.go).
 func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 	byName := map[string]*Webhook{}
 	for _, w := range hooks {
@@ -53,7 +54,7 @@ func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 	var out []*Combined
 	for _, g := range Groups {
 		c := &chain{name: g.Name, failurePolicy: g.FailurePolicy, opts: opts}
-		for _, m := range g.members(opts) {
+		for _, m := range g.servedMembers(opts) {
 			if w, ok := byName[m.def.Name]; ok {
 				m.eval = w.member.eval
 				c.members = append(c.members, m)
@@ -112,16 +113,20 @@ func (e *endpoint) Handle(ctx context.Context, req admission.Request) admission.
 	log := logf.FromContext(ctx)
 	for _, d := range v.decisions {
 		recordDecision(d.Webhook, d.Outcome, d.Mode, d.Findings)
-		// Denials, warnings, patches and errors are logged; a plain allow
-		// only at verbosity 1 and above, as most reviews are plain allows
-		// and the line was a tenth of the server's CPU.
+		if d.ModeDrift != nil {
+			recordModeDriftReview(d.Webhook, *d.ModeDrift)
+		}
+		// Denials, warnings, patches, errors and decisions in another mode
+		// than the server's are logged; a plain allow only at verbosity 1
+		// and above, as most reviews are plain allows and the line was a
+		// tenth of the server's CPU.
 		line := log
-		if d.Outcome == DecisionAllowed && len(d.Findings) == 0 && !d.Mutated {
+		if d.Outcome == DecisionAllowed && len(d.Findings) == 0 && !d.Mutated && d.ModeDrift == nil {
 			if line = log.V(1); !line.Enabled() {
 				continue // not even the arguments of a line nobody writes
 			}
 		}
-		line.Info("decision",
+		kv := []any{
 			"webhook", d.Webhook,
 			"operation", req.Operation,
 			"resource", req.Resource.Resource,
@@ -132,7 +137,11 @@ func (e *endpoint) Handle(ctx context.Context, req admission.Request) admission.
 			"codes", findingCodes(d.Findings),
 			"durationSeconds", d.Duration.Seconds(),
 			"timedOut", d.TimedOut,
-		)
+		}
+		if d.ModeDrift != nil {
+			kv = append(kv, "modeDrift", d.ModeDrift.String(), "entry", d.ModeDrift.Entry, "configuredMode", d.ModeDrift.Configured)
+		}
+		line.Info("decision", kv...)
 	}
 	return withEncodedPatch(v.resp)
 }

@@ -59,6 +59,13 @@ const scopeKey = "requires.helmetica.io/operator-mariadb"
 
 func harnessServer(t *testing.T) *testServer {
 	t.Helper()
+	return harnessServerWith(t, func(*configv1alpha1.ServerConfig) {})
+}
+
+// harnessServerWith is harnessServer with change applied to the default
+// configuration.
+func harnessServerWith(t *testing.T, change func(*configv1alpha1.ServerConfig)) *testServer {
+	t.Helper()
 	state := memState{
 		objects: []map[string]any{{
 			"apiVersion": "vshn.net/v1", "kind": "OperatorHarness",
@@ -72,7 +79,7 @@ func harnessServer(t *testing.T) *testServer {
 		}},
 		namespaces: map[string]map[string]string{"tenant": {scopeKey: "tenant"}},
 	}
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := optionsWith(t, change)
 	opts.ClusterState, opts.Namespaces = state, state
 	return startServerWith(t, opts)
 }

@@ -152,7 +152,7 @@ func (o ManifestOptions) inProcessEntry(g Group, w admissionregistrationv1.Valid
 			}
 			member := m.memberExpression(o.Options)
 			for i, c := range w.MatchConditions {
-				if c.Name == "gatehouse-members" && strings.Contains(c.Expression, member) {
+				if c.Name == MembersCondition && strings.Contains(c.Expression, member) {
 					w.MatchConditions[i].Expression = strings.Replace(c.Expression, member,
 						fmt.Sprintf("(%s && !(%s))", member, row.decided(o.Options)), 1)
 				}

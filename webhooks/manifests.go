@@ -192,7 +192,7 @@ func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.Validating
 		return admissionregistrationv1.ValidatingWebhook{}, false
 	}
 	w := o.entry(members[0].def, members[0].places[0])
-	w.Name = g.Name + ".gatehouse.dev"
+	w.Name = g.EntryName()
 	w.ClientConfig = o.clientConfig(g.Path)
 	failure := g.FailurePolicy
 	w.FailurePolicy = &failure
@@ -204,10 +204,14 @@ func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.Validating
 		alts = append(alts, m.memberExpression(o.Options))
 	}
 	w.MatchConditions = append(o.exemptionCondition(), admissionregistrationv1.MatchCondition{
-		Name: "gatehouse-members", Expression: strings.Join(alts, " || "),
+		Name: MembersCondition, Expression: strings.Join(alts, " || "),
 	})
 	return w, true
 }
+
+// MembersCondition names the matchCondition of a combined entry that holds
+// its members' expressions.
+const MembersCondition = "gatehouse-members"
 
 // entries are the configuration entries of one webhook, one per placement.
 func (o ManifestOptions) entries(def Definition) []admissionregistrationv1.ValidatingWebhook {

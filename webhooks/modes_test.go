@@ -45,15 +45,12 @@ func TestModesAnswer(t *testing.T) {
 			counter := decisions.WithLabelValues("secret-scope", DecisionDenied, string(mode), "ScopeEntryEmpty")
 			before := testutil.ToFloat64(counter)
 			for _, path := range []string{"/validate/secret-scope", "/validate/combined-fail", "/validate/combined-ignore"} {
-				_, r := ts.post(t, path, "application/json", reviewBody(t, "m", admissionv1.Create, podKind, podResource, bad, nil))
-				inFail := path == "/validate/combined-fail"
-				if mode != configv1alpha1.ModeEnforce && inFail || mode == configv1alpha1.ModeEnforce && path == "/validate/combined-ignore" {
-					// The member is in the other group: not taken.
-					if !r.Allowed || len(r.Warnings) > 0 {
-						t.Errorf("%s: a group secret-scope is not in answered allowed=%v warnings=%q", path, r.Allowed, r.Warnings)
-					}
+				if mode != configv1alpha1.ModeEnforce && path == "/validate/combined-fail" || mode == configv1alpha1.ModeEnforce && path == "/validate/combined-ignore" {
+					// The group of the other reading: the entry was
+					// rendered for another mode (TestModeDriftDecidesInEnforce).
 					continue
 				}
+				_, r := ts.post(t, path, "application/json", reviewBody(t, "m", admissionv1.Create, podKind, podResource, bad, nil))
 				switch mode {
 				case configv1alpha1.ModeEnforce:
 					if r.Allowed || !hasCause(r.Result.Details.Causes, "ScopeEntryEmpty") {

@@ -142,7 +142,7 @@ func HarnessedAccountEntries(opts Options) []string {
 	}
 	for _, g := range Groups {
 		if g.Accounts && len(g.members(opts)) > 0 {
-			out = append(out, g.Name+".gatehouse.dev")
+			out = append(out, g.EntryName())
 		}
 	}
 	return out

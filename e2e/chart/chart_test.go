@@ -8,6 +8,7 @@ package chart
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -51,11 +52,7 @@ func loadChart(t *testing.T) *chart.Chart {
 func renderChart(t *testing.T, values map[string]any) (map[string]map[string]any, error) {
 	t.Helper()
 	c := loadChart(t)
-	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "gatehouse", Namespace: namespace, IsInstall: true}, nil)
-	if err != nil {
-		return nil, err
-	}
-	files, err := engine.Render(c, vals)
+	files, err := renderFiles(t, values)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +73,47 @@ func renderChart(t *testing.T, values map[string]any) (map[string]map[string]any
 		}
 	}
 	return objectsByKey(t, docs), nil
+}
+
+// renderFiles renders the chart's templates, by file name, as renderChart
+// does.
+func renderFiles(t *testing.T, values map[string]any) (map[string]string, error) {
+	t.Helper()
+	c := loadChart(t)
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "gatehouse", Namespace: namespace, IsInstall: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(c, vals)
+}
+
+// deploymentKey is the chart's Deployment in objects of renderChart.
+const deploymentKey = "apps/v1 Deployment gatehouse-system/gatehouse"
+
+// configChecksum is the pod template's checksum/config annotation.
+func configChecksum(t *testing.T, objs map[string]map[string]any) string {
+	t.Helper()
+	annotations, _ := objs[deploymentKey]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
+	sum, _ := annotations["checksum/config"].(string)
+	if len(sum) != 64 {
+		t.Fatalf("the pod template's checksum/config is %q, want a sha256", sum)
+	}
+	return sum
+}
+
+// withoutConfigChecksum removes the pod template's checksum/config, which
+// the chart adds to what deploy/default applies (kustomize renders no
+// checksum; there, roll the pods after changing the configuration).
+func withoutConfigChecksum(t *testing.T, objs map[string]map[string]any) map[string]map[string]any {
+	t.Helper()
+	configChecksum(t, objs)
+	meta := objs[deploymentKey]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
+	annotations := meta["annotations"].(map[string]any)
+	delete(annotations, "checksum/config")
+	if len(annotations) == 0 {
+		delete(meta, "annotations")
+	}
+	return objs
 }
 
 // renderKustomize renders dir as deploy_test.go does (krusty, default
@@ -163,7 +201,7 @@ func TestChartDefaultIsDeployDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameObjects(t, "the chart", got, "deploy/default", renderKustomize(t, repo+"/deploy/default"))
+	sameObjects(t, "the chart", withoutConfigChecksum(t, got), "deploy/default", renderKustomize(t, repo+"/deploy/default"))
 }
 
 // TestChartMonitoringIsDeployMonitoring: with the ServiceMonitor, the
@@ -191,7 +229,7 @@ func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sameObjects(t, "the chart with monitoring", got, "deploy/default+monitoring", renderKustomize(t, dir))
+	sameObjects(t, "the chart with monitoring", withoutConfigChecksum(t, got), "deploy/default+monitoring", renderKustomize(t, dir))
 }
 
 // configValues turns a server configuration of testdata/ into chart
@@ -508,5 +546,92 @@ func TestChartCopiesAreCurrent(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("charts/gatehouse/%s is not a copy of %s: run make chart-files", copyPath, source)
 		}
+	}
+}
+
+// TestChartRollsPodsWhenTheConfigurationChanges: the pod template carries
+// the sha256 of the rendered ConfigMap, so a helm upgrade that changes the
+// server configuration (Warn to Enforce, an exemption, any config key)
+// changes the template and rolls the pods, and one that changes nothing the
+// server reads (replicas) does not; podAnnotations stay beside it.
+func TestChartRollsPodsWhenTheConfigurationChanges(t *testing.T) {
+	files, err := renderFiles(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := files["gatehouse/templates/configmap.yaml"]
+	if cm == "" {
+		t.Fatal("no templates/configmap.yaml rendered")
+	}
+	objs, err := renderChart(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enforce := configChecksum(t, objs)
+	if want := fmt.Sprintf("%x", sha256.Sum256([]byte(cm))); enforce != want {
+		t.Errorf("checksum/config %s, want the sha256 of the rendered ConfigMap, %s", enforce, want)
+	}
+	warn := auditValues(t) // the same release in Warn and Audit, with its webhook configurations
+	for name, tc := range map[string]struct {
+		values map[string]any
+		rolls  bool
+	}{
+		"Warn and Audit":          {warn, true},
+		"an exempt namespace":     {map[string]any{"exemptions": map[string]any{"namespaces": []any{"kube-system", "kube-node-lease", "legacy"}}}, true},
+		"the audit interval":      {map[string]any{"config": map[string]any{"audit": map[string]any{"interval": "5m"}}}, true},
+		"replicas":                {map[string]any{"replicas": 2}, false},
+		"a pod annotation":        {map[string]any{"podAnnotations": map[string]any{"example.org/team": "platform"}}, false},
+		"the webhook entries too": {map[string]any{"webhookConfigurations": warn["webhookConfigurations"]}, false},
+	} {
+		objs, err := renderChart(t, tc.values)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if rolls := configChecksum(t, objs) != enforce; rolls != tc.rolls {
+			t.Errorf("%s: checksum/config changed %v, want %v", name, rolls, tc.rolls)
+		}
+		if name == "a pod annotation" {
+			annotations := objs[deploymentKey]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
+			if annotations["example.org/team"] != "platform" {
+				t.Errorf("podAnnotations lost beside checksum/config: %v", annotations)
+			}
+		}
+	}
+}
+
+// TestChartRefusesWhatItsEntriesWereNotRenderedFor: a config key that
+// changes the webhook configurations (cmd/gatehouse/app entryKeys: the
+// namespace labels the entries select by, the override ConfigMap, the
+// product groups, manageSelections) set to another value than the chart's
+// own entries were rendered with is refused, naming the key, as Warn and
+// Audit are; spelled out with the rendered value it renders; with the
+// entries given it renders them as given.
+func TestChartRefusesWhatItsEntriesWereNotRenderedFor(t *testing.T) {
+	for key, config := range map[string]map[string]any{
+		"harness.failClosedNamespaceLabel": {"harness": map[string]any{"failClosedNamespaceLabel": "example.org/harnessed"}},
+		"harness.manageSelections":         {"harness": map[string]any{"manageSelections": false}},
+		"harness.scopedNamespaceLabel":     {"harness": map[string]any{"scopedNamespaceLabel": "example.org/scoped"}},
+		"podSecurity.namespaceLabel":       {"podSecurity": map[string]any{"namespaceLabel": "example.org/hardened=yes"}},
+		"overrides.namespace":              {"overrides": map[string]any{"namespace": "ops"}},
+		"overrides.configMapName":          {"overrides": map[string]any{"configMapName": "overrides"}},
+		"products.groupSuffixes":           {"products": map[string]any{"groupSuffixes": []any{".kubedoop.dev", ".example.org"}}},
+	} {
+		_, err := renderChart(t, map[string]any{"config": config})
+		if err == nil || !strings.Contains(err.Error(), "config."+key+" is ") || !strings.Contains(err.Error(), "gatehouse manifests --config") {
+			t.Errorf("config.%s changed, without webhookConfigurations: %v, want a refusal naming config.%s and gatehouse manifests", key, err, key)
+		}
+		given := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: gatehouse}\nwebhooks: []\n"
+		if _, err := renderChart(t, map[string]any{"config": config, "webhookConfigurations": given}); err != nil {
+			t.Errorf("config.%s changed, with webhookConfigurations: %v", key, err)
+		}
+	}
+	spelled := map[string]any{
+		"harness":     map[string]any{"failClosedNamespaceLabel": "gatehouse.dev/harnessed", "scopedNamespaceLabel": "gatehouse.dev/scoped", "manageSelections": true},
+		"podSecurity": map[string]any{"namespaceLabel": "gatehouse.dev/security-defaults=enabled"},
+		"overrides":   map[string]any{"namespace": "unbounded-system", "configMapName": "unbounded-component-overrides", "componentLabel": "example.org/component"},
+		"products":    map[string]any{"groupSuffixes": []any{".kubedoop.dev"}},
+	}
+	if _, err := renderChart(t, map[string]any{"config": spelled}); err != nil {
+		t.Errorf("the rendered values spelled out, and a key that shapes no entry changed: %v", err)
 	}
 }

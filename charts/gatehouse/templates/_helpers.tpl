@@ -42,6 +42,45 @@ disabled webhook change the entries, which only the registry renders.
 {{- end }}
 
 {{/*
+The configuration keys that change the webhook configurations `gatehouse
+manifests` renders (besides modes, webhooks switched off and exemptions):
+for each, the value the chart's own (files/webhookconfigurations.yaml) were
+rendered with, and the server's default when config leaves it out.
+cmd/gatehouse/app TestChartChecksTheKeysThatShapeTheEntries keeps this list
+equal to the keys that do.
+*/}}
+{{- define "gatehouse.entryKeys" -}}
+harness.failClosedNamespaceLabel: {rendered: gatehouse.dev/harnessed, default: gatehouse.dev/harnessed}
+harness.manageSelections: {rendered: true, default: false}
+harness.scopedNamespaceLabel: {rendered: gatehouse.dev/scoped, default: gatehouse.dev/scoped}
+overrides.configMapName: {rendered: unbounded-component-overrides, default: unbounded-component-overrides}
+overrides.namespace: {rendered: unbounded-system, default: unbounded-system}
+podSecurity.namespaceLabel: {rendered: gatehouse.dev/security-defaults=enabled, default: gatehouse.dev/security-defaults=enabled}
+products.groupSuffixes: {rendered: [".kubedoop.dev"], default: [".kubedoop.dev"]}
+{{- end }}
+
+{{/*
+Fails, naming the key, when config sets a key of gatehouse.entryKeys to
+another value than the chart's own webhook configurations were rendered
+with: they would select other namespaces, objects or members than the
+server judges (with another harnessed-namespace label, no harnessed pod
+would ever be sent to harness-proxy).
+*/}}
+{{- define "gatehouse.checkEntryKeys" -}}
+{{- range $key, $want := fromYaml (include "gatehouse.entryKeys" .) }}
+{{- $v := $.Values.config }}
+{{- $found := true }}
+{{- range $part := splitList "." $key }}
+{{- if and $found (kindIs "map" $v) (hasKey $v $part) }}{{ $v = index $v $part }}{{ else }}{{ $found = false }}{{ end }}
+{{- end }}
+{{- if or (not $found) (kindIs "invalid" $v) }}{{ $v = $want.default }}{{ end }}
+{{- if ne (toJson $v) (toJson $want.rendered) }}
+{{- fail (printf "config.%s is %s, but the chart's own webhook configurations were rendered for %s: render them with `gatehouse manifests --config FILE` (FILE: the chart's config.yaml) and pass them as webhookConfigurations (--set-file webhookConfigurations=FILE)" $key (toJson $v) (toJson $want.rendered)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
 The server configuration: .Values.config with the modes and exemptions
 added where they are set.
 */}}

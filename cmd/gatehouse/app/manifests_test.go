@@ -1,14 +1,19 @@
 package app
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -87,4 +92,198 @@ func TestChartSchemaNamesTheRegistry(t *testing.T) {
 	for name := range inSchema {
 		t.Errorf("values.schema.json: webhooks.%s is not in the registry", name)
 	}
+}
+
+// entryKeys are the configuration keys that change the webhook
+// configurations `gatehouse manifests` renders, besides the modes, the
+// webhooks switched off and the exemptions (which the chart handles itself).
+var entryKeys = []string{
+	"harness.failClosedNamespaceLabel",
+	"harness.manageSelections",
+	"harness.scopedNamespaceLabel",
+	"overrides.configMapName",
+	"overrides.namespace",
+	"podSecurity.namespaceLabel",
+	"products.groupSuffixes",
+}
+
+// chartHandled are the configuration keys the chart renders into its own
+// webhook configurations, or refuses, by other means.
+var chartHandled = []string{"apiVersion", "kind", "webhooks", "defaultMode", "exemptions"}
+
+// configLeaves are the JSON paths of the leaves of ServerConfig (a list of
+// structs is one leaf), chartHandled excluded.
+func configLeaves(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		path := strings.TrimPrefix(prefix+"."+name, ".")
+		if slices.Contains(chartHandled, path) {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct {
+			out = append(out, configLeaves(f.Type, path)...)
+			continue
+		}
+		out = append(out, path)
+	}
+	return out
+}
+
+// TestChartChecksTheKeysThatShapeTheEntries: every key of the server
+// configuration is changed in turn to another valid value, and the webhook
+// configurations are rendered again (as the chart's own were, from
+// deploy/default's configuration): exactly entryKeys change them. The
+// chart's gatehouse.entryKeys (templates/_helpers.tpl), which its webhook
+// configurations check before rendering their own, lists exactly those, each
+// with the value the chart's own were rendered with and the server's default
+// (e2e/chart TestChartRefusesWhatItsEntriesWereNotRenderedFor refuses each).
+func TestChartChecksTheKeysThatShapeTheEntries(t *testing.T) {
+	i64 := func(v int64) *int64 { return &v }
+	str := func(v string) *string { return &v }
+	yes := func(v bool) *bool { return &v }
+	change := map[string]func(*configv1alpha1.ServerConfig){
+		"serving.port":           func(c *configv1alpha1.ServerConfig) { c.Serving.Port = 8443 },
+		"serving.host":           func(c *configv1alpha1.ServerConfig) { c.Serving.Host = "127.0.0.1" },
+		"serving.certDir":        func(c *configv1alpha1.ServerConfig) { c.Serving.CertDir = "/other" },
+		"serving.tlsMinVersion":  func(c *configv1alpha1.ServerConfig) { c.Serving.TLSMinVersion = "1.3" },
+		"serving.enableHTTP2":    func(c *configv1alpha1.ServerConfig) { c.Serving.EnableHTTP2 = true },
+		"serving.probeAddress":   func(c *configv1alpha1.ServerConfig) { c.Serving.ProbeAddress = ":9081" },
+		"serving.metricsAddress": func(c *configv1alpha1.ServerConfig) { c.Serving.MetricsAddress = ":9080" },
+		"products.groupSuffixes": func(c *configv1alpha1.ServerConfig) { c.Products.GroupSuffixes = []string{".example.org"} },
+		"serviceAccounts.preset": func(c *configv1alpha1.ServerConfig) { c.ServiceAccounts.Preset = configv1alpha1.PresetDerived },
+		"serviceAccounts.products": func(c *configv1alpha1.ServerConfig) {
+			c.ServiceAccounts.Products = []configv1alpha1.ProductServiceAccount{{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: configv1alpha1.RuleNone}}
+		},
+		"podSecurity.namespaceLabel":                    func(c *configv1alpha1.ServerConfig) { c.PodSecurity.NamespaceLabel = "example.org/hardened=yes" },
+		"podSecurity.defaults.runAsUser":                func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.RunAsUser = i64(2000) },
+		"podSecurity.defaults.runAsGroup":               func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.RunAsGroup = i64(2000) },
+		"podSecurity.defaults.fsGroup":                  func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.FSGroup = i64(2000) },
+		"podSecurity.defaults.fsGroupChangePolicy":      func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.FSGroupChangePolicy = str("Always") },
+		"podSecurity.defaults.runAsNonRoot":             func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.RunAsNonRoot = yes(true) },
+		"podSecurity.defaults.seccompProfileType":       func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.SeccompProfileType = str("Unconfined") },
+		"podSecurity.defaults.allowPrivilegeEscalation": func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.AllowPrivilegeEscalation = yes(false) },
+		"podSecurity.defaults.capabilitiesDrop":         func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.CapabilitiesDrop = []string{"NET_RAW"} },
+		"overrides.namespace":                           func(c *configv1alpha1.ServerConfig) { c.Overrides.Namespace = "ops" },
+		"overrides.configMapName":                       func(c *configv1alpha1.ServerConfig) { c.Overrides.ConfigMapName = "overrides" },
+		"overrides.componentLabel":                      func(c *configv1alpha1.ServerConfig) { c.Overrides.ComponentLabel = "example.org/component" },
+		"harness.proxy.host":                            func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Host = "proxy.example.svc" },
+		"harness.proxy.port":                            func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = 8443 },
+		"harness.proxy.caConfigMap":                     func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.CAConfigMap = "other-ca" },
+		"harness.failClosedNamespaceLabel":              func(c *configv1alpha1.ServerConfig) { c.Harness.FailClosedNamespaceLabel = "example.org/harnessed" },
+		"harness.scopedNamespaceLabel":                  func(c *configv1alpha1.ServerConfig) { c.Harness.ScopedNamespaceLabel = "example.org/scoped" },
+		"harness.manageSelections":                      func(c *configv1alpha1.ServerConfig) { c.Harness.ManageSelections = false },
+		"audit.interval":                                func(c *configv1alpha1.ServerConfig) { c.Audit.Interval = "5m" },
+		"audit.pageSize":                                func(c *configv1alpha1.ServerConfig) { c.Audit.PageSize = 50 },
+		"audit.qps":                                     func(c *configv1alpha1.ServerConfig) { c.Audit.QPS = 5 },
+		"audit.burst":                                   func(c *configv1alpha1.ServerConfig) { c.Audit.Burst = 10 },
+	}
+	base := func() configv1alpha1.ServerConfig {
+		cfg := configv1alpha1.Default()
+		cfg.Harness.ManageSelections = true // deploy/default's, and the chart's
+		return cfg
+	}
+	render := func(cfg configv1alpha1.ServerConfig) string {
+		t.Helper()
+		if err := webhooks.ValidateConfig(cfg); err != nil {
+			t.Fatal(err)
+		}
+		out, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{Namespace: DefaultNamespace, Service: DefaultService,
+			Certificate: DefaultCertificate, Options: webhooks.OptionsFromConfig(cfg)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	own := render(base())
+	var shaping []string
+	for _, path := range configLeaves(reflect.TypeFor[configv1alpha1.ServerConfig](), "") {
+		f, ok := change[path]
+		if !ok {
+			t.Errorf("configuration key %s: no change to try; add one", path)
+			continue
+		}
+		cfg := base()
+		f(&cfg)
+		if render(cfg) != own {
+			shaping = append(shaping, path)
+		}
+		delete(change, path)
+	}
+	for path := range change {
+		t.Errorf("%s is not a key of the configuration", path)
+	}
+	slices.Sort(shaping)
+	if !slices.Equal(shaping, entryKeys) {
+		t.Errorf("the keys that change the webhook configurations are %v, entryKeys says %v", shaping, entryKeys)
+	}
+
+	// The chart's list: the same keys, the values its own entries were
+	// rendered with, and the server's defaults.
+	raw, err := os.ReadFile("../../../charts/gatehouse/templates/_helpers.tpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := strings.Cut(string(raw), `{{- define "gatehouse.entryKeys" -}}`)
+	body, _, ok2 := strings.Cut(body, "{{- end }}")
+	if !ok || !ok2 {
+		t.Fatal(`templates/_helpers.tpl has no define "gatehouse.entryKeys"`)
+	}
+	var listed map[string]struct {
+		Rendered any `json:"rendered"`
+		Default  any `json:"default"`
+	}
+	if err := yaml.Unmarshal([]byte(body), &listed); err != nil {
+		t.Fatalf("gatehouse.entryKeys: %v", err)
+	}
+	if got := slices.Sorted(maps.Keys(listed)); !slices.Equal(got, entryKeys) {
+		t.Errorf("gatehouse.entryKeys lists %v, want %v", got, entryKeys)
+	}
+	asData := func(cfg configv1alpha1.ServerConfig) map[string]any {
+		raw, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	lookup := func(data map[string]any, path string) any {
+		var v any = data
+		for _, part := range strings.Split(path, ".") {
+			m, _ := v.(map[string]any)
+			v = m[part]
+		}
+		if v == nil {
+			return false // omitempty: a false bool
+		}
+		return v
+	}
+	rendered, defaults := asData(base()), asData(configv1alpha1.Default())
+	for _, key := range entryKeys {
+		l := listed[key]
+		if !reflect.DeepEqual(jsonData(t, l.Rendered), lookup(rendered, key)) {
+			t.Errorf("gatehouse.entryKeys: %s rendered %v, but the chart's own entries are rendered with %v", key, l.Rendered, lookup(rendered, key))
+		}
+		if !reflect.DeepEqual(jsonData(t, l.Default), lookup(defaults, key)) {
+			t.Errorf("gatehouse.entryKeys: %s default %v, but the server's is %v", key, l.Default, lookup(defaults, key))
+		}
+	}
+}
+
+// jsonData is v as encoding/json decodes it into any.
+func jsonData(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

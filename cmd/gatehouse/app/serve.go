@@ -21,12 +21,14 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"golang.org/x/sync/errgroup"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -233,7 +235,14 @@ type Server struct {
 	// reviews stored objects through the same.
 	opts  webhooks.Options
 	hooks []*webhooks.Webhook
+	// drift compares the registered webhook configurations with the
+	// server's modes, when gatehouse reads a cluster (/readyz/mode-drift).
+	drift *controllers.ModeDrift
 }
+
+// modeDriftInterval is how often every replica reads the registered webhook
+// configurations to compare them with its modes: two GETs.
+const modeDriftInterval = 10 * time.Second
 
 // EnableControllers adds the leader-elected controllers that are asked for:
 // the DependencyGroup status reconciler (controllers.DependencyGroupStatus)
@@ -374,6 +383,11 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	})
 	hooks := webhooks.Build(opts, cfg.Enabled)
 	s.opts, s.hooks = opts, hooks
+	if rc != nil {
+		if s.drift, err = newModeDrift(rc, opts, cfg.Enabled); err != nil {
+			return nil, err
+		}
+	}
 	for _, w := range hooks {
 		if s.noState && !ServedWithoutCluster(w.Name) {
 			continue
@@ -399,6 +413,22 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	}
 	s.probeListener = probe
 	return s, nil
+}
+
+// newModeDrift is the check of the registered webhook configurations
+// against opts, reading them uncached (get on their two names is all the
+// RBAC grants).
+func newModeDrift(rc *rest.Config, opts webhooks.Options, enabled func(string) bool) (*controllers.ModeDrift, error) {
+	scheme := runtime.NewScheme()
+	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	reader, err := client.New(rc, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	return &controllers.ModeDrift{Reader: reader, Options: opts, Enabled: enabled, Configuration: webhooks.ConfigurationName,
+		Interval: modeDriftInterval}, nil
 }
 
 // noCluster is the kubeconfig value that means "read no cluster state".
@@ -456,6 +486,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if s.manager != nil {
 		g.Go(func() error { return s.manager.Start(gctx) })
 	}
+	if s.drift != nil {
+		g.Go(func() error { return s.drift.Start(logr.NewContext(gctx, s.log)) })
+	}
 	probes := &http.Server{Handler: s.probeMux(), ReadHeaderTimeout: 10 * time.Second}
 	g.Go(func() error {
 		if err := probes.Serve(s.probeListener); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -503,6 +536,9 @@ func (s *Server) probeMux() *http.ServeMux {
 			}
 			return s.state.Ready(r)
 		}
+	}
+	if s.drift != nil {
+		checks["mode-drift"] = s.drift.Ready
 	}
 	ready := &healthz.Handler{Checks: checks}
 	mux.Handle("/readyz", http.StripPrefix("/readyz", ready))
