@@ -168,16 +168,21 @@ func TestChartChecksTheKeysThatShapeTheEntries(t *testing.T) {
 		"overrides.namespace":                           func(c *configv1alpha1.ServerConfig) { c.Overrides.Namespace = "ops" },
 		"overrides.configMapName":                       func(c *configv1alpha1.ServerConfig) { c.Overrides.ConfigMapName = "overrides" },
 		"overrides.componentLabel":                      func(c *configv1alpha1.ServerConfig) { c.Overrides.ComponentLabel = "example.org/component" },
-		"harness.proxy.host":                            func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Host = "proxy.example.svc" },
-		"harness.proxy.port":                            func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = 8443 },
-		"harness.proxy.caConfigMap":                     func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.CAConfigMap = "other-ca" },
-		"harness.failClosedNamespaceLabel":              func(c *configv1alpha1.ServerConfig) { c.Harness.FailClosedNamespaceLabel = "example.org/harnessed" },
-		"harness.scopedNamespaceLabel":                  func(c *configv1alpha1.ServerConfig) { c.Harness.ScopedNamespaceLabel = "example.org/scoped" },
-		"harness.manageSelections":                      func(c *configv1alpha1.ServerConfig) { c.Harness.ManageSelections = false },
-		"audit.interval":                                func(c *configv1alpha1.ServerConfig) { c.Audit.Interval = "5m" },
-		"audit.pageSize":                                func(c *configv1alpha1.ServerConfig) { c.Audit.PageSize = 50 },
-		"audit.qps":                                     func(c *configv1alpha1.ServerConfig) { c.Audit.QPS = 5 },
-		"audit.burst":                                   func(c *configv1alpha1.ServerConfig) { c.Audit.Burst = 10 },
+		"overrides.componentTable":                      func(c *configv1alpha1.ServerConfig) { c.Overrides.ComponentTable = "upstream-26f231b" },
+		"overrides.components": func(c *configv1alpha1.ServerConfig) {
+			c.Overrides.ComponentTable = ""
+			c.Overrides.Components = []configv1alpha1.OverrideComponent{{Name: "net", Kinds: []string{"DaemonSet"}, Scope: configv1alpha1.ScopeSingleton}}
+		},
+		"harness.proxy.host":               func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Host = "proxy.example.svc" },
+		"harness.proxy.port":               func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = 8443 },
+		"harness.proxy.caConfigMap":        func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.CAConfigMap = "other-ca" },
+		"harness.failClosedNamespaceLabel": func(c *configv1alpha1.ServerConfig) { c.Harness.FailClosedNamespaceLabel = "example.org/harnessed" },
+		"harness.scopedNamespaceLabel":     func(c *configv1alpha1.ServerConfig) { c.Harness.ScopedNamespaceLabel = "example.org/scoped" },
+		"harness.manageSelections":         func(c *configv1alpha1.ServerConfig) { c.Harness.ManageSelections = false },
+		"audit.interval":                   func(c *configv1alpha1.ServerConfig) { c.Audit.Interval = "5m" },
+		"audit.pageSize":                   func(c *configv1alpha1.ServerConfig) { c.Audit.PageSize = 50 },
+		"audit.qps":                        func(c *configv1alpha1.ServerConfig) { c.Audit.QPS = 5 },
+		"audit.burst":                      func(c *configv1alpha1.ServerConfig) { c.Audit.Burst = 10 },
 	}
 	base := func() configv1alpha1.ServerConfig {
 		cfg := configv1alpha1.Default()
