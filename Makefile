@@ -11,7 +11,7 @@ E2E_CACHE ?= $(CURDIR)/.cache/e2e
 # product module) and must never be upgraded by a newer toolchain on its own.
 E2E_GO   := GOTOOLCHAIN=local GOWORK=off $(GO)
 
-.PHONY: help build release run check test unit vet fmt-check rbacdiff chart chart-files e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
+.PHONY: help build release run check test unit lint vet fmt-check rbacdiff chart chart-files e2e-bin e2e e2e-kind e2e-matrix soak manifests crds golden fuzz bench bench-micro clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -36,10 +36,18 @@ run: e2e-bin ## start a local control plane with cert-manager and gatehouse, app
 check: build ## admit the examples in deploy/examples/ offline (no cluster) and show the verdicts
 	./$(BIN) check -f deploy/examples/ || [ $$? -eq 1 ]
 
-test: fmt-check vet unit rbacdiff chart e2e ## everything CI runs: format, vet, unit tests, then the e2e suite on a real API server
+test: fmt-check vet lint unit rbacdiff chart e2e ## everything CI runs: format, vet, lint, unit tests, then the e2e suite on a real API server
 
 unit: ## unit, golden, fuzz-seed and HTTPS adapter tests of the product module
 	$(GO) test -count=1 ./...
+
+# golangci-lint, pinned in its own module (tools/golangci-lint), built into bin/.
+GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint
+
+lint: ## golangci-lint with .golangci.yml, and go mod tidy -diff: the product module's go.mod and go.sum are tidy
+	cd tools/golangci-lint && $(E2E_GO) build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	$(GOLANGCI_LINT) run ./...
+	$(GO) mod tidy -diff
 
 vet: ## go vet of the product, e2e and chart modules
 	$(GO) vet ./...

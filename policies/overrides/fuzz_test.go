@@ -221,8 +221,8 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 	// ordinary is set when the injected key is an ordinary field where it
 	// lands: a protected name inside a permitted subtree.
 	ordinary := false
-	switch kind := choice % 3; {
-	case kind == 0:
+	switch choice % 3 {
+	case 0:
 		p := fieldPositions[at%len(fieldPositions)]
 		name := rejectedKeys[(choice/3)%len(rejectedKeys)]
 		ordinary = p.open && !strings.HasPrefix(name, directivePrefix)
@@ -238,7 +238,7 @@ func injectRejected(t *testing.T, choice, at int, value string) {
 			p.m[outer] = map[string]any{inner: value}
 		}
 		injected = pathOf(p.path, outer, false)
-	case kind == 1:
+	case 1:
 		p := labelPositions[at%len(labelPositions)]
 		name := reservedDomain + "/" + strings.Map(labelRune, value)
 		p.m[name] = "x"

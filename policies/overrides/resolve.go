@@ -327,7 +327,7 @@ func forEnv(c *node, fn func(i int, name string, source EnvSource)) {
 // string value is no value: the API server admits it beside valueFrom.
 func envSource(item *node) EnvSource {
 	var source EnvSource
-	if value := lookup(item, "value"); value != nil && !isNull(value) && !(isString(value) && value.value == "") {
+	if value := lookup(item, "value"); value != nil && !isNull(value) && (!isString(value) || value.value != "") {
 		source |= EnvValue
 	}
 	if valueFrom := lookup(item, "valueFrom"); valueFrom != nil && !isNull(valueFrom) {

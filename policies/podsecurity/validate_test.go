@@ -3,6 +3,7 @@ package podsecurity
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -162,7 +163,7 @@ func TestValidatePod(t *testing.T) {
 			containerSC(o, "containers", 0)["runAsUser"] = int64(0)
 			c := addContainer(o, "containers", "sidecar")
 			c["securityContext"] = defaultedContainerSC()
-			c["securityContext"].(map[string]any)["runAsUser"] = -0.0
+			c["securityContext"].(map[string]any)["runAsUser"] = math.Copysign(0, -1)
 			c = addContainer(o, "containers", "inherits")
 			c["securityContext"] = defaultedContainerSC()
 		}), want: []want{root(c0User), root("spec.containers[1].securityContext.runAsUser"), root(podUser)}},

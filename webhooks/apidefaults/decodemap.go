@@ -699,7 +699,7 @@ func validTagName(s string) bool {
 	for _, c := range s {
 		switch {
 		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'):
+		case (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9'):
 			return false // encoding/json takes some non-ASCII letters; not judged here
 		}
 	}

@@ -41,6 +41,9 @@ var allGroups = reconcile.Request{NamespacedName: types.NamespacedName{Name: "al
 // while it is not installed.
 const crdPoll = 10 * time.Second
 
+// conflictRetry is how soon a status write that lost a race is tried again.
+const conflictRetry = 200 * time.Millisecond
+
 // SetupWithManager registers the reconciler. deploy/default installs no
 // DependencyGroup CRD (helmetica owns it), so the controller starts once the
 // kind is served: until then there is no group to decide.
@@ -107,7 +110,7 @@ func (r *DependencyGroupStatus) Reconcile(ctx context.Context, _ reconcile.Reque
 		}
 		if err := r.Client.Status().Update(ctx, g); err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-				return reconcile.Result{Requeue: true}, nil // a newer event re-decides anyway
+				return reconcile.Result{RequeueAfter: conflictRetry}, nil // a newer event re-decides anyway
 			}
 			return reconcile.Result{}, fmt.Errorf("status of DependencyGroup %s: %w", g.Name, err)
 		}

@@ -240,7 +240,7 @@ func (r *Selections) owns(ns metav1.PartialObjectMetadata, key string) bool {
 	field := fmt.Sprintf(`"f:%s"`, key)
 	for _, f := range ns.ManagedFields {
 		if f.Manager == SelectionsFieldManager && f.Operation == metav1.ManagedFieldsOperationApply &&
-			f.FieldsV1 != nil && strings.Contains(string(f.FieldsV1.Raw), field) {
+			f.FieldsV1 != nil && strings.Contains(f.FieldsV1.GetRawString(), field) {
 			return true
 		}
 	}

@@ -53,7 +53,7 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 	if got := original.Spec.Operator.ServiceAccounts[0]; got != "cert-manager" {
 		t.Errorf("original service account changed to %q", got)
 	}
-	var obj runtime.Object = copied.DeepCopyObject()
+	obj := copied.DeepCopyObject()
 	if _, ok := obj.(*harnessv1.OperatorHarness); !ok {
 		t.Errorf("DeepCopyObject returned %T", obj)
 	}
