@@ -497,7 +497,11 @@ func newBackgroundAudit(ctx context.Context, t *testing.T, rc *rest.Config) (*co
 	go func() { _ = state.Start(ctx) }()
 	opts.ClusterState, opts.Namespaces = state, state
 	dyn := dynamic.NewForConfigOrDie(rc)
-	scanner := audit.NewScanner(dyn, discovery.NewDiscoveryClientForConfigOrDie(rc), webhooks.Build(opts, cfg.Enabled), opts)
+	pager, err := audit.NewPager(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanner := audit.NewScanner(pager, discovery.NewDiscoveryClientForConfigOrDie(rc), webhooks.Build(opts, cfg.Enabled), opts)
 	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: time.Hour, Synced: func() bool { return state.Ready(nil) == nil }}, dyn
 }
 

@@ -60,7 +60,8 @@ type Audit struct {
 	// Interval between the starts of two passes, a Go duration ("1h",
 	// "30m"); "0" switches the background audit off. Default "1h".
 	Interval string `json:"interval,omitempty"`
-	// PageSize is the number of objects asked for per list call. Default 500.
+	// PageSize is the most objects asked for per list call (pages are
+	// also sized by the bytes of their objects). Default 500.
 	PageSize int64 `json:"pageSize,omitempty"`
 	// QPS and Burst bound the audit's own API requests (a client-side
 	// token bucket). Default 20 and 40.

@@ -313,8 +313,12 @@ func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*
 	if err != nil {
 		return nil, err
 	}
-	scanner := audit.NewScanner(dyn, disc, s.hooks, s.opts)
-	scanner.PageSize = s.cfg.Audit.PageSize
+	pager, err := audit.NewPager(rc)
+	if err != nil {
+		return nil, err
+	}
+	pager.PageSize = s.cfg.Audit.PageSize
+	scanner := audit.NewScanner(pager, disc, s.hooks, s.opts)
 	scanner.SkipNamespaces = s.opts.ExemptNamespaces(ownNamespace)
 	synced := func() bool {
 		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced())
