@@ -510,3 +510,40 @@ func TestChartCopiesAreCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestChartAuditOff: with audit.enabled false the chart renders nothing of
+// the background audit (Deployment, Service, ServiceAccount, ClusterRole and
+// the bindings, its ServiceMonitor) and leaves every other object as the
+// default render has it: the webhook replicas never audit either way.
+func TestChartAuditOff(t *testing.T) {
+	monitoring := map[string]any{"serviceMonitor": map[string]any{"enabled": true}}
+	on, err := renderChart(t, map[string]any{"monitoring": monitoring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := renderChart(t, map[string]any{"monitoring": monitoring, "audit": map[string]any{"enabled": false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	for k := range on {
+		if _, ok := off[k]; !ok {
+			gone = append(gone, k)
+		} else if diff := cmp.Diff(on[k], off[k]); diff != "" {
+			t.Errorf("%s changes with the audit off:\n%s", k, diff)
+		}
+	}
+	sort.Strings(gone)
+	want := []string{
+		"apps/v1 Deployment gatehouse-system/gatehouse-audit",
+		"monitoring.coreos.com/v1 ServiceMonitor gatehouse-system/gatehouse-audit",
+		"rbac.authorization.k8s.io/v1 ClusterRole <nil>/gatehouse-audit",
+		"rbac.authorization.k8s.io/v1 ClusterRoleBinding <nil>/gatehouse-audit",
+		"rbac.authorization.k8s.io/v1 RoleBinding gatehouse-system/gatehouse-audit-leader-election",
+		"v1 Service gatehouse-system/gatehouse-audit",
+		"v1 ServiceAccount gatehouse-system/gatehouse-audit",
+	}
+	if diff := cmp.Diff(want, gone); diff != "" {
+		t.Errorf("objects left out with the audit off (-want +got):\n%s", diff)
+	}
+}

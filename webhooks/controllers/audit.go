@@ -35,7 +35,8 @@ var (
 	clusterPolicyReports = schema.GroupVersionResource{Group: policyreportv1alpha2.Group, Version: policyreportv1alpha2.Version, Resource: policyreportv1alpha2.ResourceClusterPolicyReports}
 )
 
-// Audit is the background audit (docs/audit.md): on the leader only, every
+// Audit is the background audit (docs/audit.md): on the leader of the audit
+// role only (serve --role=audit, never a serving replica), every
 // Interval, it reviews every stored object of every intercepted resource
 // through the review chain (audit.Scanner) and writes the results as one
 // PolicyReport per namespaced object and one ClusterPolicyReport per
