@@ -497,7 +497,7 @@ func newBackgroundAudit(ctx context.Context, t *testing.T, rc *rest.Config) (*co
 		t.Fatal(err)
 	}
 	scanner := audit.NewScanner(pager, discovery.NewDiscoveryClientForConfigOrDie(rc), webhooks.Build(opts, cfg.Enabled), opts)
-	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: time.Hour, Synced: func() bool { return state.Ready(nil) == nil }}, dyn
+	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, Interval: time.Hour, Synced: func() bool { return state.Ready(nil) == nil }}, dyn
 }
 
 // TestAuditWithTheDeployedRBAC runs a background pass with exactly the

@@ -121,5 +121,5 @@ func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*
 	synced := func() bool {
 		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced())
 	}
-	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: interval, Synced: synced}, nil
+	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, Interval: interval, Synced: synced}, nil
 }
