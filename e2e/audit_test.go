@@ -417,10 +417,11 @@ func reportLines(t *testing.T, r unstructured.Unstructured, outcomes ...string) 
 	return out
 }
 
-// TestServeAuditsInTheBackground: `gatehouse serve` with cluster access and
-// the default configuration (audit.interval 1h) becomes leader and runs a
-// first audit pass at once, which writes the report of a stored violating
-// object under the audit's field manager.
+// TestServeAuditsInTheBackground: `gatehouse serve --role=audit` with
+// cluster access and the default configuration (audit.interval 1h) becomes
+// leader of the audit's Lease and runs a first audit pass at once, which
+// writes the report of a stored violating object under the audit's field
+// manager.
 func TestServeAuditsInTheBackground(t *testing.T) {
 	b := requireBareCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -433,22 +434,16 @@ func TestServeAuditsInTheBackground(t *testing.T) {
 	if err := b.admin.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "prod-widened"}, &widened); err != nil {
 		t.Fatal(err)
 	}
-	port, err := localcluster.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
 	probe, err := localcluster.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, portNumber, _ := strings.Cut(port, ":")
 	serveCtx, stop := context.WithCancel(ctx)
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- app.Run(serveCtx, []string{"serve", "--dev", "--dev-dir", t.TempDir(), "--kubeconfig", b.adminKubeconfig,
-			"--port", portNumber, "--probe-address", probe, "--metrics-address", "0", "--shutdown-delay", "0s",
-			"--leader-election-namespace", localcluster.Namespace}, nil, io.Discard, &stderr)
+		done <- app.Run(serveCtx, []string{"serve", "--role", "audit", "--kubeconfig", b.adminKubeconfig,
+			"--probe-address", probe, "--metrics-address", "0", "--leader-election-namespace", localcluster.Namespace}, nil, io.Discard, &stderr)
 	}()
 	defer func() {
 		stop()
@@ -497,26 +492,44 @@ func newBackgroundAudit(ctx context.Context, t *testing.T, rc *rest.Config) (*co
 	go func() { _ = state.Start(ctx) }()
 	opts.ClusterState, opts.Namespaces = state, state
 	dyn := dynamic.NewForConfigOrDie(rc)
-	scanner := audit.NewScanner(dyn, discovery.NewDiscoveryClientForConfigOrDie(rc), webhooks.Build(opts, cfg.Enabled), opts)
-	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: time.Hour, Synced: func() bool { return state.Ready(nil) == nil }}, dyn
+	pager, err := audit.NewPager(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanner := audit.NewScanner(pager, discovery.NewDiscoveryClientForConfigOrDie(rc), webhooks.Build(opts, cfg.Enabled), opts)
+	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, Interval: time.Hour, Synced: func() bool { return state.Ready(nil) == nil }}, dyn
 }
 
 // TestAuditWithTheDeployedRBAC runs a background pass with exactly the
-// rights deploy/default's ClusterRole and deploy/overrides-rbac's Role
-// grant: it lists and writes all it needs, and the product custom
-// resources, which need a rule per group (docs/audit.md, "RBAC"), are the
-// only resource it may not list; their reports are kept, not deleted as
-// stale.
+// rights deploy/default and deploy/overrides-rbac grant the audit's
+// ServiceAccount (gatehouse-audit): it lists and writes all it needs, and the
+// product custom resources, which need a rule per group (docs/audit.md,
+// "RBAC"), are the only resource it may not list; their reports are kept,
+// not deleted as stale.
 func TestAuditWithTheDeployedRBAC(t *testing.T) {
 	b := requireBareCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const user = "deployed-gatehouse"
 	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	const auditSA = "gatehouse-audit"
+	boundToAudit := func(subjects []any) bool {
+		for _, s := range subjects {
+			if m, _ := s.(map[string]any); m["kind"] == "ServiceAccount" && m["name"] == auditSA {
+				return true
+			}
+		}
+		return false
+	}
 	var objs []client.Object
-	for _, role := range renderDeploy(t, deployDefaultDir).clusterRoles {
+	rendered := renderDeploy(t, deployDefaultDir)
+	for _, binding := range rendered.clusterRoleBindings {
+		if !slices.ContainsFunc(binding.Subjects, func(s rbacv1.Subject) bool { return s.Kind == rbacv1.ServiceAccountKind && s.Name == auditSA }) {
+			continue
+		}
+		role := rendered.clusterRole(binding.RoleRef.Name).DeepCopy()
 		role.ObjectMeta = metav1.ObjectMeta{Name: "deployed-" + role.Name}
-		objs = append(objs, &role, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
+		objs = append(objs, role, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, Subjects: subjects,
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}})
 	}
 	overrides, err := localcluster.Render(deployOverridesRBACDir)
@@ -524,13 +537,21 @@ func TestAuditWithTheDeployedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: configv1alpha1.Default().Overrides.Namespace}})
+	roles := map[string]*unstructured.Unstructured{}
 	for _, obj := range overrides {
-		if obj.GetKind() != "Role" {
+		if obj.GetKind() == "Role" {
+			roles[obj.GetNamespace()+"/"+obj.GetName()] = obj
+		}
+	}
+	for _, obj := range overrides {
+		if list, _, _ := unstructured.NestedSlice(obj.Object, "subjects"); obj.GetKind() != "RoleBinding" || !boundToAudit(list) {
 			continue
 		}
-		obj.SetName("deployed-" + obj.GetName())
-		objs = append(objs, obj, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: obj.GetName()},
-			Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: obj.GetName()}})
+		refName, _, _ := unstructured.NestedString(obj.Object, "roleRef", "name")
+		role := roles[obj.GetNamespace()+"/"+refName].DeepCopy()
+		role.SetName("deployed-" + role.GetName())
+		objs = append(objs, role, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: role.GetNamespace(), Name: role.GetName()},
+			Subjects: subjects, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.GetName()}})
 	}
 	for _, obj := range objs {
 		if err := b.admin.Create(ctx, obj); err != nil {
@@ -538,7 +559,7 @@ func TestAuditWithTheDeployedRBAC(t *testing.T) {
 		}
 	}
 	if len(objs) < 5 {
-		t.Fatalf("deploy/default and deploy/overrides-rbac render %d RBAC objects", len(objs))
+		t.Fatalf("deploy/default and deploy/overrides-rbac render %d RBAC objects for %s", len(objs), auditSA)
 	}
 	deployed, err := b.env.AddUser(envtest.User{Name: user}, nil)
 	if err != nil {

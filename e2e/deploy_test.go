@@ -61,8 +61,10 @@ const (
 // (deploy/default/README.md, section RBAC), rule by rule: read access to the
 // cluster-scoped objects dependency-group, crd-source and harness check
 // against, the roles harness reviews when a harness binds them, and what
-// the background audit lists and writes. A contract that caches more adds exactly its rules here, in
-// deploy/default/rbac.yaml and in the README.
+// the controllers write. A contract that caches more adds exactly its rules
+// here, in deploy/default/rbac.yaml and in the README (and to
+// expectedAuditClusterRoleRules, since the audit reads the same caches).
+// Nothing the audit needs: the replicas that serve admission never audit.
 var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"patch"}},
@@ -70,6 +72,19 @@ var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups", "operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},
+	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"get", "list", "watch"}},
+}
+
+// expectedAuditClusterRoleRules is the published least privilege of the
+// background audit (deploy/default/README.md, "The audit's RBAC"): the read
+// rules of the server's caches, which the audit's webhooks read too, the
+// stored objects of the built-in resources the webhooks intercept, and the
+// reports it writes.
+var expectedAuditClusterRoleRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups", "operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "pods", "podtemplates", "replicationcontrollers"}, Verbs: []string{"list"}},
@@ -167,13 +182,11 @@ func TestDeployImagePinnable(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := renderDeploy(t, overlay)
-	d := r.deployment(t)
-	if d == nil {
-		return
-	}
-	for _, c := range deployContainers(&d.Spec.Template.Spec) {
-		if c.Image != deployImage+":v9.9.9" {
-			t.Errorf("an overlay pinning %s to v9.9.9 renders container %s with image %q: the Deployment's image is not the one deploy/default's images: entry names", deployImage, c.Name, c.Image)
+	for _, d := range r.deployments {
+		for _, c := range deployContainers(&d.Spec.Template.Spec) {
+			if c.Image != deployImage+":v9.9.9" {
+				t.Errorf("an overlay pinning %s to v9.9.9 renders Deployment %s container %s with image %q: the Deployment's image is not the one deploy/default's images: entry names", deployImage, d.Name, c.Name, c.Image)
+			}
 		}
 	}
 	def := renderDeploy(t, deployDefaultDir).deployment(t)
@@ -189,15 +202,23 @@ func TestDeployRBACPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	published, err := deployRBACTable(string(readme))
-	if err != nil {
-		t.Fatalf("%s/README.md: %v", strings.TrimPrefix(deployDefaultDir, "../"), err)
-	}
-	want := deployFlattenRules(expectedClusterRoleRules)
-	if !slices.Equal(published, want) {
-		t.Errorf("%s/README.md: the RBAC table grants %v, the expected ClusterRole rules %v: publish exactly the rules rbac.yaml grants", strings.TrimPrefix(deployDefaultDir, "../"), published, want)
+	for heading, rules := range map[string][]rbacv1.PolicyRule{deployRBACHeading: expectedClusterRoleRules, deployAuditRBACHeading: expectedAuditClusterRoleRules} {
+		published, err := deployRBACTable(string(readme), heading)
+		if err != nil {
+			t.Fatalf("%s/README.md: %v", strings.TrimPrefix(deployDefaultDir, "../"), err)
+		}
+		want := deployFlattenRules(rules)
+		if !slices.Equal(published, want) {
+			t.Errorf("%s/README.md: the table of %q grants %v, the expected ClusterRole rules %v: publish exactly the rules rbac.yaml grants", strings.TrimPrefix(deployDefaultDir, "../"), heading, published, want)
+		}
 	}
 }
+
+// The README's headings of the two RBAC tables.
+const (
+	deployRBACHeading      = "## RBAC"
+	deployAuditRBACHeading = "### The audit's RBAC"
+)
 
 // checkDeployInstall checks one rendered installation and returns its
 // serving Certificate (nil, after reporting why, if there is none).
@@ -221,7 +242,99 @@ func checkDeployInstall(t *testing.T, r *deployRender) *cmv1.Certificate {
 	serving := checkDeployCertificates(t, r, d, cfg, svc)
 	checkDeployWebhooks(t, r, ns, svc, serving, cfg)
 	checkDeployRBAC(t, r, d, cfg)
+	checkDeployAudit(t, r, d, cfg)
 	return serving
+}
+
+// checkDeployAudit checks the background audit's Deployment: `serve
+// --role=audit` with the same configuration as the webhooks, one replica,
+// its own ServiceAccount bound to exactly the audit's rights (the webhooks'
+// holds none of them), a memory limit, nothing the webhooks need (no
+// certificate, no webhook port, no critical priority), pods that neither the
+// webhook Service nor the PodDisruptionBudget select, and a Service for its
+// metrics.
+func checkDeployAudit(t *testing.T, r *deployRender, webhook *appsv1.Deployment, cfg *configv1alpha1.ServerConfig) {
+	t.Helper()
+	d := r.auditDeployment(t)
+	if d == nil {
+		return
+	}
+	where := fmt.Sprintf("%s: Deployment %s/%s", r.dir, d.Namespace, d.Name)
+	pod := &d.Spec.Template.Spec
+	c := &pod.Containers[0]
+	if len(c.Args) < 2 || c.Args[0] != "serve" || !slices.Contains(c.Args, "--role=audit") {
+		t.Errorf("%s: args %q, want serve --role=audit", where, c.Args)
+	}
+	auditCfg, configDir := checkDeployConfig(t, r, d)
+	if auditCfg != nil && !reflect.DeepEqual(auditCfg, cfg) {
+		t.Errorf("%s: runs another configuration than Deployment %s: both must read the one ConfigMap", where, webhook.Name)
+	}
+	if m, _ := deployMountAt(pod, c, configDir); m != nil && !m.ReadOnly {
+		t.Errorf("%s: the configuration at %s is mounted writable", where, configDir)
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+		t.Errorf("%s: replicas = %v, want 1 (one audit at a time, under its Lease)", where, deployDeref(d.Spec.Replicas))
+	}
+	if pod.PriorityClassName == "system-cluster-critical" || pod.PriorityClassName == "system-node-critical" {
+		t.Errorf("%s: priorityClassName %s: the audit serves no admission and must yield to the webhooks", where, pod.PriorityClassName)
+	}
+	checkDeployPodSecurity(t, where, pod)
+	if limit, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok || limit.Cmp(deployQuantity(c.Resources.Requests, corev1.ResourceMemory)) < 0 {
+		t.Errorf("%s: resources.limits.memory = %v, want set and at least the request", where, c.Resources.Limits.Memory())
+	}
+	gotPorts := map[string]int{}
+	for _, p := range c.Ports {
+		gotPorts[p.Name] = int(p.ContainerPort)
+	}
+	if want := map[string]int{"probes": deployAddressPort(t, where, "serving.probeAddress", cfg.Serving.ProbeAddress),
+		"metrics": deployAddressPort(t, where, "serving.metricsAddress", cfg.Serving.MetricsAddress)}; !reflect.DeepEqual(gotPorts, want) {
+		t.Errorf("%s: container ports %v, want %v (no webhook port: it serves none)", where, gotPorts, want)
+	}
+	if m, _ := deployMountAt(pod, c, cfg.Serving.CertDir); m != nil {
+		t.Errorf("%s: mounts the serving certificate, which it does not serve with", where)
+	}
+	auditPods, webhookPods := labels.Set(d.Spec.Template.Labels), labels.Set(webhook.Spec.Template.Labels)
+	if sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err != nil || !sel.Matches(auditPods) || sel.Matches(webhookPods) {
+		t.Errorf("%s: selector %v must select its own pods and not the webhooks'", where, metav1.FormatLabelSelector(d.Spec.Selector))
+	}
+	if sel, err := metav1.LabelSelectorAsSelector(webhook.Spec.Selector); err != nil || sel.Matches(auditPods) {
+		t.Errorf("%s: Deployment %s's selector selects the audit's pods", where, webhook.Name)
+	}
+	if svc := r.service("gatehouse"); svc != nil && labels.SelectorFromSet(svc.Spec.Selector).Matches(auditPods) {
+		t.Errorf("%s: Service gatehouse selects the audit's pods: the API server would send them reviews", where)
+	}
+	for _, pdb := range r.pdbs {
+		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && sel.Matches(auditPods) {
+			t.Errorf("%s: PodDisruptionBudget %s counts the audit's pods among the webhooks'", where, pdb.Name)
+		}
+	}
+	if svc := r.service("gatehouse-audit"); svc == nil {
+		t.Errorf("%s: no Service gatehouse-audit for its metrics", where)
+	} else if !labels.SelectorFromSet(svc.Spec.Selector).Matches(auditPods) || labels.SelectorFromSet(svc.Spec.Selector).Matches(webhookPods) ||
+		len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Name != "metrics" || svc.Spec.Ports[0].TargetPort != intstr.FromInt32(int32(gotPorts["metrics"])) {
+		t.Errorf("%s: Service gatehouse-audit (selector %v, ports %+v) must select the audit's pods alone, on their metrics port only", where, svc.Spec.Selector, svc.Spec.Ports)
+	}
+
+	// Its own identity, with exactly the audit's rights.
+	sa := pod.ServiceAccountName
+	if sa == "" || sa == webhook.Spec.Template.Spec.ServiceAccountName || !slices.ContainsFunc(r.serviceAccounts, func(s corev1.ServiceAccount) bool { return s.Name == sa }) {
+		t.Errorf("%s: runs as ServiceAccount %q, want its own, rendered (not the webhooks' %s)", where, sa, webhook.Spec.Template.Spec.ServiceAccountName)
+	}
+	role, b := r.clusterRole("gatehouse-audit"), r.clusterRoleBinding("gatehouse-audit")
+	if role == nil || b == nil {
+		t.Errorf("%s: no ClusterRole and ClusterRoleBinding gatehouse-audit", r.dir)
+		return
+	}
+	if !reflect.DeepEqual(role.Rules, expectedAuditClusterRoleRules) {
+		t.Errorf("%s: ClusterRole %s grants\n  %v\nwant exactly\n  %v", r.dir, role.Name, deployFlattenRules(role.Rules), deployFlattenRules(expectedAuditClusterRoleRules))
+	}
+	if b.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}) ||
+		!reflect.DeepEqual(b.Subjects, []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: d.Namespace}}) {
+		t.Errorf("%s: ClusterRoleBinding %s binds %+v to %+v, want ServiceAccount %s/%s to ClusterRole %s", r.dir, b.Name, b.Subjects, b.RoleRef, d.Namespace, sa, role.Name)
+	}
+	if pod.AutomountServiceAccountToken != nil && !*pod.AutomountServiceAccountToken {
+		t.Errorf("%s: mounts no ServiceAccount token, so it cannot read what it audits", where)
+	}
 }
 
 func checkDeployNamespace(t *testing.T, r *deployRender, ns string) {
@@ -356,59 +469,7 @@ func checkDeployDeployment(t *testing.T, where string, d *appsv1.Deployment, cfg
 		t.Errorf("%s: terminationGracePeriodSeconds = %v, want more than %s (shutdown delay %s + draining reviews of up to %ds)", where, deployDeref(g), minGrace, delay, webhooks.TimeoutSeconds)
 	}
 
-	// The PSC defaults, applied to gatehouse itself.
-	psc := pod.SecurityContext
-	if psc == nil {
-		psc = &corev1.PodSecurityContext{}
-		t.Errorf("%s: pod has no securityContext", where)
-	}
-	wantInt := func(field string, got *int64, want int64) {
-		t.Helper()
-		if got == nil || *got != want {
-			t.Errorf("%s: pod securityContext.%s = %v, want %d", where, field, deployDeref(got), want)
-		}
-	}
-	wantInt("runAsUser", psc.RunAsUser, 1001)
-	wantInt("runAsGroup", psc.RunAsGroup, 0)
-	wantInt("fsGroup", psc.FSGroup, 1001)
-	if p := psc.FSGroupChangePolicy; p == nil || *p != corev1.FSGroupChangeOnRootMismatch {
-		t.Errorf("%s: pod securityContext.fsGroupChangePolicy = %v, want OnRootMismatch", where, deployDeref(p))
-	}
-	if psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
-		t.Errorf("%s: pod securityContext.runAsNonRoot = %v, want true", where, deployDeref(psc.RunAsNonRoot))
-	}
-	if s := psc.SeccompProfile; s == nil || s.Type != corev1.SeccompProfileTypeRuntimeDefault {
-		t.Errorf("%s: pod securityContext.seccompProfile = %v, want type RuntimeDefault", where, s)
-	}
-	for _, c := range deployContainers(pod) {
-		cw := fmt.Sprintf("%s container %s", where, c.Name)
-		sc := c.SecurityContext
-		if sc == nil {
-			t.Errorf("%s: no securityContext", cw)
-			continue
-		}
-		if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
-			t.Errorf("%s: securityContext.runAsNonRoot = %v, want true", cw, deployDeref(sc.RunAsNonRoot))
-		}
-		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-			t.Errorf("%s: securityContext.allowPrivilegeEscalation = %v, want false", cw, deployDeref(sc.AllowPrivilegeEscalation))
-		}
-		if sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0 {
-			t.Errorf("%s: securityContext.capabilities = %+v, want drop [ALL] and nothing added", cw, sc.Capabilities)
-		}
-		if s := sc.SeccompProfile; s == nil || s.Type != corev1.SeccompProfileTypeRuntimeDefault {
-			t.Errorf("%s: securityContext.seccompProfile = %v, want type RuntimeDefault", cw, s)
-		}
-		if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
-			t.Errorf("%s: securityContext.readOnlyRootFilesystem = %v, want true", cw, deployDeref(sc.ReadOnlyRootFilesystem))
-		}
-		if sc.Privileged != nil && *sc.Privileged {
-			t.Errorf("%s: securityContext.privileged is true", cw)
-		}
-		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-			t.Errorf("%s: securityContext.runAsUser is 0", cw)
-		}
-	}
+	checkDeployPodSecurity(t, where, pod)
 
 	c := &pod.Containers[0]
 	cw := fmt.Sprintf("%s container %s", where, c.Name)
@@ -477,6 +538,65 @@ func checkDeployDeployment(t *testing.T, where string, d *appsv1.Deployment, cfg
 	}
 }
 
+// checkDeployPodSecurity checks the PSC defaults, applied to gatehouse
+// itself, and a read-only root filesystem.
+func checkDeployPodSecurity(t *testing.T, where string, pod *corev1.PodSpec) {
+	t.Helper()
+	psc := pod.SecurityContext
+	if psc == nil {
+		psc = &corev1.PodSecurityContext{}
+		t.Errorf("%s: pod has no securityContext", where)
+	}
+	wantInt := func(field string, got *int64, want int64) {
+		t.Helper()
+		if got == nil || *got != want {
+			t.Errorf("%s: pod securityContext.%s = %v, want %d", where, field, deployDeref(got), want)
+		}
+	}
+	wantInt("runAsUser", psc.RunAsUser, 1001)
+	wantInt("runAsGroup", psc.RunAsGroup, 0)
+	wantInt("fsGroup", psc.FSGroup, 1001)
+	if p := psc.FSGroupChangePolicy; p == nil || *p != corev1.FSGroupChangeOnRootMismatch {
+		t.Errorf("%s: pod securityContext.fsGroupChangePolicy = %v, want OnRootMismatch", where, deployDeref(p))
+	}
+	if psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot {
+		t.Errorf("%s: pod securityContext.runAsNonRoot = %v, want true", where, deployDeref(psc.RunAsNonRoot))
+	}
+	if s := psc.SeccompProfile; s == nil || s.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("%s: pod securityContext.seccompProfile = %v, want type RuntimeDefault", where, s)
+	}
+	for _, c := range deployContainers(pod) {
+		cw := fmt.Sprintf("%s container %s", where, c.Name)
+		sc := c.SecurityContext
+		if sc == nil {
+			t.Errorf("%s: no securityContext", cw)
+			continue
+		}
+		if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("%s: securityContext.runAsNonRoot = %v, want true", cw, deployDeref(sc.RunAsNonRoot))
+		}
+		if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("%s: securityContext.allowPrivilegeEscalation = %v, want false", cw, deployDeref(sc.AllowPrivilegeEscalation))
+		}
+		if sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0 {
+			t.Errorf("%s: securityContext.capabilities = %+v, want drop [ALL] and nothing added", cw, sc.Capabilities)
+		}
+		if s := sc.SeccompProfile; s == nil || s.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("%s: securityContext.seccompProfile = %v, want type RuntimeDefault", cw, s)
+		}
+		if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+			t.Errorf("%s: securityContext.readOnlyRootFilesystem = %v, want true", cw, deployDeref(sc.ReadOnlyRootFilesystem))
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			t.Errorf("%s: securityContext.privileged is true", cw)
+		}
+		if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
+			t.Errorf("%s: securityContext.runAsUser is 0", cw)
+		}
+	}
+
+}
+
 func checkDeployPDB(t *testing.T, r *deployRender, d *appsv1.Deployment) {
 	t.Helper()
 	if len(r.pdbs) != 1 {
@@ -501,11 +621,11 @@ func checkDeployPDB(t *testing.T, r *deployRender, d *appsv1.Deployment) {
 
 func checkDeployService(t *testing.T, r *deployRender, d *appsv1.Deployment, cfg *configv1alpha1.ServerConfig) *corev1.Service {
 	t.Helper()
-	if len(r.services) != 1 {
-		t.Errorf("%s: %d Services, want 1", r.dir, len(r.services))
+	svc := r.service("gatehouse")
+	if svc == nil || len(r.services) != 2 {
+		t.Errorf("%s: %d Services, want gatehouse (the webhooks) and gatehouse-audit (the audit's metrics)", r.dir, len(r.services))
 		return nil
 	}
-	svc := &r.services[0]
 	where := fmt.Sprintf("%s: Service %s/%s", r.dir, svc.Namespace, svc.Name)
 	if len(svc.Spec.Selector) == 0 || !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
 		t.Errorf("%s: selector %v does not select Deployment %s's pod labels %v", where, svc.Spec.Selector, d.Name, d.Spec.Template.Labels)
@@ -780,11 +900,11 @@ func checkDeployRBAC(t *testing.T, r *deployRender, d *appsv1.Deployment, cfg *c
 	if !slices.ContainsFunc(r.serviceAccounts, func(sa corev1.ServiceAccount) bool { return sa.Name == saName && sa.Namespace == d.Namespace }) {
 		t.Errorf("%s: ServiceAccount %s/%s, which the Deployment runs as, is not rendered", r.dir, d.Namespace, saName)
 	}
-	if len(r.clusterRoles) != 1 {
-		t.Errorf("%s: %d ClusterRoles, want 1", r.dir, len(r.clusterRoles))
+	role := r.clusterRole("gatehouse")
+	if role == nil || len(r.clusterRoles) != 2 {
+		t.Errorf("%s: %d ClusterRoles, want gatehouse and gatehouse-audit", r.dir, len(r.clusterRoles))
 		return
 	}
-	role := &r.clusterRoles[0]
 	where := fmt.Sprintf("%s: ClusterRole %s", r.dir, role.Name)
 	if role.AggregationRule != nil {
 		t.Errorf("%s: has an aggregationRule: its grants would not be the ones listed", where)
@@ -811,11 +931,11 @@ func checkDeployRBAC(t *testing.T, r *deployRender, d *appsv1.Deployment, cfg *c
 		t.Errorf("%s: Deployment %s mounts no ServiceAccount token, so it cannot read the cluster state its webhooks need", r.dir, d.Name)
 	}
 
-	if len(r.clusterRoleBindings) != 1 {
-		t.Errorf("%s: %d ClusterRoleBindings, want 1", r.dir, len(r.clusterRoleBindings))
+	b := r.clusterRoleBinding("gatehouse")
+	if b == nil || len(r.clusterRoleBindings) != 2 {
+		t.Errorf("%s: %d ClusterRoleBindings, want gatehouse and gatehouse-audit", r.dir, len(r.clusterRoleBindings))
 		return
 	}
-	b := &r.clusterRoleBindings[0]
 	if b.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}) {
 		t.Errorf("%s: ClusterRoleBinding %s: roleRef %+v, want ClusterRole %s", r.dir, b.Name, b.RoleRef, role.Name)
 	}
@@ -846,15 +966,16 @@ func deployFlattenRules(rules []rbacv1.PolicyRule) []string {
 	return out
 }
 
-// deployRBACTable reads the table of the README's "## RBAC" section: columns API
-// group (`""` for core), resources and verbs (comma-separated, in backticks),
-// needed by; a row "*(none)*" stands for no rules.
-func deployRBACTable(readme string) ([]string, error) {
-	_, section, ok := strings.Cut(readme, "\n## RBAC\n")
+// deployRBACTable reads the table of the README's section under heading
+// (up to the next heading): columns API group (`""` for core), resources
+// and verbs (comma-separated, in backticks), needed by; a row "*(none)*"
+// stands for no rules.
+func deployRBACTable(readme, heading string) ([]string, error) {
+	_, section, ok := strings.Cut(readme, "\n"+heading+"\n")
 	if !ok {
-		return nil, fmt.Errorf("no section \"## RBAC\"")
+		return nil, fmt.Errorf("no section %q", heading)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section, _, _ = strings.Cut(section, "\n#")
 	out := []string{}
 	var rows int
 	for _, line := range strings.Split(section, "\n") {
@@ -1063,18 +1184,67 @@ func (r *deployRender) keys() []string {
 	return out
 }
 
+// deployment is the Deployment that serves the webhooks, gatehouse.
 func (r *deployRender) deployment(t *testing.T) *appsv1.Deployment {
 	t.Helper()
-	if len(r.deployments) != 1 {
-		t.Errorf("%s: %d Deployments, want 1", r.dir, len(r.deployments))
-		return nil
+	return r.deploymentNamed(t, "gatehouse")
+}
+
+// auditDeployment is the Deployment of the background audit,
+// gatehouse-audit.
+func (r *deployRender) auditDeployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	return r.deploymentNamed(t, "gatehouse-audit")
+}
+
+func (r *deployRender) deploymentNamed(t *testing.T, name string) *appsv1.Deployment {
+	t.Helper()
+	var names []string
+	for _, d := range r.deployments {
+		names = append(names, d.Name)
 	}
-	d := &r.deployments[0]
-	if len(d.Spec.Template.Spec.Containers) == 0 {
-		t.Errorf("%s: Deployment %s has no containers", r.dir, d.Name)
-		return nil
+	if slices.Sort(names); !slices.Equal(names, []string{"gatehouse", "gatehouse-audit"}) {
+		t.Errorf("%s: Deployments %v, want gatehouse (the webhooks) and gatehouse-audit (the audit)", r.dir, names)
 	}
-	return d
+	for i := range r.deployments {
+		d := &r.deployments[i]
+		if d.Name != name {
+			continue
+		}
+		if len(d.Spec.Template.Spec.Containers) == 0 {
+			t.Errorf("%s: Deployment %s has no containers", r.dir, d.Name)
+			return nil
+		}
+		return d
+	}
+	return nil
+}
+
+func (r *deployRender) service(name string) *corev1.Service {
+	for i := range r.services {
+		if r.services[i].Name == name {
+			return &r.services[i]
+		}
+	}
+	return nil
+}
+
+func (r *deployRender) clusterRole(name string) *rbacv1.ClusterRole {
+	for i := range r.clusterRoles {
+		if r.clusterRoles[i].Name == name {
+			return &r.clusterRoles[i]
+		}
+	}
+	return nil
+}
+
+func (r *deployRender) clusterRoleBinding(name string) *rbacv1.ClusterRoleBinding {
+	for i := range r.clusterRoleBindings {
+		if r.clusterRoleBindings[i].Name == name {
+			return &r.clusterRoleBindings[i]
+		}
+	}
+	return nil
 }
 
 func (r *deployRender) configMap(name string) *corev1.ConfigMap {
@@ -1197,16 +1367,27 @@ func deployDeref[T any](p *T) any {
 const deployOverridesRBACDir = "../deploy/overrides-rbac"
 
 // TestDeployOverridesRBAC: exactly get/list/watch on Deployments and
-// DaemonSets, and get/list of the override ConfigMap by name (the audit), in
-// the operator namespace only, for gatehouse's ServiceAccount.
+// DaemonSets for gatehouse's and the audit's ServiceAccounts (both review
+// through component-overrides), and get/list of the override ConfigMap by
+// name for the audit's alone, in the operator namespace only.
 func TestDeployOverridesRBAC(t *testing.T) {
 	objs, err := localcluster.Render(deployOverridesRBACDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := configv1alpha1.Default()
+	webhookSA := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "gatehouse", Namespace: "gatehouse-system"}
+	auditSA := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "gatehouse-audit", Namespace: "gatehouse-system"}
+	wantRules := map[string][]rbacv1.PolicyRule{
+		"gatehouse-workload-reader": {{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments"}, Verbs: []string{"get", "list", "watch"}}},
+		"gatehouse-audit-overrides": {{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{cfg.Overrides.ConfigMapName}, Verbs: []string{"get", "list"}}},
+	}
+	wantSubjects := map[string][]rbacv1.Subject{"gatehouse-workload-reader": {webhookSA, auditSA}, "gatehouse-audit-overrides": {auditSA}}
 	var roles, bindings int
 	for _, obj := range objs {
+		if obj.GetNamespace() != cfg.Overrides.Namespace {
+			t.Errorf("%s %s is in %q, want the operator namespace %q", obj.GetKind(), obj.GetName(), obj.GetNamespace(), cfg.Overrides.Namespace)
+		}
 		switch obj.GetKind() {
 		case "Role":
 			roles++
@@ -1214,15 +1395,8 @@ func TestDeployOverridesRBAC(t *testing.T) {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
 				t.Fatal(err)
 			}
-			want := []rbacv1.PolicyRule{
-				{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments"}, Verbs: []string{"get", "list", "watch"}},
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{cfg.Overrides.ConfigMapName}, Verbs: []string{"get", "list"}},
-			}
-			if !reflect.DeepEqual(role.Rules, want) {
+			if want, ok := wantRules[role.Name]; !ok || !reflect.DeepEqual(role.Rules, want) {
 				t.Errorf("Role %s grants %v, want exactly %v", role.Name, role.Rules, want)
-			}
-			if role.Namespace != cfg.Overrides.Namespace {
-				t.Errorf("Role %s is in %q, want the operator namespace %q", role.Name, role.Namespace, cfg.Overrides.Namespace)
 			}
 		case "RoleBinding":
 			bindings++
@@ -1230,31 +1404,38 @@ func TestDeployOverridesRBAC(t *testing.T) {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &b); err != nil {
 				t.Fatal(err)
 			}
-			want := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "gatehouse", Namespace: "gatehouse-system"}}
-			if !reflect.DeepEqual(b.Subjects, want) || b.RoleRef.Kind != "Role" || b.Namespace != cfg.Overrides.Namespace {
-				t.Errorf("RoleBinding %s/%s binds %+v to %+v", b.Namespace, b.Name, b.Subjects, b.RoleRef)
+			if want, ok := wantSubjects[b.Name]; !ok || !reflect.DeepEqual(b.Subjects, want) || b.RoleRef != (rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: b.Name}) {
+				t.Errorf("RoleBinding %s/%s binds %+v to %+v, want %+v to Role %s", b.Namespace, b.Name, b.Subjects, b.RoleRef, want, b.Name)
 			}
 		default:
 			t.Errorf("unexpected %s %s", obj.GetKind(), obj.GetName())
 		}
 	}
-	if roles != 1 || bindings != 1 {
-		t.Errorf("%d Roles and %d RoleBindings, want one each", roles, bindings)
+	if roles != 2 || bindings != 2 {
+		t.Errorf("%d Roles and %d RoleBindings, want two each", roles, bindings)
 	}
 }
 
-// TestDeployLeaderElectionRole: the reconciler's Lease access is exactly
-// get/create/update on leases in gatehouse's namespace, bound to its
-// ServiceAccount, and the Deployment turns the reconciler on.
+// TestDeployLeaderElectionRole: the Lease access of the reconciler and of
+// the audit is exactly get/create/update on leases in gatehouse's
+// namespace, bound to each one's ServiceAccount, and the Deployment turns
+// the reconciler on.
 func TestDeployLeaderElectionRole(t *testing.T) {
 	r := renderDeploy(t, deployDefaultDir)
 	want := []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}}}
 	if len(r.roles) != 1 || !reflect.DeepEqual(r.roles[0].Rules, want) || r.roles[0].Namespace != "gatehouse-system" {
 		t.Fatalf("Roles %+v, want one in gatehouse-system granting %v", r.roles, want)
 	}
-	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "gatehouse", Namespace: "gatehouse-system"}}
-	if len(r.roleBindings) != 1 || r.roleBindings[0].RoleRef.Name != r.roles[0].Name || !reflect.DeepEqual(r.roleBindings[0].Subjects, subjects) {
-		t.Fatalf("RoleBindings %+v do not bind the Role to gatehouse's ServiceAccount", r.roleBindings)
+	var bound []string
+	for _, b := range r.roleBindings {
+		if b.RoleRef.Name != r.roles[0].Name || len(b.Subjects) != 1 || b.Subjects[0].Kind != rbacv1.ServiceAccountKind || b.Subjects[0].Namespace != "gatehouse-system" {
+			t.Errorf("RoleBinding %s binds %+v to %+v, want one ServiceAccount of gatehouse-system to Role %s", b.Name, b.Subjects, b.RoleRef, r.roles[0].Name)
+			continue
+		}
+		bound = append(bound, b.Subjects[0].Name)
+	}
+	if slices.Sort(bound); !slices.Equal(bound, []string{"gatehouse", "gatehouse-audit"}) {
+		t.Fatalf("the leader election Role is bound to %v, want gatehouse's and the audit's ServiceAccounts", bound)
 	}
 	d := r.deployment(t)
 	if d == nil || !slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--reconcile-dependencygroups") {

@@ -90,33 +90,14 @@ type alertRule struct {
 // the local kube-apiserver after a webhook call failed both open and closed.
 func TestMonitoringComponent(t *testing.T) {
 	objs := renderMonitoring(t)
-	svc := findObject(t, objs, "Service", "gatehouse")
-	sm := findObject(t, objs, "ServiceMonitor", "gatehouse")
 	rule := findObject(t, objs, "PrometheusRule", "gatehouse")
-	for _, o := range []*unstructured.Unstructured{sm, rule} {
-		if o.GetNamespace() != localcluster.Namespace {
-			t.Errorf("%s %s is in namespace %q, want %s", o.GetKind(), o.GetName(), o.GetNamespace(), localcluster.Namespace)
-		}
+	if rule.GetNamespace() != localcluster.Namespace {
+		t.Errorf("%s %s is in namespace %q, want %s", rule.GetKind(), rule.GetName(), rule.GetNamespace(), localcluster.Namespace)
 	}
-	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
-	for k, v := range selector {
-		if svc.GetLabels()[k] != v {
-			t.Errorf("the ServiceMonitor selects %s=%s, which the gatehouse Service does not carry", k, v)
-		}
-	}
-	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
-	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
-	if len(endpoints) != 1 {
-		t.Fatalf("want one ServiceMonitor endpoint, got %d", len(endpoints))
-	}
-	port, _ := endpoints[0].(map[string]any)["port"].(string)
-	found := false
-	for _, p := range ports {
-		pm, _ := p.(map[string]any)
-		found = found || pm["name"] == port
-	}
-	if !found {
-		t.Errorf("the ServiceMonitor scrapes port %q, which the gatehouse Service does not have", port)
+	// The webhooks' metrics and the audit's (its own Deployment), each
+	// scraped on the metrics port of its own Service.
+	for _, name := range []string{"gatehouse", "gatehouse-audit"} {
+		checkServiceMonitor(t, findObject(t, objs, "ServiceMonitor", name), findObject(t, objs, "Service", name))
 	}
 
 	var rules []alertRule
@@ -145,6 +126,15 @@ func TestMonitoringComponent(t *testing.T) {
 	// The four alerts issue #9 asks for, by the metric each reads.
 	for _, metric := range []string{"controller_runtime_webhook_latency_seconds_bucket", "gatehouse_webhook_decisions_total",
 		"certmanager_certificate_expiration_timestamp_seconds", "apiserver_admission_webhook_fail_open_count"} {
+		if !slices.ContainsFunc(rules, func(r alertRule) bool { return strings.Contains(r.Expr, metric) }) {
+			t.Errorf("no alert reads %s", metric)
+		}
+	}
+	// The background audit's failed passes and refused report writes, and
+	// an audit that completes no pass (a pod killed for its memory counts
+	// no failed pass), each alerted on the audit's own job.
+	for _, metric := range []string{`gatehouse_audit_passes_total{job="gatehouse-audit", result="failed"}`,
+		`gatehouse_audit_report_writes_total{job="gatehouse-audit", result="failed"}`, `gatehouse_audit_last_completed_pass_timestamp_seconds{job="gatehouse-audit"}`} {
 		if !slices.ContainsFunc(rules, func(r alertRule) bool { return strings.Contains(r.Expr, metric) }) {
 			t.Errorf("no alert reads %s", metric)
 		}
@@ -194,6 +184,39 @@ func TestMonitoringComponent(t *testing.T) {
 				t.Errorf("dashboard %s: %s", q.where, msg)
 			}
 		}
+	}
+}
+
+// checkServiceMonitor: sm is in gatehouse's namespace and scrapes svc's
+// metrics port: its selector matches svc's labels, and its one endpoint
+// names a port of svc.
+func checkServiceMonitor(t *testing.T, sm, svc *unstructured.Unstructured) {
+	t.Helper()
+	if sm.GetNamespace() != localcluster.Namespace {
+		t.Errorf("ServiceMonitor %s is in namespace %q, want %s", sm.GetName(), sm.GetNamespace(), localcluster.Namespace)
+	}
+	selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	if len(selector) == 0 {
+		t.Errorf("ServiceMonitor %s selects by no label", sm.GetName())
+	}
+	for k, v := range selector {
+		if svc.GetLabels()[k] != v {
+			t.Errorf("ServiceMonitor %s selects %s=%s, which Service %s does not carry", sm.GetName(), k, v, svc.GetName())
+		}
+	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if len(endpoints) != 1 {
+		t.Fatalf("ServiceMonitor %s: want one endpoint, got %d", sm.GetName(), len(endpoints))
+	}
+	port, _ := endpoints[0].(map[string]any)["port"].(string)
+	found := false
+	for _, p := range ports {
+		pm, _ := p.(map[string]any)
+		found = found || pm["name"] == port
+	}
+	if !found {
+		t.Errorf("ServiceMonitor %s scrapes port %q, which Service %s does not have", sm.GetName(), port, svc.GetName())
 	}
 }
 

@@ -102,10 +102,12 @@ func TestRolloutWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var current *localcluster.Gatehouse
+	var current, auditor *localcluster.Gatehouse
 	t.Cleanup(func() {
-		if current != nil {
-			current.Stop(30 * time.Second)
+		for _, g := range []*localcluster.Gatehouse{current, auditor} {
+			if g != nil {
+				g.Stop(30 * time.Second)
+			}
 		}
 	})
 	t.Cleanup(restore) // runs first: the suite's gatehouse is called again before the walk's stops
@@ -121,20 +123,18 @@ func TestRolloutWalk(t *testing.T) {
 	// install serves a gatehouse with flags, registers it, and stops the
 	// previous one once the API server calls the new one. The new one is
 	// ready only once the entries are rendered for its modes
-	// (/readyz/mode-drift), as a rolled pod behind entries applied with it.
+	// (/readyz/mode-drift), as a rolled pod behind entries applied with it;
+	// then it replaces the audit (the audit role, as deploy/'s
+	// gatehouse-audit Deployment) with one of the same flags.
 	install := func(flags ...string) *localcluster.Gatehouse {
 		t.Helper()
 		metrics, err := localcluster.FreeAddr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Its own Lease, beside the suite's gatehouse: its background audit
-		// runs a pass as it starts, and writes the reports. (The Lease's
-		// namespace is taken for gatehouse's own, which is never audited.)
-		args := append([]string{"--leader-election-namespace", rolloutLeaseNamespace}, flags...)
 		g, err := localcluster.LaunchGatehouse(ctx, localcluster.GatehouseOptions{
 			CertDir: e.local.CertDir, WorkDir: e.local.WorkDir(), Kubeconfig: e.local.Kubeconfig, Binary: bin,
-			MetricsAddr: metrics, LogName: "gatehouse-rollout.log", Args: args,
+			MetricsAddr: metrics, LogName: "gatehouse-rollout.log", Args: flags,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -149,6 +149,18 @@ func TestRolloutWalk(t *testing.T) {
 		}
 		current = g
 		waitUntilCalled(t, e, g)
+		if auditor != nil {
+			_, _ = auditor.Stop(30 * time.Second) // releases the audit's Lease
+		}
+		// Its own Lease, beside the suite's: its background audit runs a
+		// pass as it starts, and writes the reports. (The Lease's namespace
+		// is taken for gatehouse's own, which is never audited.)
+		if auditor, err = localcluster.LaunchGatehouse(ctx, localcluster.GatehouseOptions{
+			Role: "audit", WorkDir: e.local.WorkDir(), Kubeconfig: e.local.Kubeconfig, Binary: bin,
+			LeaderElectionNamespace: rolloutLeaseNamespace, LogName: "gatehouse-rollout-audit.log", Args: flags,
+		}); err != nil {
+			t.Fatal(err)
+		}
 		return g
 	}
 	c, warnings := clientWithWarnings(t, e)

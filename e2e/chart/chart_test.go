@@ -90,13 +90,28 @@ func renderFiles(t *testing.T, values map[string]any) (map[string]string, error)
 // deploymentKey is the chart's Deployment in objects of renderChart.
 const deploymentKey = "apps/v1 Deployment gatehouse-system/gatehouse"
 
-// configChecksum is the pod template's checksum/config annotation.
+// auditDeploymentKey is the chart's audit Deployment in objects of
+// renderChart.
+const auditDeploymentKey = "apps/v1 Deployment gatehouse-system/gatehouse-audit"
+
+// configChecksum is the pod template's checksum/config annotation, the same
+// on the webhooks' Deployment and the audit's (when rendered).
 func configChecksum(t *testing.T, objs map[string]map[string]any) string {
 	t.Helper()
-	annotations, _ := objs[deploymentKey]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
-	sum, _ := annotations["checksum/config"].(string)
-	if len(sum) != 64 {
-		t.Fatalf("the pod template's checksum/config is %q, want a sha256", sum)
+	sum := ""
+	for _, key := range []string{deploymentKey, auditDeploymentKey} {
+		if objs[key] == nil && key == auditDeploymentKey {
+			continue
+		}
+		annotations, _ := objs[key]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["annotations"].(map[string]any)
+		s, _ := annotations["checksum/config"].(string)
+		if len(s) != 64 {
+			t.Fatalf("%s: the pod template's checksum/config is %q, want a sha256", key, s)
+		}
+		if sum != "" && s != sum {
+			t.Fatalf("%s: checksum/config %s differs from the webhooks' %s", key, s, sum)
+		}
+		sum = s
 	}
 	return sum
 }
@@ -107,11 +122,16 @@ func configChecksum(t *testing.T, objs map[string]map[string]any) string {
 func withoutConfigChecksum(t *testing.T, objs map[string]map[string]any) map[string]map[string]any {
 	t.Helper()
 	configChecksum(t, objs)
-	meta := objs[deploymentKey]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
-	annotations := meta["annotations"].(map[string]any)
-	delete(annotations, "checksum/config")
-	if len(annotations) == 0 {
-		delete(meta, "annotations")
+	for _, key := range []string{deploymentKey, auditDeploymentKey} {
+		if objs[key] == nil {
+			continue
+		}
+		meta := objs[key]["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)
+		annotations := meta["annotations"].(map[string]any)
+		delete(annotations, "checksum/config")
+		if len(annotations) == 0 {
+			delete(meta, "annotations")
+		}
 	}
 	return objs
 }
@@ -633,5 +653,42 @@ func TestChartRefusesWhatItsEntriesWereNotRenderedFor(t *testing.T) {
 	}
 	if _, err := renderChart(t, map[string]any{"config": spelled}); err != nil {
 		t.Errorf("the rendered values spelled out, and a key that shapes no entry changed: %v", err)
+	}
+}
+
+// TestChartAuditOff: with audit.enabled false the chart renders nothing of
+// the background audit (Deployment, Service, ServiceAccount, ClusterRole and
+// the bindings, its ServiceMonitor) and leaves every other object as the
+// default render has it: the webhook replicas never audit either way.
+func TestChartAuditOff(t *testing.T) {
+	monitoring := map[string]any{"serviceMonitor": map[string]any{"enabled": true}}
+	on, err := renderChart(t, map[string]any{"monitoring": monitoring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := renderChart(t, map[string]any{"monitoring": monitoring, "audit": map[string]any{"enabled": false}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []string
+	for k := range on {
+		if _, ok := off[k]; !ok {
+			gone = append(gone, k)
+		} else if diff := cmp.Diff(on[k], off[k]); diff != "" {
+			t.Errorf("%s changes with the audit off:\n%s", k, diff)
+		}
+	}
+	sort.Strings(gone)
+	want := []string{
+		"apps/v1 Deployment gatehouse-system/gatehouse-audit",
+		"monitoring.coreos.com/v1 ServiceMonitor gatehouse-system/gatehouse-audit",
+		"rbac.authorization.k8s.io/v1 ClusterRole <nil>/gatehouse-audit",
+		"rbac.authorization.k8s.io/v1 ClusterRoleBinding <nil>/gatehouse-audit",
+		"rbac.authorization.k8s.io/v1 RoleBinding gatehouse-system/gatehouse-audit-leader-election",
+		"v1 Service gatehouse-system/gatehouse-audit",
+		"v1 ServiceAccount gatehouse-system/gatehouse-audit",
+	}
+	if diff := cmp.Diff(want, gone); diff != "" {
+		t.Errorf("objects left out with the audit off (-want +got):\n%s", diff)
 	}
 }

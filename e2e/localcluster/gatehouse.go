@@ -21,6 +21,13 @@ import (
 
 // GatehouseOptions configure one `gatehouse serve`.
 type GatehouseOptions struct {
+	// Role is serve's --role: "" or "webhook" serves the webhooks, "audit"
+	// runs the background audit alone (no certificate, no webhook port;
+	// CertDir, Port and ReconcileDependencyGroups are then unused).
+	Role string
+	// LeaderElectionNamespace holds the audit role's Lease (default
+	// "default").
+	LeaderElectionNamespace string
 	// CertDir holds tls.crt and tls.key; WorkDir receives the log.
 	CertDir, WorkDir string
 	// Kubeconfig is the cluster gatehouse reads state from, as which user.
@@ -121,8 +128,16 @@ func LaunchGatehouse(ctx context.Context, o GatehouseOptions) (*Gatehouse, error
 	args := []string{"serve", "--cert-dir", o.CertDir, "--host", "127.0.0.1", "--port", strconv.Itoa(o.Port),
 		"--probe-address", o.ProbeAddr, "--metrics-address", metricsAddr, "--shutdown-delay", "0s", "--cert-poll-interval", "1s",
 		"--kubeconfig", o.Kubeconfig}
+	leaseNamespace := o.LeaderElectionNamespace
+	if leaseNamespace == "" {
+		leaseNamespace = "default"
+	}
 	if o.ReconcileDependencyGroups {
-		args = append(args, "--reconcile-dependencygroups", "--manage-selections", "--leader-election-namespace", "default")
+		args = append(args, "--reconcile-dependencygroups", "--manage-selections", "--leader-election-namespace", leaseNamespace)
+	}
+	if o.Role == "audit" {
+		args = []string{"serve", "--role", "audit", "--probe-address", o.ProbeAddr, "--metrics-address", metricsAddr,
+			"--kubeconfig", o.Kubeconfig, "--leader-election-namespace", leaseNamespace}
 	}
 	args = append(args, o.Args...)
 	if o.Binary == "" {

@@ -1,13 +1,17 @@
 package audit
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -170,5 +174,53 @@ func TestTallyPublish(t *testing.T) {
 	}
 	if v := testutil.ToFloat64(passSeconds); v != 0.5 {
 		t.Errorf("pass duration %v, want 0.5", v)
+	}
+}
+
+// TestBoundKeepsAReportUnderTheLimit: an object with 12,000 findings that
+// only warn (a scope of 12,000 unknown entries) and one that fails gets a
+// report under MaxReportBytes, not one the API server refuses: the failing
+// result first, as many warnings as fit, then one ReportTruncated result
+// counting the rest; the summary counts every result. Results that fit are
+// kept as they are.
+func TestBoundKeepsAReportUnderTheLimit(t *testing.T) {
+	ref := []corev1.ObjectReference{{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "data", UID: "u-1"}}
+	var results []policyreportv1alpha2.PolicyReportResult
+	for i := range 12000 {
+		results = append(results, policyreportv1alpha2.PolicyReportResult{Source: Source, Policy: "secret-scope", Rule: "ScopeUnknownKey",
+			Result: policyreportv1alpha2.StatusWarn, Resources: ref,
+			Message:    fmt.Sprintf("entry %d of the scope has a key secret-operator does not know, so it skips the entry; known keys are node, pod, service and listener-volume", i+1),
+			Properties: map[string]string{PropertyMode: ModeEnforce, PropertyField: "metadata.annotations[secrets.kubedoop.dev/scope]"}})
+	}
+	results = append(results, policyreportv1alpha2.PolicyReportResult{Source: Source, Policy: "secret-scope", Rule: "ScopeEntryEmpty",
+		Result: policyreportv1alpha2.StatusFail, Resources: ref, Properties: map[string]string{PropertyMode: ModeEnforce}})
+	if n := encodedSize(results); n < 4<<20 {
+		t.Fatalf("the results encode to %d bytes: too few to need a bound", n)
+	}
+
+	b := Bound(results, MaxReportBytes)
+	raw, err := json.Marshal(b.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw)+len(b.Results)*timestampBytes > MaxReportBytes {
+		t.Errorf("the bounded results encode to %d bytes (stamped), above %d", len(raw)+len(b.Results)*timestampBytes, MaxReportBytes)
+	}
+	last := b.Results[len(b.Results)-1]
+	listed := len(b.Results) - 1
+	if b.Results[0].Rule != "ScopeEntryEmpty" || last.Rule != RuleReportTruncated || last.Result != policyreportv1alpha2.StatusSkip ||
+		last.Properties[PropertyOmitted] != strconv.Itoa(len(results)-listed) || b.Omitted != len(results)-listed || listed < 100 {
+		t.Errorf("bounded: first %s, %d listed, last %+v, omitted %d", b.Results[0].Rule, listed, last, b.Omitted)
+	}
+	if want := (policyreportv1alpha2.PolicyReportSummary{Fail: 1, Warn: 12000, Skip: 1}); b.Summary != want {
+		t.Errorf("summary %+v, want %+v (every result counted)", b.Summary, want)
+	}
+	if again := Bound(results, MaxReportBytes); Hash(again.Results) != Hash(b.Results) {
+		t.Error("Bound is not deterministic")
+	}
+	if small := Bound(results[:3], MaxReportBytes); small.Omitted != 0 || !slices.EqualFunc(small.Results, results[:3], func(a, b policyreportv1alpha2.PolicyReportResult) bool {
+		return Hash([]policyreportv1alpha2.PolicyReportResult{a}) == Hash([]policyreportv1alpha2.PolicyReportResult{b})
+	}) {
+		t.Errorf("three results were changed by the bound: %+v", small)
 	}
 }

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -25,11 +27,44 @@ var (
 		Name: "gatehouse_audit_pass_duration_seconds",
 		Help: "Wall time of the last completed background audit pass.",
 	})
+	lastCompleted = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gatehouse_audit_last_completed_pass_timestamp_seconds",
+		Help: "When the last background audit pass completed (Unix time; 0 before the first).",
+	})
+	intervalSeconds = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "gatehouse_audit_interval_seconds",
+		Help: "The background audit's interval (audit.interval); 0 where no audit runs.",
+	})
+	reportWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_audit_report_writes_total",
+		Help: "Report writes and deletions of the background audit, by result (done, skipped: the namespace is Terminating or gone, failed: refused by the API server).",
+	}, []string{"result"})
+)
+
+// The results of a report write (gatehouse_audit_report_writes_total).
+const (
+	WriteDone    = "done"
+	WriteSkipped = "skipped"
+	WriteFailed  = "failed"
 )
 
 func init() {
-	metrics.Registry.MustRegister(findingsGauge, objectsTotal, passesTotal, passSeconds)
+	metrics.Registry.MustRegister(findingsGauge, objectsTotal, passesTotal, passSeconds, lastCompleted, intervalSeconds, reportWrites)
+	// Every series exists from the start, so that increase() sees the
+	// first failure.
+	for _, result := range []string{"completed", "failed"} {
+		passesTotal.WithLabelValues(result)
+	}
+	for _, result := range []string{WriteDone, WriteSkipped, WriteFailed} {
+		reportWrites.WithLabelValues(result)
+	}
 }
+
+// Started records that the background audit runs here, every interval.
+func Started(interval time.Duration) { intervalSeconds.Set(interval.Seconds()) }
+
+// ReportWrite counts one report write or deletion by its result.
+func ReportWrite(result string) { reportWrites.WithLabelValues(result).Inc() }
 
 // Tally counts findings by webhook, code and mode over one pass.
 type Tally map[[3]string]int
@@ -55,6 +90,7 @@ func (t Tally) Publish(objects int, seconds float64) {
 	}
 	objectsTotal.Add(float64(objects))
 	passSeconds.Set(seconds)
+	lastCompleted.SetToCurrentTime()
 	passesTotal.WithLabelValues("completed").Inc()
 }
 

@@ -2,7 +2,9 @@ package audit
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +29,92 @@ const Source = "gatehouse"
 const (
 	PropertyField = "field"
 	PropertyMode  = "mode"
+	// PropertyOmitted is the number of results a bounded report leaves
+	// out, on its RuleReportTruncated result.
+	PropertyOmitted = "omitted"
 )
+
+// MaxReportBytes bounds the results of one report, JSON-encoded. The API
+// server refuses a request body over 3 MiB and etcd stores objects of up to
+// 1.5 MiB by default; an object with thousands of findings (12,000 scope
+// entries that warn make a 6 MB report) must still get a report, and must
+// not make the pass fail for every other object.
+const MaxReportBytes = 256 << 10
+
+// RuleReportTruncated is the rule of the one result (policy Source, result
+// skip) a report over MaxReportBytes ends with: how many results it leaves
+// out.
+const RuleReportTruncated = "ReportTruncated"
+
+// timestampBytes is what a result's timestamp adds once it is stamped.
+const timestampBytes = len(`,"timestamp":{"seconds":10000000000,"nanos":0}`)
+
+// severityRank orders results by what a reader must see first.
+var severityRank = map[policyreportv1alpha2.PolicyResult]int{
+	policyreportv1alpha2.StatusFail: 0, policyreportv1alpha2.StatusError: 1, policyreportv1alpha2.StatusWarn: 2,
+	policyreportv1alpha2.StatusSkip: 3, policyreportv1alpha2.StatusPass: 4,
+}
+
+// Bounded is what one report holds.
+type Bounded struct {
+	// Results are the results listed: all of them when they fit into the
+	// bound; otherwise the most severe that fit (fail, error, warn, pass,
+	// each in decision order), then one RuleReportTruncated result.
+	Results []policyreportv1alpha2.PolicyReportResult
+	// Summary counts every result, listed or not (and the
+	// RuleReportTruncated result as a skip).
+	Summary policyreportv1alpha2.PolicyReportSummary
+	// Omitted is the number of results not listed.
+	Omitted int
+}
+
+// Bound fits the results of one object into maxBytes of encoded results
+// (MaxReportBytes in reports). Deterministic: the same results give the
+// same report.
+func Bound(results []policyreportv1alpha2.PolicyReportResult, maxBytes int) Bounded {
+	out := Bounded{Results: results, Summary: policyreportv1alpha2.Summarize(results)}
+	if encodedSize(results) <= maxBytes {
+		return out
+	}
+	ordered := slices.Clone(results)
+	slices.SortStableFunc(ordered, func(a, b policyreportv1alpha2.PolicyReportResult) int {
+		return severityRank[a.Result] - severityRank[b.Result]
+	})
+	// Room for the truncation result itself.
+	budget := maxBytes - 1024
+	kept := 0
+	for _, r := range ordered {
+		n := encodedSize([]policyreportv1alpha2.PolicyReportResult{r})
+		if n > budget {
+			break
+		}
+		budget -= n
+		kept++
+	}
+	out.Omitted = len(ordered) - kept
+	truncated := policyreportv1alpha2.PolicyReportResult{
+		Source: Source, Policy: Source, Rule: RuleReportTruncated, Result: policyreportv1alpha2.StatusSkip,
+		Message: fmt.Sprintf("%d more %s of this object are not listed: a report holds at most %d KiB of results, the most severe first; `gatehouse audit` lists them all",
+			out.Omitted, policies.Plural(out.Omitted, "result"), maxBytes>>10),
+		Properties: map[string]string{PropertyOmitted: strconv.Itoa(out.Omitted)},
+	}
+	if len(results) > 0 {
+		truncated.Resources = results[0].Resources
+	}
+	out.Results = append(ordered[:kept:kept], truncated)
+	out.Summary.Skip++
+	return out
+}
+
+// encodedSize is the size of results in a report, once stamped.
+func encodedSize(results []policyreportv1alpha2.PolicyReportResult) int {
+	n := 2
+	for _, r := range results {
+		raw, _ := json.Marshal(r)
+		n += len(raw) + timestampBytes + 1
+	}
+	return n
+}
 
 // ReportResults turns the decisions on one object into report results, in
 // decision order: per finding one result (policy = webhook, rule = code,

@@ -14,10 +14,12 @@
 // audit list every resource of the cluster: only the resources named in the
 // webhooks' rules, and product groups, are listed.
 //
-// Memory stays bounded by the page size: objects are listed page by page
-// (limit/continue) and each is dropped once reviewed; only the results the
-// caller keeps remain. The client's rate limiter (rest.Config QPS and Burst)
-// paces the list calls. Only get and list are used.
+// Memory stays bounded in bytes, not objects: the Pager lists page by page
+// (limit/continue, pages sized by the bytes of their objects) and decodes
+// each page as it streams in, one object at a time, which is dropped once
+// reviewed; only the results the caller keeps remain. The client's rate
+// limiter (rest.Config QPS and Burst) paces the list calls. Only get and
+// list are used.
 package audit
 
 import (
@@ -40,7 +42,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/webhooks"
@@ -48,9 +49,6 @@ import (
 
 // User is the user an audited object is reviewed as.
 const User = "gatehouse-audit"
-
-// DefaultPageSize is the number of objects asked for per list call.
-const DefaultPageSize = 500
 
 // Target is one resource the audit lists.
 type Target struct {
@@ -80,29 +78,29 @@ type Result struct {
 	Decisions []webhooks.Decision
 }
 
-// Progress is told, after every page, how far the scan is.
+// Progress is told, every hundred objects and at the end of each resource,
+// how far the scan is.
 type Progress func(target Target, objects int)
 
 // Scanner lists and reviews stored objects.
 type Scanner struct {
-	dynamic   dynamic.Interface
+	pager     *Pager
 	discovery discovery.DiscoveryInterface
 	hooks     []*webhooks.Webhook
 	opts      webhooks.Options
 	chain     *webhooks.Offline
-	// PageSize is the list limit (DefaultPageSize when 0).
-	PageSize int64
 	// SkipNamespaces are never audited: the webhook configurations exclude
 	// them, so gatehouse never judges their objects.
 	SkipNamespaces []string
-	// Progress, when set, is told after every page.
+	// Progress, when set, is told how far the scan is.
 	Progress Progress
 }
 
-// NewScanner returns a scanner over the enabled webhooks hooks (from
-// webhooks.Build with opts, whose readers hold the cluster's state).
-func NewScanner(dyn dynamic.Interface, disc discovery.DiscoveryInterface, hooks []*webhooks.Webhook, opts webhooks.Options) *Scanner {
-	return &Scanner{dynamic: dyn, discovery: disc, hooks: hooks, opts: opts, chain: webhooks.NewOffline(hooks, opts)}
+// NewScanner returns a scanner that lists with pager and reviews through
+// the enabled webhooks hooks (from webhooks.Build with opts, whose readers
+// hold the cluster's state).
+func NewScanner(pager *Pager, disc discovery.DiscoveryInterface, hooks []*webhooks.Webhook, opts webhooks.Options) *Scanner {
+	return &Scanner{pager: pager, discovery: disc, hooks: hooks, opts: opts, chain: webhooks.NewOffline(hooks, opts)}
 }
 
 // Targets returns the resources the cluster serves that an enabled webhook
@@ -172,18 +170,26 @@ type Stats struct {
 	Forbidden []Target
 }
 
-// Scan reviews every stored object of every target, page by page, and hands
-// each result to visit in list order. A target whose resource disappeared
-// since discovery is skipped; one the client may not list is skipped and
-// named in Stats.Forbidden.
+// Scan reviews every stored object of every target, one at a time, and
+// hands each result to visit in list order. A target whose resource
+// disappeared since discovery is skipped; one the client may not list is
+// skipped and named in Stats.Forbidden. An error of visit ends the scan.
 func (s *Scanner) Scan(ctx context.Context, targets []Target, visit func(Result) error) (Stats, error) {
 	var stats Stats
 	for _, t := range targets {
 		n, err := s.scanTarget(ctx, t, visit)
 		stats.Objects += n
-		if apierrors.IsForbidden(err) {
-			stats.Forbidden = append(stats.Forbidden, t)
-			continue
+		// Only the list call's own refusal skips a resource: an error of
+		// visit (a report that could not be written) is no list refusal.
+		var listErr *ListError
+		if errors.As(err, &listErr) && listErr.FirstPage {
+			switch {
+			case apierrors.IsForbidden(listErr.Err):
+				stats.Forbidden = append(stats.Forbidden, t)
+				continue
+			case apierrors.IsNotFound(listErr.Err):
+				continue // the resource went away (a CRD deleted since discovery)
+			}
 		}
 		if err != nil {
 			return stats, err
@@ -192,54 +198,33 @@ func (s *Scanner) Scan(ctx context.Context, targets []Target, visit func(Result)
 	return stats, nil
 }
 
+// progressEvery is how many objects pass between two Progress calls.
+const progressEvery = 100
+
 func (s *Scanner) scanTarget(ctx context.Context, t Target, visit func(Result) error) (int, error) {
-	limit := s.PageSize
-	if limit <= 0 {
-		limit = DefaultPageSize
+	l := List{GVR: t.GVR, Kind: t.Kind, Namespace: t.Namespace}
+	if t.Name != "" {
+		l.FieldSelector = fields.OneTermEqualSelector("metadata.name", t.Name).String()
 	}
 	n := 0
-	cont := ""
-	for {
-		opts := metav1.ListOptions{Limit: limit, Continue: cont}
-		if t.Name != "" {
-			opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", t.Name).String()
+	err := s.pager.Each(ctx, l, func(obj *unstructured.Unstructured) error {
+		if slices.Contains(s.SkipNamespaces, obj.GetNamespace()) {
+			return nil
 		}
-		page, err := s.dynamic.Resource(t.GVR).Namespace(t.Namespace).List(ctx, opts)
-		switch {
-		case apierrors.IsForbidden(err) && cont == "":
-			return n, err
-		case apierrors.IsNotFound(err) && cont == "":
-			return n, nil // the resource went away (a CRD deleted since discovery)
-		case apierrors.IsResourceExpired(err):
-			return n, fmt.Errorf("listing %s: the list expired between two pages (%w); a smaller --page-size or a higher --qps finishes sooner", t.GVR.GroupResource(), err)
-		case err != nil:
-			return n, fmt.Errorf("listing %s: %w", t.GVR.GroupResource(), err)
+		res, err := s.Review(ctx, t, obj)
+		if err != nil {
+			return err
 		}
-		for i := range page.Items {
-			obj := &page.Items[i]
-			if slices.Contains(s.SkipNamespaces, obj.GetNamespace()) {
-				continue
-			}
-			res, err := s.Review(ctx, t, obj)
-			if err != nil {
-				return n, err
-			}
-			n++
-			if err := visit(res); err != nil {
-				return n, err
-			}
-		}
-		if s.Progress != nil {
+		n++
+		if s.Progress != nil && n%progressEvery == 0 {
 			s.Progress(t, n)
 		}
-		cont = page.GetContinue()
-		if cont == "" {
-			return n, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return n, err
-		}
+		return visit(res)
+	})
+	if s.Progress != nil {
+		s.Progress(t, n)
 	}
+	return n, err
 }
 
 // Review runs one stored object through the chain as a CREATE.

@@ -2,8 +2,7 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,43 +13,31 @@ import (
 	"k8s.io/client-go/dynamic"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	policyreportv1alpha2 "github.com/gatehouse-dev/gatehouse/api/policyreport/v1alpha2"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 )
 
-// AuditFieldManager owns the reports the background audit writes.
-const AuditFieldManager = "gatehouse-audit"
-
-// The labels and annotation of every report gatehouse writes.
-const (
-	ReportManagedByLabel = "app.kubernetes.io/managed-by"
-	ReportManagedBy      = "gatehouse"
-	// ReportResultsHash holds audit.Hash of the report's results: a report
-	// whose hash is unchanged is not written again.
-	ReportResultsHash = "gatehouse.dev/results-hash"
-)
-
-var (
-	policyReports        = schema.GroupVersionResource{Group: policyreportv1alpha2.Group, Version: policyreportv1alpha2.Version, Resource: policyreportv1alpha2.ResourcePolicyReports}
-	clusterPolicyReports = schema.GroupVersionResource{Group: policyreportv1alpha2.Group, Version: policyreportv1alpha2.Version, Resource: policyreportv1alpha2.ResourceClusterPolicyReports}
-)
-
-// Audit is the background audit (docs/audit.md): on the leader only, every
-// Interval, it reviews every stored object of every intercepted resource
-// through the review chain (audit.Scanner) and writes the results as one
-// PolicyReport per namespaced object and one ClusterPolicyReport per
-// cluster-scoped object, named by the object's UID and owned by it, as
-// Kyverno writes them today (so Policy Reporter and kubectl show one report
-// per resource, and the garbage collector removes a report with its object).
-// Only objects with something to report get one: a clean object costs no
-// write. Each report is written by server-side apply under
-// AuditFieldManager, and only when its results changed, so a pass over an
-// unchanged cluster writes nothing; a report whose object is gone or clean
-// is deleted at the end of a complete pass (a cluster without a garbage
-// collector keeps none either). The findings also become the
-// gatehouse_audit_findings gauge.
+// Audit is the background audit (docs/audit.md): on the leader of the audit
+// role only, every Interval, it reviews every stored object of every
+// intercepted resource through the review chain (audit.Scanner) and writes
+// the results as one PolicyReport per namespaced object and one
+// ClusterPolicyReport per cluster-scoped object, named by the object's UID
+// and owned by it, as Kyverno writes them today (so Policy Reporter and
+// kubectl show one report per resource, and the garbage collector removes a
+// report with its object). Only objects with something to report get one:
+// a clean object costs no write. A report is bounded in size
+// (audit.MaxReportBytes), written by server-side apply under
+// AuditFieldManager, and only when its content differs from what is stored
+// (whoever changed it), so a pass over an unchanged cluster writes nothing;
+// a report whose object is gone or clean is deleted at the end of a
+// complete pass (a cluster without a garbage collector keeps none either).
+// A report that cannot be written (refused, or its namespace Terminating)
+// is counted and logged, and the pass goes on. The findings also become
+// the gatehouse_audit_findings gauge.
 type Audit struct {
-	Scanner  *audit.Scanner
+	Scanner *audit.Scanner
+	// Pager lists the existing reports, as the scanner lists objects.
+	Pager *audit.Pager
+	// Dynamic writes and deletes the reports.
 	Dynamic  dynamic.Interface
 	Interval time.Duration
 	// Synced reports whether the caches the webhooks read have synced; a
@@ -65,9 +52,11 @@ type Audit struct {
 func (a *Audit) NeedLeaderElection() bool { return true }
 
 // Start runs a pass at once, then every Interval, until ctx ends. A failed
-// pass is logged and retried at the next interval.
+// pass is logged, counted and retried at the next interval.
 func (a *Audit) Start(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithName("audit")
+	ctx = logf.IntoContext(ctx, log)
+	audit.Started(a.Interval)
 	for {
 		start := time.Now()
 		stats, err := a.Pass(ctx)
@@ -78,7 +67,8 @@ func (a *Audit) Start(ctx context.Context) error {
 				log.Info("not allowed to list a resource: its objects are not audited", "resource", t.GVR.GroupResource().String())
 			}
 			log.Info("audit pass done", "objects", stats.Objects, "reports", stats.Reports, "written", stats.Written,
-				"deleted", stats.Deleted, "seconds", time.Since(start).Seconds())
+				"deleted", stats.Deleted, "truncated", stats.Truncated, "skipped", stats.Skipped, "failed", stats.Failed,
+				"seconds", time.Since(start).Seconds())
 		}
 		select {
 		case <-ctx.Done():
@@ -94,6 +84,13 @@ type PassStats struct {
 	Reports int // objects with a report after the pass
 	Written int // reports created or changed
 	Deleted int // reports removed (object gone, or nothing left to report)
+	// Truncated are the reports written or kept that list only part of
+	// their results (audit.MaxReportBytes).
+	Truncated int
+	// Skipped are the writes left out because the report's namespace is
+	// Terminating or gone; Failed the writes and deletions the API server
+	// refused for another reason. Neither stops the pass.
+	Skipped, Failed int
 	// Forbidden are the resources gatehouse may not list: not audited.
 	Forbidden []audit.Target
 }
@@ -101,8 +98,8 @@ type PassStats struct {
 // reportKey names a report: namespace ("" for a ClusterPolicyReport) and name.
 type reportKey struct{ namespace, name string }
 
-// existingReport is what a pass keeps of a report it found: its results
-// hash and the group and kind of its object.
+// existingReport is what a pass keeps of a report it found: the hash of its
+// content and the group and kind of its object.
 type existingReport struct{ hash, group, kind string }
 
 // Pass runs one audit pass.
@@ -116,15 +113,19 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		}
 	}
 	start := time.Now()
+	failed := func(err error) (PassStats, error) {
+		if ctx.Err() == nil { // a pass cut short by shutdown did not fail
+			audit.PassFailed()
+		}
+		return stats, err
+	}
 	existing, reportsServed, err := a.existingReports(ctx)
 	if err != nil {
-		audit.PassFailed()
-		return stats, err
+		return failed(err)
 	}
 	targets, err := a.Scanner.Targets()
 	if err != nil {
-		audit.PassFailed()
-		return stats, err
+		return failed(err)
 	}
 	tally := audit.Tally{}
 	seen := map[reportKey]bool{}
@@ -138,16 +139,25 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		}
 		key := reportKey{r.Object.Namespace, string(r.Object.UID)}
 		seen[key] = true
-		hash := audit.Hash(results)
-		if existing[key].hash == hash {
+		report := newReport(r.Object, audit.Bound(results, audit.MaxReportBytes))
+		if report.omitted > 0 {
+			stats.Truncated++
+		}
+		if existing[key].hash == report.hash {
 			return nil
 		}
-		stats.Written++
-		return a.apply(ctx, r.Object, results, hash)
+		err := a.apply(ctx, report)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		a.count(ctx, &stats, r.Object, err, "writing")
+		if err == nil {
+			stats.Written++
+		}
+		return nil
 	})
 	if err != nil {
-		audit.PassFailed()
-		return stats, err
+		return failed(err)
 	}
 	stats.Objects, stats.Forbidden = scanned.Objects, scanned.Forbidden
 	stats.Reports = len(seen)
@@ -165,91 +175,86 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 			gvr = clusterPolicyReports
 		}
 		err := a.Dynamic.Resource(gvr).Namespace(key.namespace).Delete(ctx, key.name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			audit.PassFailed()
-			return stats, fmt.Errorf("deleting report %s/%s: %w", key.namespace, key.name, err)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return failed(ctx.Err())
+		case apierrors.IsNotFound(err):
+			stats.Deleted++ // gone already (the garbage collector was first)
+		default:
+			a.count(ctx, &stats, audit.Object{Kind: report.kind, Namespace: key.namespace, Name: key.name}, err, "deleting the report of")
+			if err == nil {
+				stats.Deleted++
+			}
 		}
-		stats.Deleted++
 	}
 	tally.Publish(stats.Objects, time.Since(start).Seconds())
 	return stats, nil
 }
 
-// existingReports lists gatehouse's reports (by label, page by page) with
-// their results hash. served is false when the cluster has no PolicyReport
-// CRDs: the pass then keeps its findings in the metrics only.
+// count records the outcome of one report write or deletion: a refusal is
+// logged with the object's names and the API server's reason (never a
+// message, which could quote a value) and counted, and the pass goes on.
+func (a *Audit) count(ctx context.Context, stats *PassStats, obj audit.Object, err error, what string) {
+	outcome := writeOutcome(err)
+	audit.ReportWrite(outcome)
+	if err == nil {
+		return
+	}
+	log := logf.FromContext(ctx)
+	keys := []any{"kind", obj.Kind, "namespace", obj.Namespace, "name", obj.Name,
+		"reason", string(apierrors.ReasonForError(err)), "code", apiStatusCode(err)}
+	if outcome == audit.WriteSkipped {
+		stats.Skipped++
+		log.V(1).Info(what+" an object: its namespace is Terminating or gone; skipped", keys...)
+		return
+	}
+	stats.Failed++
+	log.Info(what+" an object was refused; the pass goes on (gatehouse_audit_report_writes_total{result=\"failed\"})", keys...)
+}
+
+// writeOutcome classifies the result of a report write: a namespace that is
+// going away (Terminating, or gone) refuses every create in it, which is no
+// fault of the audit's.
+func writeOutcome(err error) string {
+	switch {
+	case err == nil:
+		return audit.WriteDone
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) || apierrors.IsNotFound(err):
+		return audit.WriteSkipped
+	default:
+		return audit.WriteFailed
+	}
+}
+
+func apiStatusCode(err error) int32 {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Code
+	}
+	return 0
+}
+
+// existingReports lists gatehouse's reports (by label, as the objects are
+// listed: byte-bounded pages, one report decoded at a time) with the hash of
+// their content. served is false when the cluster has no PolicyReport CRDs:
+// the pass then keeps its findings in the metrics only.
 func (a *Audit) existingReports(ctx context.Context) (map[reportKey]existingReport, bool, error) {
 	out := map[reportKey]existingReport{}
 	for _, gvr := range []schema.GroupVersionResource{policyReports, clusterPolicyReports} {
-		cont := ""
-		for {
-			list, err := a.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{
-				LabelSelector: ReportManagedByLabel + "=" + ReportManagedBy, Limit: 500, Continue: cont})
-			if apierrors.IsNotFound(err) {
-				return nil, false, nil
-			}
-			if err != nil {
-				return nil, false, fmt.Errorf("listing %s: %w", gvr.Resource, err)
-			}
-			for _, item := range list.Items {
-				apiVersion, _, _ := unstructured.NestedString(item.Object, "scope", "apiVersion")
-				kind, _, _ := unstructured.NestedString(item.Object, "scope", "kind")
-				out[reportKey{item.GetNamespace(), item.GetName()}] = existingReport{hash: item.GetAnnotations()[ReportResultsHash],
-					group: schema.FromAPIVersionAndKind(apiVersion, kind).Group, kind: kind}
-			}
-			if cont = list.GetContinue(); cont == "" {
-				break
-			}
+		err := a.Pager.Each(ctx, audit.List{GVR: gvr, LabelSelector: ReportManagedByLabel + "=" + ReportManagedBy}, func(item *unstructured.Unstructured) error {
+			apiVersion, _, _ := unstructured.NestedString(item.Object, "scope", "apiVersion")
+			kind, _, _ := unstructured.NestedString(item.Object, "scope", "kind")
+			out[reportKey{item.GetNamespace(), item.GetName()}] = existingReport{hash: storedContentHash(item),
+				group: schema.FromAPIVersionAndKind(apiVersion, kind).Group, kind: kind}
+			return nil
+		})
+		var listErr *audit.ListError
+		if errors.As(err, &listErr) && listErr.FirstPage && apierrors.IsNotFound(listErr.Err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
 		}
 	}
 	return out, true, nil
-}
-
-// apply writes the report of obj by server-side apply.
-func (a *Audit) apply(ctx context.Context, obj audit.Object, results []policyreportv1alpha2.PolicyReportResult, hash string) error {
-	now := time.Now
-	if a.Now != nil {
-		now = a.Now
-	}
-	stamp := metav1.Timestamp{Seconds: now().Unix()}
-	for i := range results {
-		results[i].Timestamp = stamp
-	}
-	meta := metav1.ObjectMeta{
-		Name:        string(obj.UID),
-		Namespace:   obj.Namespace,
-		Labels:      map[string]string{ReportManagedByLabel: ReportManagedBy},
-		Annotations: map[string]string{ReportResultsHash: hash},
-		// The report goes with its object where a garbage collector runs.
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: obj.APIVersion, Kind: obj.Kind, Name: obj.Name, UID: obj.UID}},
-	}
-	scope := &corev1.ObjectReference{APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID}
-	var report any
-	gvr := policyReports
-	if obj.Namespace == "" {
-		gvr = clusterPolicyReports
-		report = policyreportv1alpha2.ClusterPolicyReport{
-			TypeMeta:   metav1.TypeMeta{APIVersion: policyreportv1alpha2.APIVersion, Kind: policyreportv1alpha2.KindClusterPolicyReport},
-			ObjectMeta: meta, Scope: scope, Summary: policyreportv1alpha2.Summarize(results), Results: results,
-		}
-	} else {
-		report = policyreportv1alpha2.PolicyReport{
-			TypeMeta:   metav1.TypeMeta{APIVersion: policyreportv1alpha2.APIVersion, Kind: policyreportv1alpha2.KindPolicyReport},
-			ObjectMeta: meta, Scope: scope, Summary: policyreportv1alpha2.Summarize(results), Results: results,
-		}
-	}
-	data, err := json.Marshal(report)
-	if err != nil {
-		return err
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
-		return err
-	}
-	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	_, err = a.Dynamic.Resource(gvr).Namespace(obj.Namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: AuditFieldManager, Force: true})
-	if err != nil {
-		return fmt.Errorf("writing the report of %s %s/%s: %w", obj.Kind, obj.Namespace, obj.Name, err)
-	}
-	return nil
 }

@@ -52,15 +52,17 @@ type ServerConfig struct {
 	Audit Audit `json:"audit,omitempty"`
 }
 
-// Audit configures the background audit: on the leader replica, every
-// stored object of every intercepted resource is reviewed through the same
-// chain as a CREATE, and the findings are written as PolicyReports and
-// ClusterPolicyReports (docs/audit.md).
+// Audit configures the background audit, which `gatehouse serve
+// --role=audit` runs in a Deployment of its own (never a replica that serves
+// admission): every stored object of every intercepted resource is reviewed
+// through the same chain as a CREATE, and the findings are written as
+// PolicyReports and ClusterPolicyReports (docs/audit.md).
 type Audit struct {
 	// Interval between the starts of two passes, a Go duration ("1h",
 	// "30m"); "0" switches the background audit off. Default "1h".
 	Interval string `json:"interval,omitempty"`
-	// PageSize is the number of objects asked for per list call. Default 500.
+	// PageSize is the most objects asked for per list call (pages are
+	// also sized by the bytes of their objects). Default 500.
 	PageSize int64 `json:"pageSize,omitempty"`
 	// QPS and Burst bound the audit's own API requests (a client-side
 	// token bucket). Default 20 and 40.

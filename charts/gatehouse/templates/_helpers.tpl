@@ -17,6 +17,14 @@ app.kubernetes.io/component: webhook
 {{- end }}
 
 {{/*
+The labels of the audit's pods and what selects them: never the webhooks'.
+*/}}
+{{- define "gatehouse.auditSelectorLabels" -}}
+app.kubernetes.io/name: gatehouse
+app.kubernetes.io/component: audit
+{{- end }}
+
+{{/*
 The image reference: a digest pins it, else the tag (appVersion when empty).
 */}}
 {{- define "gatehouse.image" -}}

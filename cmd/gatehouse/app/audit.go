@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,7 +57,7 @@ an unreachable cluster.`,
 	fl.StringVarP(&f.output, "output", "o", "text", "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.Float32Var(&f.qps, "qps", 20, "API requests per second (client-side token bucket)")
 	fl.IntVar(&f.burst, "burst", 40, "API request burst")
-	fl.Int64Var(&f.pageSize, "page-size", audit.DefaultPageSize, "objects per list call")
+	fl.Int64Var(&f.pageSize, "page-size", audit.DefaultPageSize, "most objects per list call (pages are also sized by the bytes of their objects)")
 	fl.StringSliceVar(&f.exclude, "exclude-namespace", nil, "namespaces never audited (default: gatehouse's own, "+DefaultNamespace+", and the configuration's exemptions.namespaces, which the webhook configurations exclude)")
 	fl.DurationVar(&f.syncWait, "sync-timeout", 2*time.Minute, "how long to wait for the cluster state caches")
 	f.modes.register(cmd)
@@ -109,10 +108,11 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		return err
 	}
 	rc.QPS, rc.Burst, rc.UserAgent = f.qps, f.burst, "gatehouse-audit"
-	dyn, err := dynamic.NewForConfig(rc)
+	pager, err := audit.NewPager(rc)
 	if err != nil {
 		return usageError("%v", err)
 	}
+	pager.PageSize = f.pageSize
 	disc, err := discovery.NewDiscoveryClientForConfig(rc)
 	if err != nil {
 		return usageError("%v", err)
@@ -128,8 +128,7 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	if err := startAuditState(ctx, rc, cfg.Enabled, cfg.Overrides.Namespace, f.syncWait, &opts); err != nil {
 		return err
 	}
-	scanner := audit.NewScanner(dyn, disc, webhooks.Build(opts, cfg.Enabled), opts)
-	scanner.PageSize = f.pageSize
+	scanner := audit.NewScanner(pager, disc, webhooks.Build(opts, cfg.Enabled), opts)
 	scanner.SkipNamespaces = f.exclude
 	if !cmd.Flags().Changed("exclude-namespace") {
 		scanner.SkipNamespaces = opts.ExemptNamespaces(DefaultNamespace)

@@ -23,8 +23,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,13 +36,13 @@ import (
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
-	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
 
 type serveFlags struct {
 	modes          modeFlags
+	role           string
 	config         string
 	dev            bool
 	devDir         string
@@ -83,7 +81,12 @@ func newServe() *cobra.Command {
 		Long: `Serve every enabled webhook of the registry at its path over HTTPS, with /healthz and /readyz
 on the probe address and Prometheus metrics on the metrics address. The serving certificate is read
 from --cert-dir (tls.crt, tls.key) and reloaded when the files change. --dev creates a self-signed
-CA and a certificate for localhost instead, and prints where.`,
+CA and a certificate for localhost instead, and prints where.
+
+--role=audit runs the background audit instead, and nothing else: no webhook listener, no
+certificate, probes and metrics only. The audit reads every stored object, so it runs in a process
+(and a Deployment) of its own, whose memory never touches the replicas that serve admission
+(docs/audit.md); the webhook role never audits.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(f.config)
@@ -97,6 +100,13 @@ CA and a certificate for localhost instead, and prints where.`,
 			ctrl.SetLogger(log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			switch f.role {
+			case RoleWebhook:
+			case RoleAudit:
+				return runAuditRole(ctx, cmd, f, cfg, log)
+			default:
+				return usageError("--role must be %s or %s, not %q", RoleWebhook, RoleAudit, f.role)
+			}
 			if f.dev {
 				dir := f.devDir
 				if dir == "" {
@@ -130,6 +140,8 @@ CA and a certificate for localhost instead, and prints where.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&f.role, "role", RoleWebhook, RoleWebhook+": serve the webhooks and run the leader-elected controllers, never the audit; "+
+		RoleAudit+": run the background audit alone (audit.interval), in a Deployment of its own")
 	fl.StringVar(&f.config, "config", "", "server configuration file (apiVersion "+configv1alpha1.APIVersion+", kind "+configv1alpha1.Kind+")")
 	fl.BoolVar(&f.dev, "dev", false, "bootstrap a self-signed CA and a serving certificate for localhost, and serve with it")
 	fl.StringVar(&f.devDir, "dev-dir", "", "directory for --dev certificates (default: a new temporary directory)")
@@ -150,7 +162,7 @@ CA and a certificate for localhost instead, and prints where.`,
 		"keep the harnessed and scoped namespace labels current, which the webhook configurations select by (harness.manageSelections; leader-elected; deploy/ turns it on)")
 	fl.BoolVar(&f.manageLabels, "manage-harnessed-namespaces", false, "")
 	_ = fl.MarkDeprecated("manage-harnessed-namespaces", "use --manage-selections")
-	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the reconciler's leader election Lease")
+	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the controllers' (or the audit's) leader election Lease")
 	f.modes.register(cmd)
 	return cmd
 }
@@ -209,9 +221,11 @@ func newLogger(w io.Writer, level int) logr.Logger {
 }
 
 // Server is `gatehouse serve`: the webhook listener, the probe listener, the
-// metrics listener and the certificate source, run together.
+// metrics listener and the certificate source, run together; in the audit
+// role (NewAuditServer) the probe and metrics listeners and the audit only.
 type Server struct {
 	cfg           configv1alpha1.ServerConfig
+	role          string
 	log           logr.Logger
 	certs         *certs.FileSource
 	webhook       webhook.Server
@@ -232,7 +246,7 @@ type Server struct {
 	// combined endpoints, where they deny.
 	noState bool
 	// opts and hooks are what the endpoints serve; the background audit
-	// reviews stored objects through the same.
+	// (the audit role) reviews stored objects through the same.
 	opts  webhooks.Options
 	hooks []*webhooks.Webhook
 	// drift compares the registered webhook configurations with the
@@ -250,15 +264,15 @@ const modeDriftInterval = 10 * time.Second
 // They share one manager, one Lease and one cache; they need cluster
 // access.
 //
-// The background audit (controllers.Audit) joins them whenever gatehouse
-// reads a cluster and audit.interval is not "0".
+// The webhook role never runs the background audit, whatever audit.interval
+// says: the audit reads every stored object, and a serving replica's memory
+// must not depend on what tenants store (the audit role runs it,
+// NewAuditServer).
 func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool) error {
-	interval, _ := s.cfg.AuditInterval() // validated with the configuration
-	auditing := interval > 0 && s.rc != nil
-	if !dependencyGroups && !namespaceLabels && !auditing {
+	if !dependencyGroups && !namespaceLabels {
 		return nil
 	}
-	if s.rc == nil && (dependencyGroups || namespaceLabels) {
+	if s.rc == nil {
 		flag := "--reconcile-dependencygroups"
 		if !dependencyGroups {
 			flag = "--manage-selections"
@@ -296,55 +310,21 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 			return err
 		}
 	}
-	if auditing {
-		a, err := s.backgroundAudit(leaderNamespace, interval)
-		if err != nil {
-			return err
-		}
-		if err := mgr.Add(a); err != nil {
-			return err
-		}
-	}
 	s.manager = mgr
 	return nil
 }
 
-// backgroundAudit is the leader-elected audit over the server's own
-// webhooks and caches, with its own client-side rate limit.
-func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*controllers.Audit, error) {
-	rc := rest.CopyConfig(s.rc)
-	rc.QPS, rc.Burst, rc.UserAgent = s.cfg.Audit.QPS, s.cfg.Audit.Burst, "gatehouse-audit"
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return nil, err
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(rc)
-	if err != nil {
-		return nil, err
-	}
-	scanner := audit.NewScanner(dyn, disc, s.hooks, s.opts)
-	scanner.PageSize = s.cfg.Audit.PageSize
-	scanner.SkipNamespaces = s.opts.ExemptNamespaces(ownNamespace)
-	synced := func() bool {
-		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced())
-	}
-	return &controllers.Audit{Scanner: scanner, Dynamic: dyn, Interval: interval, Synced: synced}, nil
-}
-
 // NewServer assembles the server; nothing listens until Run.
 func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kubeconfig string) (*Server, error) {
-	s := &Server{cfg: cfg, log: log, shutdownDelay: shutdownDelay}
+	s := &Server{cfg: cfg, role: RoleWebhook, log: log, shutdownDelay: shutdownDelay}
 	opts := webhooks.OptionsFromConfig(cfg)
 	rc, err := s.restConfig(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	s.rc = rc
-	if rc != nil && cfg.Enabled("component-overrides") {
-		if s.workloads, err = clusterstate.NewCachedWorkloads(rc, cfg.Overrides.Namespace); err != nil {
-			return nil, err
-		}
-		opts.Workloads = s.workloads
+	if err := s.startState(&opts); err != nil {
+		return nil, err
 	}
 	if rc == nil && kubeconfig == noCluster {
 		// serve --dev on a laptop: the state-reading webhooks have nothing
@@ -357,13 +337,6 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 		log.Info("serving without cluster access: the webhooks that read cluster state are not served on their own paths, "+
 			"and the combined endpoints deny what they would judge (give --kubeconfig to serve them)",
 			"webhooks", s.enabledStateWebhooks())
-	}
-	if rc != nil && slices.ContainsFunc(stateWebhooks, cfg.Enabled) {
-		if s.state, err = clusterstate.NewCachedState(rc); err != nil {
-			return nil, err
-		}
-		opts.ClusterState = s.state
-		opts.Namespaces = s.state
 	}
 	s.certs = certs.NewFileSource(cfg.Serving.CertDir, certPoll, log.WithName("certs"))
 	minVersion := uint16(tls.VersionTLS12)
@@ -400,19 +373,50 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	for _, c := range webhooks.BuildCombined(hooks, opts) {
 		s.webhook.Register(c.Path, c.Admission)
 	}
-	if cfg.Serving.MetricsAddress != "0" {
-		m, err := metricsserver.NewServer(metricsserver.Options{BindAddress: cfg.Serving.MetricsAddress}, nil, nil)
+	if err := s.listen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startState creates the informer caches the webhooks read when gatehouse
+// reads a cluster, and hands them to opts.
+func (s *Server) startState(opts *webhooks.Options) error {
+	if s.rc == nil {
+		return nil
+	}
+	var err error
+	if s.cfg.Enabled("component-overrides") {
+		if s.workloads, err = clusterstate.NewCachedWorkloads(s.rc, s.cfg.Overrides.Namespace); err != nil {
+			return err
+		}
+		opts.Workloads = s.workloads
+	}
+	if slices.ContainsFunc(stateWebhooks, s.cfg.Enabled) {
+		if s.state, err = clusterstate.NewCachedState(s.rc); err != nil {
+			return err
+		}
+		opts.ClusterState = s.state
+		opts.Namespaces = s.state
+	}
+	return nil
+}
+
+// listen creates the metrics server and binds the probe listener.
+func (s *Server) listen() error {
+	if s.cfg.Serving.MetricsAddress != "0" {
+		m, err := metricsserver.NewServer(metricsserver.Options{BindAddress: s.cfg.Serving.MetricsAddress}, nil, nil)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.metrics = m
 	}
-	probe, err := net.Listen("tcp", cfg.Serving.ProbeAddress)
+	probe, err := net.Listen("tcp", s.cfg.Serving.ProbeAddress)
 	if err != nil {
-		return nil, fmt.Errorf("probe address: %w", err)
+		return fmt.Errorf("probe address: %w", err)
 	}
 	s.probeListener = probe
-	return s, nil
+	return nil
 }
 
 // newModeDrift is the check of the registered webhook configurations
@@ -472,8 +476,10 @@ func (s *Server) Run(ctx context.Context) error {
 	serveCtx, stopServing := context.WithCancel(context.Background())
 	defer stopServing()
 	g, gctx := errgroup.WithContext(serveCtx)
-	g.Go(func() error { return s.certs.Start(gctx) })
-	g.Go(func() error { return s.webhook.Start(gctx) })
+	if s.role == RoleWebhook {
+		g.Go(func() error { return s.certs.Start(gctx) })
+		g.Go(func() error { return s.webhook.Start(gctx) })
+	}
 	if s.metrics != nil {
 		g.Go(func() error { return s.metrics.Start(gctx) })
 	}
@@ -520,14 +526,16 @@ func (s *Server) probeMux() *http.ServeMux {
 	mux.Handle("/healthz", http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}))
 	mux.Handle("/healthz/", http.StripPrefix("/healthz", &healthz.Handler{Checks: map[string]healthz.Checker{"ping": healthz.Ping}}))
 	checks := map[string]healthz.Checker{
-		"certificate":    s.certs.Ready,
-		"webhook-server": s.webhook.StartedChecker(),
 		"shutdown": func(*http.Request) error {
 			if s.stopping.Load() {
 				return errors.New("shutting down")
 			}
 			return nil
 		},
+	}
+	if s.role == RoleWebhook {
+		checks["certificate"] = s.certs.Ready
+		checks["webhook-server"] = s.webhook.StartedChecker()
 	}
 	if enabled := s.enabledStateWebhooks(); len(enabled) > 0 && !s.noState {
 		checks["cluster-state"] = func(r *http.Request) error {

@@ -2,8 +2,9 @@
 // "Audit"): it starts a local control plane on which no webhook is
 // registered, stores N objects that gatehouse intercepts (Pods and
 // HdfsClusters from deploy/examples, one in ten of them violating, in equal
-// parts), then runs the gatehouse binary's audit against it and reports its
-// wall time and peak RSS (from the child's rusage). With -examples it stores
+// parts; with -pod-bytes, admissible Pods of that size), then runs the
+// gatehouse binary's audit against it and reports its wall time, CPU time
+// (rusage) and peak RSS (VmHWM, read while it runs). With -examples it stores
 // those files of deploy/examples instead and prints the text audit (the
 // README's). With -keep it leaves the control plane running and prints its
 // kubeconfig.
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/e2e/perf"
 )
 
 func main() {
@@ -39,14 +41,15 @@ func main() {
 	n := flag.Int("objects", 10000, "objects to store")
 	keep := flag.Bool("keep", false, "keep the control plane running until Ctrl-C")
 	examples := flag.String("examples", "", "comma-separated files of deploy/examples to store instead, then print the text audit of them")
+	podBytes := flag.Int("pod-bytes", 0, "store only admissible Pods (pod-allowed.yaml), each padded to about this many bytes by a container's environment value (e.g. -objects 64 -pod-bytes 1048576)")
 	flag.Parse()
-	if err := run(*repo, *binary, *n, *keep, *examples); err != nil {
+	if err := run(*repo, *binary, *n, *keep, *examples, *podBytes); err != nil {
 		fmt.Fprintln(os.Stderr, "auditscale:", err)
 		os.Exit(1)
 	}
 }
 
-func run(repo, binary string, n int, keep bool, examples string) error {
+func run(repo, binary string, n int, keep bool, examples string, podBytes int) error {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: os.Getenv("KUBEBUILDER_ASSETS"),
 		CRDDirectoryPaths: []string{filepath.Join(repo, "deploy", "crds"), filepath.Join(repo, "deploy", "helmetica-crds"),
@@ -94,6 +97,15 @@ func run(repo, binary string, n int, keep bool, examples string) error {
 		}
 		templates = append(templates, objs...)
 	}
+	if podBytes > 0 {
+		pod := templates[0]
+		containers, _, _ := unstructured.NestedSlice(pod.Object, "spec", "containers")
+		containers[0].(map[string]any)["env"] = []any{map[string]any{"name": "PAYLOAD", "value": strings.Repeat("x", max(0, podBytes-4<<10))}}
+		if err := unstructured.SetNestedSlice(pod.Object, containers, "spec", "containers"); err != nil {
+			return err
+		}
+		templates = []*unstructured.Unstructured{pod, pod, pod, pod} // all clean
+	}
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -133,14 +145,36 @@ func run(repo, binary string, n int, keep bool, examples string) error {
 		cmd := exec.Command(binary, "audit", "--kubeconfig", kubeconfig, "-o", "json", "--qps", "100", "--burst", "200")
 		cmd.Stdout, cmd.Stderr = &out, os.Stderr
 		start = time.Now()
-		err := cmd.Run()
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		// The peak is the child's VmHWM, read while it runs: the rusage of a
+		// child started by a Go parent folds in the parent's own peak
+		// (e2e/perf.PeakRSSOf says why).
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		var peak int64
+		var err error
+	wait:
+		for {
+			if status, rerr := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); rerr == nil {
+				if _, hwm, perr := perf.ParseStatusMemory(string(status)); perr == nil {
+					peak = max(peak, hwm)
+				}
+			}
+			select {
+			case err = <-done:
+				break wait
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
 		wall := time.Since(start)
 		if exit, ok := err.(*exec.ExitError); err != nil && (!ok || exit.ExitCode() != 1) {
 			return fmt.Errorf("gatehouse audit: %w", err)
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		fmt.Printf("gatehouse audit of %d objects: %.1fs wall, %.1fs CPU, peak RSS %.1f MiB, exit %d, %d bytes of JSON\n", n, wall.Seconds(),
-			(time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())).Seconds(), float64(ru.Maxrss)/1024, cmd.ProcessState.ExitCode(), out.Len())
+			(time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())).Seconds(), perf.MiB(peak), cmd.ProcessState.ExitCode(), out.Len())
 	}
 	if keep {
 		fmt.Printf("export KUBECONFIG=%s\n", kubeconfig)
