@@ -15,6 +15,10 @@ type ManifestOptions struct {
 	// Namespace and Service route requests through a Service (port 443).
 	Namespace string
 	Service   string
+	// ServiceAccount is the ServiceAccount gatehouse runs as, in Namespace:
+	// the one requester that may change the managed namespace labels
+	// (managed_labels.go). Empty means DefaultServiceAccount.
+	ServiceAccount string
 	// URL, when set, is used instead of the Service (base URL, no trailing
 	// slash): for a local control plane without kube-proxy.
 	URL string
@@ -43,7 +47,10 @@ const ConfigurationName = "gatehouse"
 const TimeoutSeconds = 5
 
 // WebhookConfigurations renders the registry as the validating and mutating
-// webhook configurations the API server needs, as one multi-document YAML.
+// webhook configurations the API server needs, as one multi-document YAML,
+// followed by the admission policies that go with them: the in-process
+// layout's, and, when gatehouse manages the selections, the policy that
+// protects the managed namespace labels (managed_labels.go).
 func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
@@ -118,6 +125,11 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 		}
 		out.Write(policies)
 	}
+	managed, err := o.managedLabelsManifests()
+	if err != nil {
+		return nil, err
+	}
+	out.Write(managed)
 	return out.Bytes(), nil
 }
 
@@ -274,7 +286,8 @@ func (in Intercept) rules(scope admissionregistrationv1.ScopeType) []admissionre
 }
 
 // marshalManifest renders obj as YAML without the empty creationTimestamp
-// that metav1.ObjectMeta always serialises.
+// that metav1.ObjectMeta always serialises, and without an empty status
+// (which an admission policy's type always has).
 func marshalManifest(obj any) ([]byte, error) {
 	raw, err := yaml.Marshal(obj)
 	if err != nil {
@@ -286,6 +299,9 @@ func marshalManifest(obj any) ([]byte, error) {
 	}
 	if meta, ok := m["metadata"].(map[string]any); ok {
 		delete(meta, "creationTimestamp")
+	}
+	if status, ok := m["status"].(map[string]any); ok && len(status) == 0 {
+		delete(m, "status")
 	}
 	out, err := yaml.Marshal(m)
 	if err != nil {
