@@ -59,7 +59,17 @@ const scopeKey = "requires.helmetica.io/operator-mariadb"
 
 func harnessServer(t *testing.T) *testServer {
 	t.Helper()
-	state := memState{
+	state := harnessServerState()
+	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts.ClusterState, opts.Namespaces = state, state
+	return startServerWith(t, opts)
+}
+
+// harnessServerState holds the mariadb harness (Enforce, scopeKey,
+// injecting the proxy into mariadb-operator's account operator) and the
+// namespace tenant, which carries scopeKey.
+func harnessServerState() memState {
+	return memState{
 		objects: []map[string]any{{
 			"apiVersion": "vshn.net/v1", "kind": "OperatorHarness",
 			"metadata": map[string]any{"name": "mariadb"},
@@ -72,9 +82,6 @@ func harnessServer(t *testing.T) *testServer {
 		}},
 		namespaces: map[string]map[string]string{"tenant": {scopeKey: "tenant"}},
 	}
-	opts := OptionsFromConfig(configv1alpha1.Default())
-	opts.ClusterState, opts.Namespaces = state, state
-	return startServerWith(t, opts)
 }
 
 // pluginPod is a pod as the ServiceAccount admission plugin leaves it.
