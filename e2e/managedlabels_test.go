@@ -12,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -19,6 +20,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -293,5 +295,35 @@ exemptions:
 	}
 	if err := escape(exempt, ""); err != nil {
 		t.Errorf("with gatehouse down, the strip in a namespace exempt before and after must never be sent: %v", err)
+	}
+}
+
+// TestHarnessInExemptNamespaceDenied: an OperatorHarness that injects the
+// proxy into a namespace exempt from gatehouse's webhooks (kube-system by
+// default, gatehouse's own always), where its pods would never be
+// injected, is denied in Enforce with ProxyNamespaceExempt; one that does
+// not inject there is admitted.
+func TestHarnessInExemptNamespaceDenied(t *testing.T) {
+	e := requireCluster(t)
+	ctx := context.Background()
+	for _, ns := range []string{"kube-system", localcluster.Namespace} {
+		h := operatorHarness(t, "e2e-exempt-"+ns, "e2e.gatehouse.dev/exempt-"+ns, ns, nil, true)
+		err := e.client.Create(ctx, h, client.DryRunAll)
+		if err == nil {
+			t.Errorf("a harness injecting into %s was admitted", ns)
+			continue
+		}
+		if webhook, causes := liveCauses(t, err); webhook != "harness" || strings.Join(causes, " ") != string(proxy.ProxyNamespaceExempt)+"@spec.operator.namespace" {
+			t.Errorf("a harness injecting into %s: denied by %s with %v, want harness's %s", ns, webhook, causes, proxy.ProxyNamespaceExempt)
+		}
+		if !strings.Contains(err.Error(), "exempt from gatehouse's webhooks") {
+			t.Errorf("the denial does not say why: %v", err)
+		}
+		if err := unstructured.SetNestedField(h.Object, false, "spec", "operator", "injectProxyConfiguration"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.client.Create(ctx, h, client.DryRunAll); err != nil {
+			t.Errorf("a harness naming %s without injecting: %v", ns, err)
+		}
 	}
 }

@@ -210,16 +210,57 @@ func (c *chain) exempt(req *admission.Request, ns *namespaceView) bool {
 	return o.exemptLabels(labels)
 }
 
+// namespaceExemptions answer whether the entries leave out the objects of a
+// namespace (proxy.Exemptions): by name, the server's own namespace
+// (Options.ServerNamespace) and the configured ones; by label, from the
+// namespace's labels in the cluster view (read only when an exemption names
+// labels).
+type namespaceExemptions struct{ opts *Options }
+
+// NamespaceExempt says whether namespace is exempt, and why.
+func (e namespaceExemptions) NamespaceExempt(namespace string) (bool, string, error) {
+	o := e.opts
+	own := o.ServerNamespace
+	if own == "" {
+		own = DefaultNamespace
+	}
+	switch {
+	case namespace == own:
+		return true, "gatehouse's own namespace, by name", nil
+	case slices.Contains(o.configuredExemptNamespaces(), namespace):
+		return true, "by name", nil
+	case len(o.Exemptions.NamespaceLabels) == 0:
+		return false, "", nil
+	case o.Namespaces == nil:
+		return false, "", errNoClusterState
+	}
+	labels, err := o.Namespaces.NamespaceLabels(namespace)
+	if err != nil {
+		return false, "", err
+	}
+	if key, ok := o.exemptingLabel(labels); ok {
+		return true, "by the label " + key, nil
+	}
+	return false, "", nil
+}
+
 // exemptLabels reports whether a namespace with these labels matches an
 // exempting label.
 func (o Options) exemptLabels(labels map[string]string) bool {
+	_, ok := o.exemptingLabel(labels)
+	return ok
+}
+
+// exemptingLabel is the key of the first exempting label a namespace with
+// these labels matches.
+func (o Options) exemptingLabel(labels map[string]string) (string, bool) {
 	for _, l := range o.Exemptions.NamespaceLabels {
 		v, ok := labels[l.Key]
 		if ok && (l.Operator == configv1alpha1.LabelOpExists || slices.Contains(l.Values, v)) {
-			return true
+			return l.Key, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // namespaceObjectLabels are the labels of the Namespace a request admits:

@@ -389,7 +389,8 @@ func TestChartNonDefault(t *testing.T) {
 // gatehouse-system, the policy that keeps the managed namespace labels
 // gatehouse's lets the release's ServiceAccount through, and only it, and
 // its binding leaves out the release's namespace and the other namespaces
-// exempt by name, not gatehouse-system.
+// exempt by name, not gatehouse-system; and serve is told the namespace it
+// runs in.
 func TestChartManagedLabelsPolicyFollowsTheRelease(t *testing.T) {
 	got, err := renderChartIn(t, "platform", map[string]any{"exemptions": map[string]any{"namespaces": []any{"kube-system", "legacy"}}})
 	if err != nil {
@@ -408,6 +409,10 @@ func TestChartManagedLabelsPolicyFollowsTheRelease(t *testing.T) {
 	want := map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"platform", "kube-system", "legacy"}}}}
 	if diff := cmp.Diff(want, sel); diff != "" {
 		t.Errorf("binding namespaceSelector (-want +got):\n%s", diff)
+	}
+	args := got["apps/v1 Deployment platform/gatehouse"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"]
+	if !strings.Contains(fmt.Sprint(args), "--namespace platform") {
+		t.Errorf("serve runs with %v: it must be told the release's namespace (--namespace), which the entries exclude", args)
 	}
 	if policy["metadata"].(map[string]any)["annotations"] != nil {
 		t.Errorf("the policy carries annotations %v: cainjector has nothing to inject there", policy["metadata"].(map[string]any)["annotations"])
