@@ -241,6 +241,7 @@ func checkDeployInstall(t *testing.T, r *deployRender) *cmv1.Certificate {
 	svc := checkDeployService(t, r, d, cfg)
 	serving := checkDeployCertificates(t, r, d, cfg, svc)
 	checkDeployWebhooks(t, r, ns, svc, serving, cfg)
+	checkDeployManagedLabels(t, r, d, cfg)
 	checkDeployRBAC(t, r, d, cfg)
 	checkDeployAudit(t, r, d, cfg)
 	return serving
@@ -791,11 +792,14 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 		}
 	}
 
-	// The default layout: every combined group with a member exactly once, at its path,
+	// The default layout: every combined group with a member exactly once
+	// per entry it has (its own, and one for Namespaces' own requests when
+	// it takes other requests too), at its path,
 	// with its failure policy and the matchConditions the registry renders
 	// for the deployed configuration; every registry webhook is a member of
 	// a rendered group.
 	for _, g := range webhooks.Groups {
+		names := g.EntryNames(webhooks.OptionsFromConfig(*cfg))
 		n := 0
 		for _, h := range all {
 			s := h.w.ClientConfig.Service
@@ -804,8 +808,8 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 			}
 			n++
 			where := fmt.Sprintf("%s: %sWebhookConfiguration %s webhook %s", r.dir, h.typ, h.config, h.w.Name)
-			if h.typ != g.Type || h.w.Name != g.Name+".gatehouse.dev" {
-				t.Errorf("%s: group %s is rendered as %s %s", where, g.Name, h.typ, h.w.Name)
+			if h.typ != g.Type || !slices.Contains(names, h.w.Name) {
+				t.Errorf("%s: group %s is rendered as %s %s, want one of %v", where, g.Name, h.typ, h.w.Name, names)
 			}
 			if fp := h.w.FailurePolicy; fp == nil || *fp != g.FailurePolicy {
 				t.Errorf("%s: failurePolicy = %v, want %s", where, deployDeref(fp), g.FailurePolicy)
@@ -815,8 +819,8 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 					where, cmp.Diff(referenceConditions[h.w.Name], h.w.MatchConditions))
 			}
 		}
-		if want := map[bool]int{true: 1}[g.Rendered(webhooks.OptionsFromConfig(*cfg))]; n != want {
-			t.Errorf("%s: combined group %s (%s) is rendered %d times, want %d (once when it has a member)", r.dir, g.Name, g.Path, n, want)
+		if n != len(names) {
+			t.Errorf("%s: combined group %s (%s) is rendered %d times, want %d (once per entry %v)", r.dir, g.Name, g.Path, n, len(names), names)
 		}
 	}
 
@@ -873,6 +877,42 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 				t.Errorf("%s: reinvocationPolicy = %v, want IfNeeded", where, deployDeref(rp))
 			}
 		}
+	}
+}
+
+// checkDeployManagedLabels: with the selections managed, the render holds
+// the admission policy that keeps the managed namespace labels gatehouse's
+// as the registry renders it for the Deployment's namespace and
+// ServiceAccount (so it lets the pods' own requests through), bound to
+// deny everywhere but the namespaces exempt by name; without, none.
+func checkDeployManagedLabels(t *testing.T, r *deployRender, d *appsv1.Deployment, cfg *configv1alpha1.ServerConfig) {
+	t.Helper()
+	o := webhooks.ManifestOptions{Namespace: d.Namespace, ServiceAccount: d.Spec.Template.Spec.ServiceAccountName, Options: webhooks.OptionsFromConfig(*cfg)}
+	policy, binding, want := o.ManagedLabelsPolicy()
+	if !want {
+		if len(r.policies)+len(r.policyBindings) > 0 {
+			t.Errorf("%s: admission policies are rendered without harness.manageSelections", r.dir)
+		}
+		return
+	}
+	if len(r.policies) != 1 || len(r.policyBindings) != 1 {
+		t.Errorf("%s: %d admission policies and %d bindings, want %s and its binding", r.dir, len(r.policies), len(r.policyBindings), webhooks.ManagedLabelsPolicyName)
+		return
+	}
+	got, gotBinding := r.policies[0], r.policyBindings[0]
+	if got.Name != policy.Name || !reflect.DeepEqual(got.Spec, policy.Spec) {
+		t.Errorf("%s: ValidatingAdmissionPolicy %s differs from what the registry renders for ServiceAccount %s/%s (run make manifests):\n%s",
+			r.dir, got.Name, d.Namespace, o.ServiceAccount, cmp.Diff(policy.Spec, got.Spec))
+	}
+	if gotBinding.Name != binding.Name || !reflect.DeepEqual(gotBinding.Spec, binding.Spec) {
+		t.Errorf("%s: ValidatingAdmissionPolicyBinding %s differs from what the registry renders (run make manifests):\n%s",
+			r.dir, gotBinding.Name, cmp.Diff(binding.Spec, gotBinding.Spec))
+	}
+	if fp := got.Spec.FailurePolicy; fp == nil || *fp != admissionregistrationv1.Fail {
+		t.Errorf("%s: %s: failurePolicy %v, want Fail", r.dir, got.Name, deployDeref(fp))
+	}
+	if !slices.Equal(gotBinding.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
+		t.Errorf("%s: %s: validationActions %v, want [Deny]", r.dir, gotBinding.Name, gotBinding.Spec.ValidationActions)
 	}
 }
 
@@ -1037,6 +1077,8 @@ type deployRender struct {
 	certificates        []cmv1.Certificate
 	validating          []admissionregistrationv1.ValidatingWebhookConfiguration
 	mutating            []admissionregistrationv1.MutatingWebhookConfiguration
+	policies            []admissionregistrationv1.ValidatingAdmissionPolicy
+	policyBindings      []admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	crds                []apiextensionsv1.CustomResourceDefinition
 	roles               []rbacv1.Role
 	roleBindings        []rbacv1.RoleBinding
@@ -1106,6 +1148,12 @@ func renderDeploy(t *testing.T, dir string) *deployRender {
 		case "admissionregistration.k8s.io/v1 MutatingWebhookConfiguration":
 			r.mutating = append(r.mutating, admissionregistrationv1.MutatingWebhookConfiguration{})
 			into, namespaced = &r.mutating[len(r.mutating)-1], false
+		case "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy":
+			r.policies = append(r.policies, admissionregistrationv1.ValidatingAdmissionPolicy{})
+			into, namespaced = &r.policies[len(r.policies)-1], false
+		case "admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding":
+			r.policyBindings = append(r.policyBindings, admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
+			into, namespaced = &r.policyBindings[len(r.policyBindings)-1], false
 		case "apiextensions.k8s.io/v1 CustomResourceDefinition":
 			r.crds = append(r.crds, apiextensionsv1.CustomResourceDefinition{})
 			into, namespaced = &r.crds[len(r.crds)-1], false
@@ -1165,6 +1213,10 @@ func renderDeploy(t *testing.T, dir string) *deployRender {
 			o.obj, o.meta = &r.validating[n], &r.validating[n]
 		case "MutatingWebhookConfiguration":
 			o.obj, o.meta = &r.mutating[n], &r.mutating[n]
+		case "ValidatingAdmissionPolicy":
+			o.obj, o.meta = &r.policies[n], &r.policies[n]
+		case "ValidatingAdmissionPolicyBinding":
+			o.obj, o.meta = &r.policyBindings[n], &r.policyBindings[n]
 		case "CustomResourceDefinition":
 			o.obj, o.meta = &r.crds[n], &r.crds[n]
 		case "Role":

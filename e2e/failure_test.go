@@ -72,11 +72,11 @@ func entriesOf(def webhooks.Definition) []string {
 // entryPolicy returns the type and failure policy of a configuration entry.
 func entryPolicy(name string) (webhooks.Type, admissionregistrationv1.FailurePolicyType, bool) {
 	for _, g := range webhooks.Groups {
-		if g.Name == name {
+		if g.Name == name || g.Name+"-namespaces" == name {
 			return g.Type, g.FailurePolicy, true
 		}
 	}
-	if def, ok := webhooks.Lookup(name); ok {
+	if def, ok := webhooks.Lookup(strings.TrimSuffix(name, "-namespaces")); ok {
 		return def.Type, def.FailurePolicy, true
 	}
 	if def, ok := webhooks.Lookup(strings.TrimSuffix(name, "-unlabelled")); ok && def.FailClosedOnlyInHarnessed {

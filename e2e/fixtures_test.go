@@ -309,10 +309,11 @@ func liveCauses(t *testing.T, err error) (string, []string) {
 	}
 	sort.Strings(causes)
 	// The entry that answered: the webhook's own (separate layout) or the
-	// combined group it is a member of (the default layout).
-	entries := []string{webhook, webhook + "-unlabelled"}
+	// combined group it is a member of (the default layout), or their
+	// entry of Namespaces' own requests.
+	entries := []string{webhook, webhook + "-unlabelled", webhook + "-namespaces"}
 	for _, g := range webhooks.Groups {
-		entries = append(entries, g.Name)
+		entries = append(entries, g.Name, g.Name+"-namespaces")
 	}
 	if !slices.ContainsFunc(entries, func(e string) bool {
 		return strings.Contains(s.Message, fmt.Sprintf("admission webhook %q denied the request", e+".gatehouse.dev"))

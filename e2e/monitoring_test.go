@@ -664,5 +664,16 @@ func apiServerMetricsAfterFailures(t *testing.T, e *env) map[string]*dto.MetricF
 	if err != nil {
 		t.Fatal("the probe webhooks were never called")
 	}
+	// A managed namespace label stripped through namespaces/status, which
+	// the admission policy gatehouse-managed-labels refuses.
+	labelled := testNamespace(t, e, t.Name()+"/managed-label", nil, map[string]string{serverOptions().HarnessedNamespaceLabel: "true"})
+	got := &corev1.Namespace{}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: labelled}, got); err != nil {
+		t.Fatal(err)
+	}
+	delete(got.Labels, serverOptions().HarnessedNamespaceLabel)
+	if err := e.client.SubResource("status").Update(ctx, got, client.DryRunAll); !refusedByManagedLabels(err, serverOptions().HarnessedNamespaceLabel) {
+		t.Fatalf("the managed label stripped through namespaces/status: want the policy's refusal, got %v", err)
+	}
 	return apiServerMetrics(t, e)
 }

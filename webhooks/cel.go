@@ -82,10 +82,13 @@ func (in Intercept) matchConditionExpression(products policies.ProductSelector) 
 	return strings.Join(terms, " || ")
 }
 
-// memberExpression is the CEL expression that is true for the requests m's
-// own entry would be sent (its rules and matchConditions; namespaces are
-// decided by the server from its namespace cache).
-func (m member) memberExpression(opts Options) string {
+// memberExpression is placeExpression of m's first placement.
+func (m member) memberExpression(opts Options) string { return m.placeExpression(m.places[0], opts) }
+
+// placeExpression is the CEL expression that is true for the requests m's
+// own entry for placement p would be sent (its rules and matchConditions;
+// namespaces are decided by the server from its namespace cache).
+func (m member) placeExpression(p placement, opts Options) string {
 	in := m.def.Intercept
 	var alts []string
 	for _, r := range in.Resources {
@@ -118,13 +121,13 @@ func (m member) memberExpression(opts Options) string {
 		}
 		expr += " && (" + c.Expression + ")"
 	}
-	switch m.places[0].scope {
+	switch p.scope {
 	case admissionregistrationv1.NamespacedScope:
 		expr += " && " + namespacedRequestExpression
 	case admissionregistrationv1.ClusterScope:
 		expr += " && !" + namespacedRequestExpression
 	}
-	switch m.places[0].namespaceObjects {
+	switch p.namespaceObjects {
 	case onlyNamespaces:
 		expr += " && " + resourceIs(namespaces)
 	case withoutNamespaces:

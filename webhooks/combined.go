@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"slices"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -117,11 +119,36 @@ func (p placement) takes(req *admission.Request) bool {
 }
 
 // rules are the rules of def's entry for p.
-func (p placement) rules(def Definition) []admissionregistrationv1.RuleWithOperations {
-	if p.namespaceObjects == onlyNamespaces {
-		return Intercept{Resources: []Resource{namespaces}}.rules(p.scope)
+func (p placement) rules(def Definition, opts Options) []admissionregistrationv1.RuleWithOperations {
+	in := def.Intercept
+	switch p.namespaceObjects {
+	case onlyNamespaces:
+		return Intercept{Resources: in.namespaceResources(opts)}.rules(p.scope)
+	case withoutNamespaces:
+		// The Namespaces it names are its other entry's (a wildcard
+		// rule still covers them; the entry's condition leaves them out).
+		in.Resources = slices.DeleteFunc(slices.Clone(in.Resources), func(r Resource) bool { return isNamespace(r.GVR.Group, r.GVR.Resource) })
 	}
-	return def.Intercept.rules(p.scope)
+	return in.rules(p.scope)
+}
+
+// namespaceResources are the Namespace resource and the subresources that
+// store a Namespace's labels, each with the operations the webhook takes
+// them on.
+func (in Intercept) namespaceResources(opts Options) []Resource {
+	var out []Resource
+	for _, sub := range []string{"", "status", "finalize"} {
+		r := Resource{GVR: namespaces.GVR, Subresource: sub, Kind: namespaces.Kind}
+		for _, op := range []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update} {
+			if in.Matches(op, namespaces.GVR, sub, opts) {
+				r.Operations = append(r.Operations, op)
+			}
+		}
+		if len(r.Operations) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // placements are def's configuration entries under opts:
@@ -137,7 +164,10 @@ func (p placement) rules(def Definition) []admissionregistrationv1.RuleWithOpera
 //     third, "<name>-namespaces" (harness_labels.go); otherwise every
 //     namespace;
 //   - a webhook that takes the UPDATEs of service accounts only takes those
-//     of harnessed service accounts, when gatehouse manages the selections.
+//     of harnessed service accounts, when gatehouse manages the selections;
+//   - a webhook that takes Namespaces' own requests besides other objects
+//     takes them by an entry of their own, "<name>-namespaces", which is
+//     exempted by the Namespace's own labels, old and new (exemptions.go).
 //
 // A webhook that does not enforce (modes.go) has the same entries, each
 // with failurePolicy Ignore.
@@ -156,24 +186,48 @@ func (def Definition) placements(opts Options) []placement {
 		p.namespaces, p.scope = scopedNamespaces, admissionregistrationv1.NamespacedScope
 		return []placement{p,
 			{suffix: "-cluster", failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope, accounts: true, namespaceObjects: withoutNamespaces},
-			{suffix: "-namespaces", failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope, namespaceObjects: onlyNamespaces}}
+			{suffix: namespacesEntrySuffix, failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope, namespaceObjects: onlyNamespaces}}
+	case def.Intercept.takesNamespaces():
+		ns := p
+		ns.suffix, ns.scope, ns.namespaceObjects = namespacesEntrySuffix, admissionregistrationv1.ClusterScope, onlyNamespaces
+		p.namespaceObjects = withoutNamespaces
+		return []placement{p, ns}
 	}
 	return []placement{p}
 }
 
+// takesNamespaces reports whether the webhook takes requests of Namespaces
+// themselves (through every resource, or by name).
+func (in Intercept) takesNamespaces() bool {
+	if in.AllResources {
+		return true
+	}
+	for _, r := range in.Resources {
+		if isNamespace(r.GVR.Group, r.GVR.Resource) {
+			return true
+		}
+	}
+	return false
+}
+
 // members returns the registry's webhooks that group g runs under opts:
-// each webhook whose placement has g's type, failure policy and
-// namespaces.
+// each webhook with a placement of g's type, failure policy, namespaces and
+// accounts, with those placements (two when it takes Namespaces' own
+// requests by an entry of their own).
 func (g Group) members(opts Options) []member {
 	var out []member
 	for _, def := range Registry {
 		if def.Type != g.Type {
 			continue
 		}
+		var places []placement
 		for _, p := range def.placements(opts) {
 			if p.failurePolicy == g.FailurePolicy && p.namespaces == g.Namespaces && p.accounts == g.Accounts {
-				out = append(out, member{def: def, places: []placement{p}})
+				places = append(places, p)
 			}
+		}
+		if len(places) > 0 {
+			out = append(out, member{def: def, places: places})
 		}
 	}
 	return out

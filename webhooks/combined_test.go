@@ -31,6 +31,7 @@ type renderedEntry struct {
 	rules      []admissionregistrationv1.RuleWithOperations
 	conditions []admissionregistrationv1.MatchCondition
 	namespaces *metav1.LabelSelector
+	objects    *metav1.LabelSelector
 	failure    admissionregistrationv1.FailurePolicyType
 }
 
@@ -49,6 +50,7 @@ func renderEntries(t *testing.T, o ManifestOptions) []renderedEntry {
 				Rules             []admissionregistrationv1.RuleWithOperations `json:"rules"`
 				MatchConditions   []admissionregistrationv1.MatchCondition     `json:"matchConditions"`
 				NamespaceSelector *metav1.LabelSelector                        `json:"namespaceSelector"`
+				ObjectSelector    *metav1.LabelSelector                        `json:"objectSelector"`
 				FailurePolicy     admissionregistrationv1.FailurePolicyType    `json:"failurePolicy"`
 			} `json:"webhooks"`
 		}
@@ -56,7 +58,7 @@ func renderEntries(t *testing.T, o ManifestOptions) []renderedEntry {
 			break
 		}
 		for _, w := range cfg.Webhooks {
-			out = append(out, renderedEntry{w.Name, w.Rules, w.MatchConditions, w.NamespaceSelector, w.FailurePolicy})
+			out = append(out, renderedEntry{w.Name, w.Rules, w.MatchConditions, w.NamespaceSelector, w.ObjectSelector, w.FailurePolicy})
 		}
 	}
 	return out
@@ -88,6 +90,18 @@ func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationT
 	if !sel.Matches(labels.Set(nsLabels)) {
 		return false
 	}
+	// The objectSelector matches when the old or the new object does
+	// (objectPair's, which carry the same labels when present).
+	if e.objects != nil {
+		objSel, err := metav1.LabelSelectorAsSelector(e.objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		object, oldObject := objectPair(op, labelsChanged)
+		if !objectSelected(objSel, object) && !objectSelected(objSel, oldObject) {
+			return false
+		}
+	}
 	for _, c := range e.conditions {
 		prg, ok := compiled[c.Expression]
 		if !ok {
@@ -99,6 +113,21 @@ func (e renderedEntry) sends(t *testing.T, op admissionregistrationv1.OperationT
 		}
 	}
 	return true
+}
+
+// objectSelected reports whether sel matches obj's labels, as the API
+// server's objectSelector does (no object matches nothing).
+func objectSelected(sel labels.Selector, obj map[string]any) bool {
+	if obj == nil {
+		return false
+	}
+	set := labels.Set{}
+	meta, _ := obj["metadata"].(map[string]any)
+	l, _ := meta["labels"].(map[string]any)
+	for k, v := range l {
+		set[k], _ = v.(string)
+	}
+	return sel.Matches(set)
 }
 
 // TestCombinedRunsWhatSeparateEntriesWould: for every request, namespace and
@@ -126,19 +155,22 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 	separate := renderEntries(t, base)
 	base.Layout = LayoutCombined
 	combined := renderEntries(t, base)
-	var withMembers int
+	var withMembers, entries int
 	for _, g := range Groups {
 		if len(g.members(opts)) > 0 {
 			withMembers++
 		}
+		entries += len(g.EntryNames(opts))
 	}
-	if len(combined) != withMembers {
-		t.Fatalf("%d combined entries, want one per group with members (%d)", len(combined), withMembers)
+	if len(combined) != entries {
+		t.Fatalf("%d combined entries, want %d, one per group with members (%d) and one more for the Namespaces' own requests of a group that has other requests too", len(combined), entries, withMembers)
 	}
-	// Static: the groups of every namespace; managed: the scoped and the
-	// accounts groups too (mutating-ignore keeps the Namespaces' own
-	// requests).
-	if managed && len(combined) != 8 || !managed && len(combined) != 5 {
+	// Static: the groups of every namespace, and mutating-ignore-namespaces
+	// and validating-fail-namespaces for the Namespaces' own requests;
+	// managed: the scoped and the accounts groups too (mutating-ignore
+	// keeps only the Namespaces' own requests, validating-fail-accounts
+	// has validating-fail-accounts-namespaces beside it).
+	if managed && len(combined) != 9 || !managed && len(combined) != 7 {
 		t.Errorf("%d combined entries: the scoped and accounts groups are rendered exactly when the selections are managed", len(combined))
 	}
 
@@ -175,7 +207,9 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 	users := []string{"system:serviceaccount:ops:operator", "alice"}
 	groupMembers := map[string][]member{}
 	for _, g := range Groups {
-		groupMembers[g.Name+".gatehouse.dev"] = g.members(opts)
+		for _, name := range g.EntryNames(opts) {
+			groupMembers[name] = g.members(opts)
+		}
 	}
 
 	checked := 0

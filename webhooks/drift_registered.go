@@ -100,16 +100,22 @@ func ModeDrifts(opts Options, enabled func(name string) bool, registered []Regis
 					out = append(out, EntryDrift{Webhook: def.Name, Entry: e.Name, Mode: opts.ModeOf(def.Name), Registered: e.FailurePolicy, Rendered: p.failurePolicy})
 				}
 			}
-			if e, ok := byName[key{def.Type, def.Name + p.suffix + ".gatehouse.dev"}]; ok {
-				drift(e)
+			// A webhook's own entries: the one of Namespaces' own requests
+			// has an entry of its own beside the others (manifests.go).
+			for _, name := range []string{def.Name + p.suffix, def.Name + p.suffix + namespacesEntrySuffix} {
+				if e, ok := byName[key{def.Type, name + ".gatehouse.dev"}]; ok {
+					drift(e)
+				}
 			}
 			term := member{def: def, places: []placement{p}}.memberExpression(opts)
 			for _, g := range Groups {
 				if g.Type != def.Type || g.Namespaces != p.namespaces || g.Accounts != p.accounts {
 					continue
 				}
-				if e, ok := byName[key{g.Type, g.EntryName()}]; ok && strings.Contains(e.Members, term) {
-					drift(e)
+				for _, name := range []string{g.EntryName(), g.Name + namespacesEntrySuffix + ".gatehouse.dev"} {
+					if e, ok := byName[key{g.Type, name}]; ok && strings.Contains(e.Members, term) {
+						drift(e)
+					}
 				}
 			}
 		}

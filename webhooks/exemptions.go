@@ -23,6 +23,21 @@ import (
 //   - usernames, groups and service accounts, into the matchCondition
 //     gatehouse-not-exempt.
 //
+// A Namespace's own requests are the exception: the API server matches a
+// namespaceSelector against the labels of the Namespace as it would be
+// stored (the new object of a CREATE or UPDATE), so an UPDATE that adds an
+// exempting label would take itself out of every entry, and the change it
+// makes with it (a stripped scope label) would be judged by nobody. No
+// UPDATE may leave a contract's selection by the same change that breaks
+// it (docs/contracts.md §11): a Namespace is exempt by label only when both
+// the old and the new object are. The entries that take Namespaces' own
+// requests take them alone (placement.namespaceObjects) and carry the
+// exempting labels in their objectSelector instead, which the API server
+// matches when either the old or the new object matches it: the negated
+// exemptions, so such an entry is sent every Namespace request but those
+// where old and new are both exempt. Exemptions by name stay in the
+// namespaceSelector: a Namespace's name never changes.
+//
 // The server checks them again before any member decides (a configuration
 // rendered by hand, or an older one, may still send them): an exempt request
 // is answered with a plain allow and counted as decision "exempt", per
@@ -70,12 +85,29 @@ func (o Options) configuredExemptNamespaces() []string {
 // exemptionSelector is the namespaceSelector of the namespaces that are not
 // exempt, to which an entry adds its own selection.
 func (o Options) exemptionSelector(own string) *metav1.LabelSelector {
+	sel := o.exemptNamesSelector(own)
+	sel.MatchExpressions = append(sel.MatchExpressions, o.exemptLabelsSelector().MatchExpressions...)
+	return sel
+}
+
+// exemptNamesSelector selects the namespaces that are not exempt by name.
+func (o Options) exemptNamesSelector(own string) *metav1.LabelSelector {
 	sel := &metav1.LabelSelector{}
 	if names := o.exemptNamespaces(own); len(names) > 0 {
 		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
 			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: names,
 		})
 	}
+	return sel
+}
+
+// exemptLabelsSelector selects the labels of namespaces that are not exempt
+// by label: as a namespaceSelector, the namespaces of the objects sent; as
+// the objectSelector of an entry of Namespaces' own requests, the
+// Namespaces sent (the API server matches it against the old and the new
+// object, and sends the request when either matches).
+func (o Options) exemptLabelsSelector() *metav1.LabelSelector {
+	sel := &metav1.LabelSelector{}
 	for _, l := range o.Exemptions.NamespaceLabels {
 		r := metav1.LabelSelectorRequirement{Key: l.Key, Operator: metav1.LabelSelectorOpDoesNotExist}
 		if l.Operator == configv1alpha1.LabelOpIn {
@@ -147,10 +179,12 @@ func (o Options) exemptRequester(req *admission.Request) bool {
 }
 
 // exempt reports whether req is exempt: by its requester, or by the name or
-// labels of its namespace as the API server's namespaceSelector sees them
-// (a Namespace's own request by the Namespace's labels). The namespace's
-// labels are read only when an exemption names labels; when they cannot be
-// read the request is judged, as it was sent.
+// labels of its namespace as the API server's namespaceSelector sees them;
+// a Namespace's own request (of any subresource) by the Namespace's labels,
+// old and new, as the objectSelector of its entries sees them: exempt only
+// when both are. The namespace's labels are read only when an exemption
+// names labels; when they cannot be read the request is judged, as it was
+// sent.
 func (c *chain) exempt(req *admission.Request, ns *namespaceView) bool {
 	o := &c.opts
 	if o.exemptRequester(req) {
@@ -165,42 +199,89 @@ func (c *chain) exempt(req *admission.Request, ns *namespaceView) bool {
 	if len(o.Exemptions.NamespaceLabels) == 0 {
 		return false
 	}
-	var labels map[string]string
-	if isNamespace(req.Resource.Group, req.Resource.Resource) && req.SubResource == "" {
-		labels = namespaceObjectLabels(req)
-	} else {
-		var err error
-		if labels, err = ns.labels(); err != nil {
-			return false
-		}
+	if isNamespace(req.Resource.Group, req.Resource.Resource) {
+		labels, oldLabels, hasOld := namespaceObjectLabels(req)
+		return o.exemptLabels(labels) && (!hasOld || o.exemptLabels(oldLabels))
+	}
+	labels, err := ns.labels()
+	if err != nil {
+		return false
 	}
 	return o.exemptLabels(labels)
+}
+
+// namespaceExemptions answer whether the entries leave out the objects of a
+// namespace (proxy.Exemptions): by name, the server's own namespace
+// (Options.ServerNamespace) and the configured ones; by label, from the
+// namespace's labels in the cluster view (read only when an exemption names
+// labels).
+type namespaceExemptions struct{ opts *Options }
+
+// NamespaceExempt says whether namespace is exempt, and why.
+func (e namespaceExemptions) NamespaceExempt(namespace string) (bool, string, error) {
+	o := e.opts
+	own := o.ServerNamespace
+	if own == "" {
+		own = DefaultNamespace
+	}
+	switch {
+	case namespace == own:
+		return true, "gatehouse's own namespace, by name", nil
+	case slices.Contains(o.configuredExemptNamespaces(), namespace):
+		return true, "by name", nil
+	case len(o.Exemptions.NamespaceLabels) == 0:
+		return false, "", nil
+	case o.Namespaces == nil:
+		return false, "", errNoClusterState
+	}
+	labels, err := o.Namespaces.NamespaceLabels(namespace)
+	if err != nil {
+		return false, "", err
+	}
+	if key, ok := o.exemptingLabel(labels); ok {
+		return true, "by the label " + key, nil
+	}
+	return false, "", nil
 }
 
 // exemptLabels reports whether a namespace with these labels matches an
 // exempting label.
 func (o Options) exemptLabels(labels map[string]string) bool {
+	_, ok := o.exemptingLabel(labels)
+	return ok
+}
+
+// exemptingLabel is the key of the first exempting label a namespace with
+// these labels matches.
+func (o Options) exemptingLabel(labels map[string]string) (string, bool) {
 	for _, l := range o.Exemptions.NamespaceLabels {
 		v, ok := labels[l.Key]
 		if ok && (l.Operator == configv1alpha1.LabelOpExists || slices.Contains(l.Values, v)) {
-			return true
+			return l.Key, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // namespaceObjectLabels are the labels of the Namespace a request admits:
-// the new object's, or on DELETE the stored one's.
-func namespaceObjectLabels(req *admission.Request) map[string]string {
-	raw := req.Object.Raw
+// the new object's (on DELETE the stored one's), and on UPDATE the old
+// object's too (hasOld).
+func namespaceObjectLabels(req *admission.Request) (labels, oldLabels map[string]string, hasOld bool) {
+	raw, old := req.Object.Raw, req.OldObject.Raw
 	if len(raw) == 0 {
-		raw = req.OldObject.Raw
+		raw, old = old, nil
 	}
+	return objectLabels(raw), objectLabels(old), len(old) > 0
+}
+
+// objectLabels are metadata.labels of a raw object; one that does not
+// decode has none.
+func objectLabels(raw []byte) map[string]string {
 	var obj struct {
 		Metadata struct {
 			Labels map[string]string `json:"labels"`
 		} `json:"metadata"`
 	}
-	_ = json.Unmarshal(raw, &obj) // one that does not decode has no labels
+	_ = json.Unmarshal(raw, &obj)
 	return obj.Metadata.Labels
 }

@@ -66,7 +66,17 @@ func harnessServer(t *testing.T) *testServer {
 // configuration.
 func harnessServerWith(t *testing.T, change func(*configv1alpha1.ServerConfig)) *testServer {
 	t.Helper()
-	state := memState{
+	state := harnessServerState()
+	opts := optionsWith(t, change)
+	opts.ClusterState, opts.Namespaces = state, state
+	return startServerWith(t, opts)
+}
+
+// harnessServerState holds the mariadb harness (Enforce, scopeKey,
+// injecting the proxy into mariadb-operator's account operator) and the
+// namespace tenant, which carries scopeKey.
+func harnessServerState() memState {
+	return memState{
 		objects: []map[string]any{{
 			"apiVersion": "vshn.net/v1", "kind": "OperatorHarness",
 			"metadata": map[string]any{"name": "mariadb"},
@@ -79,9 +89,6 @@ func harnessServerWith(t *testing.T, change func(*configv1alpha1.ServerConfig)) 
 		}},
 		namespaces: map[string]map[string]string{"tenant": {scopeKey: "tenant"}},
 	}
-	opts := optionsWith(t, change)
-	opts.ClusterState, opts.Namespaces = state, state
-	return startServerWith(t, opts)
 }
 
 // pluginPod is a pod as the ServiceAccount admission plugin leaves it.
@@ -488,5 +495,74 @@ func TestHTTPSourceUpdateUnchanged(t *testing.T) {
 	causes := fmtCauses(r)
 	if r.Allowed || !strings.Contains(causes, "CRDSourceProvidesClaimed") || !strings.Contains(causes, "CRDSourceManagesClaimed") {
 		t.Errorf("copy in another namespace: allowed=%v %s", r.Allowed, causes)
+	}
+}
+
+// TestHTTPHarnessInExemptNamespace: an OperatorHarness (either group) that
+// injects the proxy into a namespace exempt from gatehouse's webhooks (by
+// name, gatehouse's own included, or by label) is denied with
+// ProxyNamespaceExempt at spec.operator.namespace, on its own path and on
+// the combined entry, and without the fail-open warning that told the user
+// to label the namespace; in Warn it is admitted with the finding as a
+// warning. Not injecting there, or injecting elsewhere, is allowed. An
+// UPDATE of a harness stored so ratchets into a warning.
+func TestHTTPHarnessInExemptNamespace(t *testing.T) {
+	kind, resource := [3]string{"vshn.net", "v1", "OperatorHarness"}, [3]string{"vshn.net", "v1", "operatorharnesses"}
+	helmKind, helmResource := [3]string{"helmetica.io", "v1", "OperatorHarness"}, [3]string{"helmetica.io", "v1", "operatorharnesses"}
+	harnessIn := func(namespace string, inject bool) map[string]any {
+		return map[string]any{
+			"apiVersion": "vshn.net/v1", "kind": "OperatorHarness", "metadata": map[string]any{"name": "h-" + namespace},
+			"spec": map[string]any{"scopeToLabel": "example.com/" + namespace,
+				"operator": map[string]any{"namespace": namespace, "serviceAccounts": []any{"operator"}, "injectProxyConfiguration": inject}},
+		}
+	}
+	state := memState{namespaces: map[string]map[string]string{"infra": {"example.com/tier": "infra"}, "operators": {"team": "a"}}}
+	serve := func(mode configv1alpha1.Mode) *testServer {
+		opts := optionsWith(t, func(c *configv1alpha1.ServerConfig) {
+			c.Exemptions.NamespaceLabels = []configv1alpha1.NamespaceLabel{{Key: "example.com/tier", Operator: configv1alpha1.LabelOpIn, Values: []string{"infra"}}}
+			if mode != configv1alpha1.ModeEnforce {
+				c.Webhooks = map[string]configv1alpha1.Webhook{"harness": {Mode: mode}}
+			}
+		})
+		opts.ClusterState, opts.Namespaces = state, state
+		return startServerWith(t, opts)
+	}
+	ts := serve(configv1alpha1.ModeEnforce)
+	const field = "spec.operator.namespace"
+	for _, ns := range []string{"kube-system", "kube-node-lease", "gatehouse-system", "infra"} {
+		for _, path := range []string{"/validate/harness", "/validate/combined-fail"} {
+			_, r := ts.post(t, path, "application/json", reviewBodyIn(t, "x", admissionv1.Create, kind, resource, "", "h-"+ns, harnessIn(ns, true), nil))
+			if !deniedWith(r, string(proxy.ProxyNamespaceExempt), field, "harness") {
+				t.Errorf("%s, injecting into %s: allowed=%v %s", path, ns, r.Allowed, fmtCauses(r))
+			}
+			for _, w := range r.Warnings {
+				if strings.Contains(w, string(proxy.ProxyNamespaceFailsOpen)) {
+					t.Errorf("%s, injecting into %s: warns %q, which cannot help", path, ns, w)
+				}
+			}
+		}
+		// An UPDATE that leaves the namespace as stored ratchets.
+		_, r := ts.post(t, "/validate/harness", "application/json", reviewBodyIn(t, "u", admissionv1.Update, kind, resource, "", "h-"+ns, harnessIn(ns, true), harnessIn(ns, true)))
+		if !r.Allowed || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], string(proxy.ProxyNamespaceExempt)) {
+			t.Errorf("unchanged harness injecting into %s: allowed=%v warnings %q %s", ns, r.Allowed, r.Warnings, fmtCauses(r))
+		}
+	}
+	helm := helmeticaHarness("helm-kube-system", "example.com/helm", "kube-system", "operator")
+	if _, r := ts.post(t, "/validate/harness", "application/json", reviewBodyIn(t, "x", admissionv1.Create, helmKind, helmResource, "", "helm-kube-system", helm, nil)); !deniedWith(r, string(proxy.ProxyNamespaceExempt), field, "harness") {
+		t.Errorf("helmetica harness injecting into kube-system: allowed=%v %s", r.Allowed, fmtCauses(r))
+	}
+	for name, h := range map[string]map[string]any{
+		"not injecting into kube-system": harnessIn("kube-system", false),
+		"injecting into operators":       harnessIn("operators", true),
+	} {
+		_, r := ts.post(t, "/validate/harness", "application/json", reviewBodyIn(t, "x", admissionv1.Create, kind, resource, "", name, h, nil))
+		if !r.Allowed {
+			t.Errorf("%s: %s", name, fmtCauses(r))
+		}
+	}
+	// In Warn: admitted, saying why.
+	_, r := serve(configv1alpha1.ModeWarn).post(t, "/validate/harness", "application/json", reviewBodyIn(t, "x", admissionv1.Create, kind, resource, "", "h", harnessIn("kube-system", true), nil))
+	if !r.Allowed || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], string(proxy.ProxyNamespaceExempt)+" at "+field) {
+		t.Errorf("in Warn: allowed=%v warnings %q", r.Allowed, r.Warnings)
 	}
 }

@@ -15,6 +15,10 @@ type ManifestOptions struct {
 	// Namespace and Service route requests through a Service (port 443).
 	Namespace string
 	Service   string
+	// ServiceAccount is the ServiceAccount gatehouse runs as, in Namespace:
+	// the one requester that may change the managed namespace labels
+	// (managed_labels.go). Empty means DefaultServiceAccount.
+	ServiceAccount string
 	// URL, when set, is used instead of the Service (base URL, no trailing
 	// slash): for a local control plane without kube-proxy.
 	URL string
@@ -43,7 +47,10 @@ const ConfigurationName = "gatehouse"
 const TimeoutSeconds = 5
 
 // WebhookConfigurations renders the registry as the validating and mutating
-// webhook configurations the API server needs, as one multi-document YAML.
+// webhook configurations the API server needs, as one multi-document YAML,
+// followed by the admission policies that go with them: the in-process
+// layout's, and, when gatehouse manages the selections, the policy that
+// protects the managed namespace labels (managed_labels.go).
 func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
@@ -71,13 +78,13 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 		}
 	case LayoutCombined:
 		for _, g := range Groups {
-			if w, ok := o.groupEntry(g); ok {
+			for _, w := range o.groupEntries(g) {
 				entries = append(entries, entry{g.Type, w})
 			}
 		}
 	case LayoutInProcess:
 		for _, g := range Groups {
-			if w, ok := o.groupEntry(g); ok {
+			for _, w := range o.groupEntries(g) {
 				entries = append(entries, entry{g.Type, o.inProcessEntry(g, w)})
 			}
 		}
@@ -118,6 +125,11 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 		}
 		out.Write(policies)
 	}
+	managed, err := o.managedLabelsManifests()
+	if err != nil {
+		return nil, err
+	}
+	out.Write(managed)
 	return out.Bytes(), nil
 }
 
@@ -138,13 +150,14 @@ func (o ManifestOptions) entry(def Definition, p placement) admissionregistratio
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    def.Name + p.suffix + ".gatehouse.dev",
 		ClientConfig:            o.clientConfig(def.Path),
-		Rules:                   p.rules(def),
+		Rules:                   p.rules(def, o.Options),
 		FailurePolicy:           &failure,
 		MatchPolicy:             &equivalent,
 		SideEffects:             &none,
 		TimeoutSeconds:          &timeout,
 		AdmissionReviewVersions: []string{"v1"},
-		NamespaceSelector:       o.namespaceSelector(p.namespaces, p.unharnessed),
+		NamespaceSelector:       o.namespaceSelector(p.namespaces, p.unharnessed, p.namespaceObjects == onlyNamespaces),
+		ObjectSelector:          o.objectSelector(p.namespaceObjects == onlyNamespaces),
 		MatchConditions:         append(o.exemptionCondition(), p.matchConditions(def, o.Options)...),
 	}
 }
@@ -163,9 +176,13 @@ func (p placement) matchConditions(def Definition, opts Options) []admissionregi
 // namespaceSelector renders a selection: every namespace but the exempt
 // ones (exemptions.go; the server's own namespace always), narrowed by the
 // selection's label (and, with unharnessed, to namespaces without the
-// harnessed-namespace label).
-func (o ManifestOptions) namespaceSelector(s selection, unharnessed bool) *metav1.LabelSelector {
+// harnessed-namespace label). An entry of Namespaces' own requests
+// (ownNamespaces) leaves the exempting labels to its objectSelector.
+func (o ManifestOptions) namespaceSelector(s selection, unharnessed, ownNamespaces bool) *metav1.LabelSelector {
 	sel := o.exemptionSelector(o.Namespace)
+	if ownNamespaces {
+		sel = o.exemptNamesSelector(o.Namespace)
+	}
 	add := func(r metav1.LabelSelectorRequirement) { sel.MatchExpressions = append(sel.MatchExpressions, r) }
 	switch s {
 	case optedIn:
@@ -181,32 +198,87 @@ func (o ManifestOptions) namespaceSelector(s selection, unharnessed bool) *metav
 	return sel
 }
 
-// groupEntry is the one configuration entry of a combined group: the
+// objectSelector is the objectSelector of an entry: for an entry of
+// Namespaces' own requests (ownNamespaces), the negated exempting labels,
+// which the API server matches against the old and the new Namespace
+// (exemptions.go), rendered even when empty so that whoever renders the
+// exemptions again (the chart) knows where they go; none for the others.
+func (o ManifestOptions) objectSelector(ownNamespaces bool) *metav1.LabelSelector {
+	if !ownNamespaces {
+		return nil
+	}
+	return o.exemptLabelsSelector()
+}
+
+// memberPlace is one placement of a member of a combined group.
+type memberPlace struct {
+	m member
+	p placement
+}
+
+// groupEntries are the configuration entries of a combined group: the
 // group's namespaces, the union of its members' rules, narrowed by a
 // matchConditions expression that is true exactly for the requests some
 // member's own entry would be sent. A member's narrower namespaces (the
-// failing-open half of harness-proxy) are decided by the server.
-func (o ManifestOptions) groupEntry(g Group) (admissionregistrationv1.ValidatingWebhook, bool) {
-	members := g.members(o.Options)
-	if len(members) == 0 {
-		return admissionregistrationv1.ValidatingWebhook{}, false
+// failing-open half of harness-proxy) are decided by the server. The
+// placements that take Namespaces' own requests have an entry of their
+// own, exempted by the Namespace's labels (exemptions.go), on the group's
+// path: named after the group when it has no other, else
+// "<group>-namespaces".
+func (o ManifestOptions) groupEntries(g Group) []admissionregistrationv1.ValidatingWebhook {
+	var others, own []memberPlace
+	for _, m := range g.members(o.Options) {
+		for _, p := range m.places {
+			if p.namespaceObjects == onlyNamespaces {
+				own = append(own, memberPlace{m, p})
+			} else {
+				others = append(others, memberPlace{m, p})
+			}
+		}
 	}
-	w := o.entry(members[0].def, members[0].places[0])
-	w.Name = g.EntryName()
-	w.ClientConfig = o.clientConfig(g.Path)
-	failure := g.FailurePolicy
-	w.FailurePolicy = &failure
-	w.NamespaceSelector = o.namespaceSelector(g.Namespaces, false)
-	w.Rules = nil
-	var alts []string
-	for _, m := range members {
-		w.Rules = append(w.Rules, m.places[0].rules(m.def)...)
-		alts = append(alts, m.memberExpression(o.Options))
+	var out []admissionregistrationv1.ValidatingWebhook
+	for _, part := range [][]memberPlace{others, own} {
+		if len(part) == 0 {
+			continue
+		}
+		ownNamespaces := part[0].p.namespaceObjects == onlyNamespaces
+		name := g.Name
+		if ownNamespaces && len(others) > 0 {
+			name += namespacesEntrySuffix
+		}
+		w := o.entry(part[0].m.def, part[0].p)
+		w.Name = name + ".gatehouse.dev"
+		w.ClientConfig = o.clientConfig(g.Path)
+		failure := g.FailurePolicy
+		w.FailurePolicy = &failure
+		w.NamespaceSelector = o.namespaceSelector(g.Namespaces, false, ownNamespaces)
+		w.ObjectSelector = o.objectSelector(ownNamespaces)
+		w.Rules = nil
+		var alts []string
+		for _, mp := range part {
+			w.Rules = append(w.Rules, mp.p.rules(mp.m.def, o.Options)...)
+			alts = append(alts, mp.m.placeExpression(mp.p, o.Options))
+		}
+		w.MatchConditions = append(o.exemptionCondition(), admissionregistrationv1.MatchCondition{
+			Name: MembersCondition, Expression: strings.Join(alts, " || "),
+		})
+		out = append(out, w)
 	}
-	w.MatchConditions = append(o.exemptionCondition(), admissionregistrationv1.MatchCondition{
-		Name: MembersCondition, Expression: strings.Join(alts, " || "),
-	})
-	return w, true
+	return out
+}
+
+// namespacesEntrySuffix names the entry of Namespaces' own requests of a
+// webhook or combined group that has other entries.
+const namespacesEntrySuffix = "-namespaces"
+
+// EntryNames are the names of g's entries in the combined layout under
+// opts (none when g has no member).
+func (g Group) EntryNames(opts Options) []string {
+	var out []string
+	for _, w := range (ManifestOptions{Options: opts}).groupEntries(g) {
+		out = append(out, w.Name)
+	}
+	return out
 }
 
 // MembersCondition names the matchCondition of a combined entry that holds
@@ -278,7 +350,8 @@ func (in Intercept) rules(scope admissionregistrationv1.ScopeType) []admissionre
 }
 
 // marshalManifest renders obj as YAML without the empty creationTimestamp
-// that metav1.ObjectMeta always serialises.
+// that metav1.ObjectMeta always serialises, and without an empty status
+// (which an admission policy's type always has).
 func marshalManifest(obj any) ([]byte, error) {
 	raw, err := yaml.Marshal(obj)
 	if err != nil {
@@ -290,6 +363,9 @@ func marshalManifest(obj any) ([]byte, error) {
 	}
 	if meta, ok := m["metadata"].(map[string]any); ok {
 		delete(meta, "creationTimestamp")
+	}
+	if status, ok := m["status"].(map[string]any); ok && len(status) == 0 {
+		delete(m, "status")
 	}
 	out, err := yaml.Marshal(m)
 	if err != nil {

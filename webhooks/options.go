@@ -61,6 +61,10 @@ type Options struct {
 	Modes map[string]configv1alpha1.Mode
 	// Exemptions are the requests no webhook judges (exemptions.go).
 	Exemptions configv1alpha1.Exemptions
+	// ServerNamespace is the namespace gatehouse runs in, which every
+	// entry excludes (ManifestOptions.Namespace); empty means
+	// DefaultNamespace.
+	ServerNamespace string
 }
 
 // Label is one label key and value.

@@ -141,8 +141,8 @@ func HarnessedAccountEntries(opts Options) []string {
 		}
 	}
 	for _, g := range Groups {
-		if g.Accounts && len(g.members(opts)) > 0 {
-			out = append(out, g.EntryName())
+		if g.Accounts {
+			out = append(out, g.EntryNames(opts)...)
 		}
 	}
 	return out

@@ -69,13 +69,15 @@ func TestHarnessedAccountsExpression(t *testing.T) {
 
 // TestHarnessedAccountEntries names the entries the condition is added to:
 // none for a static install; harness-labels' cluster-scoped entry and
-// harness-labels-guard in either layout when the selections are managed.
+// harness-labels-guard's two (Namespaces' own requests have one of their
+// own) in either layout when the selections are managed.
 func TestHarnessedAccountEntries(t *testing.T) {
 	if got := HarnessedAccountEntries(Options{}); len(got) != 0 {
 		t.Errorf("static: %v", got)
 	}
 	got := strings.Join(HarnessedAccountEntries(Options{ManagedSelections: true}), " ")
-	want := "harness-labels-cluster.gatehouse.dev harness-labels-guard.gatehouse.dev mutating-ignore-accounts.gatehouse.dev validating-fail-accounts.gatehouse.dev"
+	want := "harness-labels-cluster.gatehouse.dev harness-labels-guard.gatehouse.dev harness-labels-guard-namespaces.gatehouse.dev " +
+		"mutating-ignore-accounts.gatehouse.dev validating-fail-accounts.gatehouse.dev validating-fail-accounts-namespaces.gatehouse.dev"
 	if got != want {
 		t.Errorf("managed: %s, want %s", got, want)
 	}

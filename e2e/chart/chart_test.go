@@ -51,8 +51,14 @@ func loadChart(t *testing.T) *chart.Chart {
 // rendered, and the CRDs of crds/ added.
 func renderChart(t *testing.T, values map[string]any) (map[string]map[string]any, error) {
 	t.Helper()
+	return renderChartIn(t, namespace, values)
+}
+
+// renderChartIn is renderChart for a release in namespace ns.
+func renderChartIn(t *testing.T, ns string, values map[string]any) (map[string]map[string]any, error) {
+	t.Helper()
 	c := loadChart(t)
-	files, err := renderFiles(t, values)
+	files, err := renderFilesIn(t, ns, values)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +85,14 @@ func renderChart(t *testing.T, values map[string]any) (map[string]map[string]any
 // does.
 func renderFiles(t *testing.T, values map[string]any) (map[string]string, error) {
 	t.Helper()
+	return renderFilesIn(t, namespace, values)
+}
+
+// renderFilesIn is renderFiles for a release in namespace ns.
+func renderFilesIn(t *testing.T, ns string, values map[string]any) (map[string]string, error) {
+	t.Helper()
 	c := loadChart(t)
-	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "gatehouse", Namespace: namespace, IsInstall: true}, nil)
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "gatehouse", Namespace: ns, IsInstall: true}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +165,20 @@ func renderKustomize(t *testing.T, dir string) map[string]map[string]any {
 
 var separator = regexp.MustCompile(`(?m)^---[ \t]*(#.*)?$`)
 
+// clusterScopedUnknownToKustomize are cluster-scoped kinds that kustomize's
+// built-in schema (Kubernetes 1.21, as in kubectl's) does not know, so its
+// namespace transformer stamps deploy/default's namespace on them; the API
+// server drops a namespace sent with a cluster-scoped object, so it is not
+// compared.
+var clusterScopedUnknownToKustomize = map[string]bool{
+	"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy":        true,
+	"admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding": true,
+}
+
 // objectsByKey decodes a YAML stream into objects keyed
 // "apiVersion Kind namespace/name", normalised: the server configuration
-// in the ConfigMap is compared as data, not as text with comments.
+// in the ConfigMap is compared as data, not as text with comments, and
+// a namespace on a kind of clusterScopedUnknownToKustomize is dropped.
 func objectsByKey(t *testing.T, stream []byte) map[string]map[string]any {
 	t.Helper()
 	out := map[string]map[string]any{}
@@ -168,6 +191,9 @@ func objectsByKey(t *testing.T, stream []byte) map[string]map[string]any {
 			continue
 		}
 		meta, _ := obj["metadata"].(map[string]any)
+		if clusterScopedUnknownToKustomize[fmt.Sprintf("%v %v", obj["apiVersion"], obj["kind"])] {
+			delete(meta, "namespace")
+		}
 		key := fmt.Sprintf("%v %v %v/%v", obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
 		if _, dup := out[key]; dup {
 			t.Fatalf("%s rendered twice", key)
@@ -288,7 +314,8 @@ func readConfig(t *testing.T, path string) any {
 	return cfg
 }
 
-// webhookConfigurations are the two webhook configurations of a render.
+// webhookConfigurations are the two webhook configurations of a render,
+// with the admission policies and bindings rendered beside them.
 func webhookConfigurations(objs map[string]map[string]any) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	for k, o := range objs {
@@ -363,7 +390,8 @@ func TestChartExemptionsAreManifests(t *testing.T) {
 		t.Errorf("config.yaml (-testdata/exemptions-config.yaml +chart):\n%s", diff)
 	}
 	for _, wc := range gotWC {
-		for _, w := range wc["webhooks"].([]any) {
+		hooks, _ := wc["webhooks"].([]any) // an admission policy has none
+		for _, w := range hooks {
 			checkExemptionCondition(t, w.(map[string]any))
 		}
 	}
@@ -392,7 +420,8 @@ func TestChartNonDefault(t *testing.T) {
 	}
 	entries := 0
 	for _, wc := range webhookConfigurations(got) {
-		for _, w := range wc["webhooks"].([]any) {
+		hooks, _ := wc["webhooks"].([]any) // an admission policy has none
+		for _, w := range hooks {
 			entries++
 			if e := w.(map[string]any); e["failurePolicy"] != "Ignore" {
 				t.Errorf("%s: failurePolicy %v; testdata/webhooks-audit.yaml is stale: %s", e["name"], e["failurePolicy"], regenerate("audit-config.yaml", "webhooks-audit.yaml"))
@@ -417,6 +446,40 @@ func TestChartNonDefault(t *testing.T) {
 	}
 	if img := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "ghcr.io/gatehouse-dev/gatehouse@sha256:"+strings.Repeat("ab", 32) {
 		t.Errorf("image %v, want the digest", img)
+	}
+}
+
+// TestChartManagedLabelsPolicyFollowsTheRelease: in a release outside
+// gatehouse-system, the policy that keeps the managed namespace labels
+// gatehouse's lets the release's ServiceAccount through, and only it, and
+// its binding leaves out the release's namespace and the other namespaces
+// exempt by name, not gatehouse-system; and serve is told the namespace it
+// runs in.
+func TestChartManagedLabelsPolicyFollowsTheRelease(t *testing.T) {
+	got, err := renderChartIn(t, "platform", map[string]any{"exemptions": map[string]any{"namespaces": []any{"kube-system", "legacy"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := got["admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy <nil>/gatehouse-managed-labels"]
+	binding := got["admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding <nil>/gatehouse-managed-labels"]
+	if policy == nil || binding == nil {
+		t.Fatalf("policy %v, binding %v rendered; objects: %v", policy != nil, binding != nil, keys(got))
+	}
+	conditions := policy["spec"].(map[string]any)["matchConditions"].([]any)
+	if len(conditions) != 1 || conditions[0].(map[string]any)["expression"] != `request.userInfo.username != "system:serviceaccount:platform:gatehouse"` {
+		t.Errorf("matchConditions %v, want the release's ServiceAccount left out", conditions)
+	}
+	sel := binding["spec"].(map[string]any)["matchResources"].(map[string]any)["namespaceSelector"]
+	want := map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"platform", "kube-system", "legacy"}}}}
+	if diff := cmp.Diff(want, sel); diff != "" {
+		t.Errorf("binding namespaceSelector (-want +got):\n%s", diff)
+	}
+	args := got["apps/v1 Deployment platform/gatehouse"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"]
+	if !strings.Contains(fmt.Sprint(args), "--namespace platform") {
+		t.Errorf("serve runs with %v: it must be told the release's namespace (--namespace), which the entries exclude", args)
+	}
+	if policy["metadata"].(map[string]any)["annotations"] != nil {
+		t.Errorf("the policy carries annotations %v: cainjector has nothing to inject there", policy["metadata"].(map[string]any)["annotations"])
 	}
 }
 

@@ -58,6 +58,11 @@ type Cluster struct {
 	Config     *rest.Config
 	Client     client.Client
 	Kubeconfig string
+	// GatehouseKubeconfig is the user gatehouse serves as: its
+	// ServiceAccount's name in deploy/ (ServiceAccountUser), which the
+	// admission policy protecting the managed namespace labels lets
+	// through, with the rights of the suite's admin.
+	GatehouseKubeconfig string
 	// CertDir is where the serving certificate Secret is mirrored, as a
 	// kubelet mirrors a Secret volume; gatehouse serves from it.
 	CertDir string
@@ -78,6 +83,8 @@ const (
 	ServingSecret     = "gatehouse-serving-cert"
 	ServingCert       = "gatehouse-serving"
 	WebhookConfigName = "gatehouse"
+	// ServiceAccountUser is the user of deploy/'s gatehouse pods.
+	ServiceAccountUser = "system:serviceaccount:" + Namespace + ":gatehouse"
 )
 
 // Start brings everything up; Stop tears it down.
@@ -155,6 +162,21 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if c.Client, err = client.New(c.Config, client.Options{Scheme: Scheme()}); err != nil {
 		return nil, err
 	}
+	// gatehouse runs as the user its pods are in a cluster (a client
+	// certificate naming it), so that what the API server lets only
+	// gatehouse do is tested as gatehouse.
+	self, err := c.env.AddUser(envtest.User{Name: ServiceAccountUser, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	selfKubeconfig, err := self.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	c.GatehouseKubeconfig = filepath.Join(o.WorkDir, "gatehouse.kubeconfig")
+	if err := os.WriteFile(c.GatehouseKubeconfig, selfKubeconfig, 0o600); err != nil {
+		return nil, err
+	}
 
 	o.Progress("starting cert-manager controllers and cainjector in-process")
 	if err := c.ensureNamespace(ctx, "cert-manager"); err != nil {
@@ -174,7 +196,9 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	var webhookConfigs []*unstructured.Unstructured
 	for _, obj := range objs {
 		switch obj.GetKind() {
-		case "Namespace", "Issuer", "Certificate":
+		case "Namespace", "Issuer", "Certificate", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
+			// (Admission policies are decided by the API server itself:
+			// they need no gatehouse to be in effect.)
 			if err := c.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 				return nil, fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
 			}
@@ -198,7 +222,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 
 	o.Progress("starting gatehouse serve")
-	gopts := GatehouseOptions{CertDir: c.CertDir, WorkDir: o.WorkDir, Kubeconfig: c.Kubeconfig, Binary: o.GatehouseBinary, ReconcileDependencyGroups: true}
+	gopts := GatehouseOptions{CertDir: c.CertDir, WorkDir: o.WorkDir, Kubeconfig: c.GatehouseKubeconfig, Binary: o.GatehouseBinary, ReconcileDependencyGroups: true}
 	// Metrics on a free loopback port: the monitoring test and the soak read them.
 	if gopts.MetricsAddr, err = FreeAddr(); err != nil {
 		return nil, err

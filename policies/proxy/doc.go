@@ -9,10 +9,13 @@
 // harnessed), inject.go (the mutation and its one denial), volume.go (the
 // injected volume, mount and env, and the kube-api-access cleanup),
 // equal.go (comparing decoded JSON values), failopen.go (the warning on an
-// OperatorHarness whose namespace would fail open).
+// OperatorHarness whose namespace would fail open), exempt.go (the denial
+// of an OperatorHarness whose namespace is exempt from gatehouse's
+// webhooks, where the proxy is never injected).
 //
 // Codes: ProxyVolumeNameTaken (deny), StateUnavailable (deny),
-// ProxyNamespaceFailsOpen (warning, on OperatorHarness reviews).
+// ProxyNamespaceFailsOpen (warning, on OperatorHarness reviews),
+// ProxyNamespaceExempt (deny, on OperatorHarness reviews).
 //
 // Decisions where the contract leaves room:
 //

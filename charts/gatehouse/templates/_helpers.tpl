@@ -101,3 +101,35 @@ added where they are set.
 {{- with .Values.exemptions }}{{ $_ := set $cfg "exemptions" . }}{{ end -}}
 {{- toYaml $cfg -}}
 {{- end }}
+
+{{/*
+Rewrites, in place, a namespaceSelector of the rendered webhook
+configurations or admission policy bindings for the release: its
+kubernetes.io/metadata.name NotIn list names the release's namespace and
+exemptions.namespaces (when set; else the rendered list without
+gatehouse-system), followed, for the chart's own configurations, by the
+negated exempting labels (negated; none for a binding).
+*/}}
+{{- define "gatehouse.exemptNamespaces" -}}
+{{- $exprs := list }}
+{{- range $expr := .selector.matchExpressions }}
+{{- if and (eq $expr.key "kubernetes.io/metadata.name") (eq $expr.operator "NotIn") }}
+{{- $values := list $.ns }}
+{{- if and $.own (hasKey $.exemptions "namespaces") }}
+{{- range $v := $.exemptions.namespaces }}
+{{- if not (has $v $values) }}{{ $values = append $values $v }}{{ end }}
+{{- end }}
+{{- else }}
+{{- range $v := $expr.values }}
+{{- if and (ne $v "gatehouse-system") (not (has $v $values)) }}{{ $values = append $values $v }}{{ end }}
+{{- end }}
+{{- end }}
+{{- $_ := set $expr "values" $values }}
+{{- $exprs = append $exprs $expr }}
+{{- if $.own }}{{ $exprs = concat $exprs $.negated }}{{ end }}
+{{- else }}
+{{- $exprs = append $exprs $expr }}
+{{- end }}
+{{- end }}
+{{- $_ := set .selector "matchExpressions" $exprs }}
+{{- end }}

@@ -8,7 +8,7 @@ import (
 
 // Defaults of the installation in deploy/.
 const (
-	DefaultNamespace   = "gatehouse-system"
+	DefaultNamespace   = webhooks.DefaultNamespace
 	DefaultService     = "gatehouse"
 	DefaultCertificate = DefaultNamespace + "/gatehouse-serving"
 )
@@ -25,7 +25,9 @@ func newManifests() *cobra.Command {
 		Short: "Print the webhook configurations for the registry and a server configuration",
 		Long: `Print the MutatingWebhookConfiguration and ValidatingWebhookConfiguration that route the API
 server's requests to gatehouse, rendered from the same registry that routes objects in check
-(with --layout in-process, also the ValidatingAdmissionPolicies and bindings of that layout).
+(with --layout in-process, also the ValidatingAdmissionPolicies and bindings of that layout; with
+--manage-selections, also the ValidatingAdmissionPolicy gatehouse-managed-labels and its binding, which
+keep anyone but gatehouse from removing or changing the namespace labels the entries select by).
 deploy/ holds this output for the default configuration; regenerate it with 'make manifests'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,6 +53,8 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 	fl := cmd.Flags()
 	fl.StringVar(&o.Namespace, "namespace", DefaultNamespace, "namespace gatehouse runs in (excluded from admission)")
 	fl.StringVar(&o.Service, "service", DefaultService, "Service in front of gatehouse")
+	fl.StringVar(&o.ServiceAccount, "service-account", webhooks.DefaultServiceAccount,
+		"ServiceAccount gatehouse runs as, in --namespace: with --manage-selections, the only requester that may remove or change the managed namespace labels")
 	fl.StringVar(&o.URL, "url", "", "base URL to call instead of the Service (local control planes)")
 	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
 	fl.StringVar(&o.Layout, "layout", webhooks.DefaultLayout, "separate (one entry per webhook), combined (one per failure policy and kind) or in-process (combined, less what admission policies decide; docs/in-process.md)")

@@ -63,6 +63,9 @@ type serveFlags struct {
 	// (harness.manageSelections).
 	manageLabels bool
 	leaderNS     string
+	// namespace is the namespace gatehouse runs in, which the webhook
+	// configurations exclude (manifests --namespace).
+	namespace string
 }
 
 // stateWebhooks read the cluster-state caches (objects by index, namespace
@@ -128,7 +131,7 @@ certificate, probes and metrics only. The audit reads every stored object, so it
 			if kubeconfig == "" && f.dev {
 				kubeconfig = noCluster // --dev never reads whatever cluster the environment points at
 			}
-			srv, err := NewServer(cfg, log, f.shutdownDelay, f.certPoll, kubeconfig)
+			srv, err := NewServer(cfg, log, f.shutdownDelay, f.certPoll, kubeconfig, f.namespace)
 			if err != nil {
 				return err
 			}
@@ -163,6 +166,8 @@ certificate, probes and metrics only. The audit reads every stored object, so it
 	fl.BoolVar(&f.manageLabels, "manage-harnessed-namespaces", false, "")
 	_ = fl.MarkDeprecated("manage-harnessed-namespaces", "use --manage-selections")
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the controllers' (or the audit's) leader election Lease")
+	fl.StringVar(&f.namespace, "namespace", DefaultNamespace,
+		"namespace gatehouse runs in, which the webhook configurations exclude (as manifests --namespace): a harness that injects the proxy there is denied")
 	f.modes.register(cmd)
 	return cmd
 }
@@ -315,9 +320,10 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 }
 
 // NewServer assembles the server; nothing listens until Run.
-func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kubeconfig string) (*Server, error) {
+func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kubeconfig, namespace string) (*Server, error) {
 	s := &Server{cfg: cfg, role: RoleWebhook, log: log, shutdownDelay: shutdownDelay}
 	opts := webhooks.OptionsFromConfig(cfg)
+	opts.ServerNamespace = namespace
 	rc, err := s.restConfig(kubeconfig)
 	if err != nil {
 		return nil, err
