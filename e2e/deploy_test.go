@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,9 +191,32 @@ func TestDeployImagePinnable(t *testing.T) {
 		}
 	}
 	def := renderDeploy(t, deployDefaultDir).deployment(t)
-	if def != nil && def.Spec.Template.Spec.Containers[0].Image != deployImage+":latest" {
-		t.Errorf("%s: Deployment %s runs image %q, want %s:latest (pinned by overlays)", strings.TrimPrefix(deployDefaultDir, "../"), def.Name, def.Spec.Template.Spec.Containers[0].Image, deployImage)
+	release := makefileVersion(t)
+	if def != nil && def.Spec.Template.Spec.Containers[0].Image != deployImage+":"+release {
+		t.Errorf("%s: Deployment %s runs image %q, want %s:%s, the Makefile's VERSION (overlays pin others)", strings.TrimPrefix(deployDefaultDir, "../"), def.Name, def.Spec.Template.Spec.Containers[0].Image, deployImage, release)
 	}
+	chart, err := os.ReadFile(filepath.Join(repo, "charts", "gatehouse", "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(chart), "\nappVersion: \""+release+"\"\n") {
+		t.Errorf("charts/gatehouse/Chart.yaml: appVersion is not the Makefile's VERSION %q (the chart's image tag defaults to it)", release)
+	}
+}
+
+// makefileVersion is the release the Makefile builds (VERSION ?= ...): the
+// image tag of deploy/default and the chart's appVersion.
+func makefileVersion(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repo, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VERSION\s*\?=\s*(\S+)$`).FindSubmatch(raw)
+	if m == nil {
+		t.Fatal("the Makefile sets no VERSION")
+	}
+	return string(m[1])
 }
 
 // TestDeployRBACPublished checks that deploy/default/README.md publishes the
