@@ -61,6 +61,9 @@ type Options struct {
 	Modes map[string]configv1alpha1.Mode
 	// Exemptions are the requests no webhook judges (exemptions.go).
 	Exemptions configv1alpha1.Exemptions
+	// StateGaps, offline only, is the view of `gatehouse check` that
+	// remembers what it was asked for and not given (undecided.go).
+	StateGaps StateGaps
 }
 
 // Label is one label key and value.
