@@ -73,19 +73,25 @@ func TestCheckModes(t *testing.T) {
 }
 
 // TestCheckModeFlagsAreValidated: a mode a webhook cannot take is a usage
-// error naming the webhook and why.
+// error naming the flag or the webhook and why, on one line, each thing
+// said once: a bad value as every bad enum value is phrased
+// (`<flag>: must be A, B or C (got "x")`).
 func TestCheckModeFlagsAreValidated(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
-		{"--default-mode Warn", "webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode"},
-		{"--mode pod-security-defaults=Warn", "webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode"},
-		{"--mode secret-scope=warn", "webhooks[secret-scope].mode: must be Enforce, Warn or Audit"},
-		{"--mode secret-scope", `--mode "secret-scope": must be NAME=MODE`},
-		{"--mode no-such=Warn", "webhooks[no-such]: no such webhook"},
+		{"--default-mode Warn", "gatehouse: invalid configuration: defaultMode: Warn: mutating webhooks have no Warn mode; " +
+			"give pod-security-defaults, harness-proxy and harness-labels a mode of their own (Enforce or Audit)"},
+		{"--default-mode enforce", `gatehouse: --default-mode: must be Enforce, Warn or Audit (got "enforce")`},
+		{"--mode pod-security-defaults=Warn", "gatehouse: invalid configuration: webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode: " +
+			"they patch (Enforce) or record what they would patch (Audit)"},
+		{"--mode secret-scope=warn", `gatehouse: --mode secret-scope: must be Enforce, Warn or Audit (got "warn")`},
+		{"--mode secret-scope", `gatehouse: --mode "secret-scope": must be NAME=MODE, e.g. secret-scope=Warn`},
+		{"--mode no-such=Warn", `gatehouse: --mode NAME: must be pod-security-defaults, harness-proxy, harness-labels, secret-scope, service-account, ` +
+			`component-overrides, harness, dependency-group, crd-source, harness-labels-guard or pod-security (got "no-such")`},
 	} {
 		args := append([]string{"check", "-f", "-"}, strings.Fields(tc.args)...)
 		code, _, stderr := run(t, badScopePod, args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		if code != 2 || stderr != tc.want+"\n" {
+			t.Errorf("%s: exit %d, stderr\n %q\nwant 2 and\n %q", tc.args, code, stderr, tc.want)
 		}
 	}
 }
