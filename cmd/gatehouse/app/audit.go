@@ -14,8 +14,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
@@ -24,21 +22,21 @@ import (
 )
 
 type auditFlags struct {
-	kubeconfig string
-	config     string
-	output     string
-	qps        float32
-	burst      int
-	pageSize   int64
-	exclude    []string
-	syncWait   time.Duration
-	modes      modeFlags
+	kube     kubeFlags
+	config   string
+	output   string
+	qps      float32
+	burst    int
+	pageSize int64
+	exclude  []string
+	syncWait time.Duration
+	modes    modeFlags
 }
 
 func newAudit() *cobra.Command {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit [--kubeconfig FILE] [-o text|json]",
+		Use:   "audit [--kubeconfig FILE] [--context NAME] [-o text|json|junit|sarif]",
 		Short: "Review every object a live cluster stores through the webhooks, as check does",
 		Long: `audit reads a live cluster (read-only: get and list, paged, rate-limited) and reviews every
 stored object of every resource an enabled webhook intercepts, including the product custom
@@ -47,13 +45,21 @@ cluster's state (namespaces, harnesses, dependency groups, workloads). It prints
 for the objects with something to say, and a summary; a progress line goes to stderr when it is
 a terminal.
 
-Exit status: 0 when every object would be allowed, 1 when any would be denied, 2 for bad usage or
-an unreachable cluster.`,
+Exit status: 0 when every object would be allowed, 1 when any would be denied, 2 for bad usage,
+an unreachable cluster or a resource it may not list.`,
+		Example: `  # the cluster of the current kubeconfig context
+  gatehouse audit
+
+  # another context, as the modes of the next rollout step would decide
+  gatehouse audit --context staging --default-mode Audit --mode secret-scope=Enforce
+
+  # for code scanning
+  gatehouse audit --kubeconfig ~/.kube/prod -o sarif > audit.sarif`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAudit(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG)")
+	f.kube.register(cmd, "the cluster")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
 	fl.StringVarP(&f.output, "output", "o", "text", "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.Float32Var(&f.qps, "qps", 20, "API requests per second (client-side token bucket)")
@@ -104,7 +110,7 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	if err := f.modes.apply(cmd, &cfg); err != nil {
 		return err
 	}
-	rc, err := auditRestConfig(f.kubeconfig)
+	rc, err := f.kube.restConfig()
 	if err != nil {
 		return err
 	}
@@ -193,23 +199,6 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		return &exitError{code: exitUsage}
 	}
 	return nil
-}
-
-// auditRestConfig finds the cluster: --kubeconfig, else in-cluster, then
-// $KUBECONFIG. None is a usage error (exit 2).
-func auditRestConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil, usageError("--kubeconfig: %v", err)
-		}
-		return rc, nil
-	}
-	rc, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, usageError("no cluster to audit (give --kubeconfig): %v", err)
-	}
-	return rc, nil
 }
 
 // startAuditState starts the informer caches the state-reading webhooks
