@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
@@ -76,14 +77,20 @@ an unreachable cluster or a resource it may not list.`,
 // documents, the objects and the results, and so does an audit writer.
 var auditFormats = map[string]func(w io.Writer, docs []Document, objects []ObjectOut, results []CheckResult, summary auditSummary) error{
 	"text": func(w io.Writer, docs []Document, _ []ObjectOut, results []CheckResult, s auditSummary) error {
-		denied, soft := writeTextBlocks(w, docs, results)
-		_, err := fmt.Fprintf(w, "\n%s, %d with warnings or patches\n",
-			summaryLine(s.objects, fmt.Sprintf("audited in %d %s", s.resources, policies.Plural(s.resources, "resource")), denied, soft),
-			len(docs)-denied-soft)
+		writeTextBlocks(w, docs, results)
+		// Only the objects with something to say are reported: the line
+		// counts every object audited.
+		reported := summarize(docs, results)
+		line := fmt.Sprintf("%d %s audited in %d %s, %d denied", s.objects, policies.Plural(s.objects, "object"),
+			s.resources, policies.Plural(s.resources, "resource"), reported.Denied)
+		if reported.Warned > 0 {
+			line += fmt.Sprintf(", %d admitted only because a webhook is in Warn or Audit", reported.Warned)
+		}
+		_, err := fmt.Fprintf(w, "\n%s, %d with warnings or patches\n", line, reported.Allowed)
 		return err
 	},
-	"json": func(w io.Writer, _ []Document, objects []ObjectOut, results []CheckResult, _ auditSummary) error {
-		return writeJSON(w, objects, results)
+	"json": func(w io.Writer, docs []Document, objects []ObjectOut, results []CheckResult, _ auditSummary) error {
+		return writeJSON(w, docs, objects, results)
 	},
 	FormatJUnit: func(w io.Writer, docs []Document, _ []ObjectOut, results []CheckResult, _ auditSummary) error {
 		return writeJUnit(w, docs, results)
@@ -98,7 +105,7 @@ type auditSummary struct{ objects, resources int }
 func runAudit(cmd *cobra.Command, f auditFlags) error {
 	write, ok := auditFormats[f.output]
 	if !ok {
-		return usageError("-o must be text, json, junit or sarif, not %q", f.output)
+		return usageError("%v", configv1alpha1.OneOf("-o", f.output, outputFormats...))
 	}
 	if f.qps <= 0 || f.burst < 1 || f.pageSize < 1 {
 		return usageError("--qps, --burst and --page-size must be positive")
@@ -131,8 +138,19 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	opts := webhooks.OptionsFromConfig(cfg)
-	if err := startAuditState(ctx, rc, cfg.Enabled, cfg.Overrides.Namespace, f.syncWait, &opts); err != nil {
+	overrides := ""
+	if cfg.Enabled("component-overrides") {
+		overrides = cfg.Overrides.Namespace
+	}
+	state, workloads, err := startClusterState(ctx, rc, slices.ContainsFunc(stateWebhooks, cfg.Enabled), overrides, f.syncWait)
+	if err != nil {
 		return err
+	}
+	if state != nil {
+		opts.ClusterState, opts.Namespaces = state, state
+	}
+	if workloads != nil {
+		opts.Workloads = workloads
 	}
 	scanner := audit.NewScanner(dyn, disc, webhooks.Build(opts, cfg.Enabled), opts)
 	scanner.PageSize = f.pageSize
@@ -201,43 +219,48 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	return nil
 }
 
-// startAuditState starts the informer caches the state-reading webhooks
-// read, as serve does, and waits until they have synced: a verdict against
-// a partial view would be wrong.
-func startAuditState(ctx context.Context, rc *rest.Config, enabled func(string) bool, overridesNamespace string, wait time.Duration, opts *webhooks.Options) error {
+// startClusterState starts the informer caches the state-reading webhooks
+// read, as serve does: the cluster state (namespaces, harnesses,
+// dependency groups, roles) when state is set, the workloads of
+// workloadsNamespace unless it is empty; and waits until they have synced:
+// a verdict against a partial view would be wrong. audit and check
+// --cluster read the cluster through it.
+func startClusterState(ctx context.Context, rc *rest.Config, state bool, workloadsNamespace string, wait time.Duration) (*clusterstate.CachedState, *clusterstate.CachedWorkloads, error) {
 	var synced []func() bool
-	if slices.ContainsFunc(stateWebhooks, enabled) {
-		state, err := clusterstate.NewCachedState(rc)
+	var cached *clusterstate.CachedState
+	var workloads *clusterstate.CachedWorkloads
+	if state {
+		s, err := clusterstate.NewCachedState(rc)
 		if err != nil {
-			return usageError("%v", err)
+			return nil, nil, usageError("%v", err)
 		}
-		go func() { _ = state.Start(ctx) }()
-		opts.ClusterState, opts.Namespaces = state, state
-		synced = append(synced, func() bool { return state.Ready(nil) == nil })
+		go func() { _ = s.Start(ctx) }()
+		cached = s
+		synced = append(synced, func() bool { return s.Ready(nil) == nil })
 	}
-	if enabled("component-overrides") {
-		workloads, err := clusterstate.NewCachedWorkloads(rc, overridesNamespace)
+	if workloadsNamespace != "" {
+		w, err := clusterstate.NewCachedWorkloads(rc, workloadsNamespace)
 		if err != nil {
-			return usageError("%v", err)
+			return nil, nil, usageError("%v", err)
 		}
-		go func() { _ = workloads.Start(ctx) }()
-		opts.Workloads = workloads
-		synced = append(synced, workloads.Synced)
+		go func() { _ = w.Start(ctx) }()
+		workloads = w
+		synced = append(synced, w.Synced)
 	}
 	deadline := time.Now().Add(wait)
 	for _, ok := range synced {
 		for !ok() {
 			if time.Now().After(deadline) {
-				return &exitError{code: exitUsage, err: fmt.Errorf("the cluster state did not sync within %s (is the cluster reachable?)", wait)}
+				return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("the cluster state did not sync within %s (is the cluster reachable?)", wait)}
 			}
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return nil, nil, ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
-	return nil
+	return cached, workloads, nil
 }
 
 // terminal reports whether w is a terminal (progress is drawn only there).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -76,5 +77,37 @@ func TestKubeconfigLookupOrder(t *testing.T) {
 	_, err := kubeFlags{kubeconfig: flagFile, context: "nope"}.restConfig()
 	if err == nil || !strings.Contains(err.Error(), "--kubeconfig "+flagFile+" --context nope: ") || !strings.Contains(err.Error(), `context "nope" does not exist`) {
 		t.Errorf("an unknown context: %v", err)
+	}
+}
+
+// TestEveryCommandHasAnExample: every command's help shows how it is run,
+// and every command that reads a cluster takes --kubeconfig and --context,
+// with --kubeconfig's help stating the lookup order.
+func TestEveryCommandHasAnExample(t *testing.T) {
+	root := newRoot(nil, nil, nil)
+	commands := append([]*cobra.Command{root}, root.Commands()...)
+	for _, cmd := range commands {
+		if cmd.Name() == "help" || cmd.Name() == "completion" {
+			continue // cobra's own
+		}
+		if !strings.Contains(cmd.Example, "gatehouse ") {
+			t.Errorf("%s: no example in its help", cmd.Name())
+		}
+		kubeconfig := cmd.Flags().Lookup("kubeconfig")
+		if kubeconfig == nil {
+			continue
+		}
+		if cmd.Flags().Lookup("context") == nil {
+			t.Errorf("%s takes --kubeconfig but not --context", cmd.Name())
+		}
+		if !strings.HasSuffix(kubeconfig.Usage, kubeconfigUsage) {
+			t.Errorf("%s --kubeconfig: %q does not state the lookup order", cmd.Name(), kubeconfig.Usage)
+		}
+	}
+	for _, name := range []string{"check", "audit", "serve"} {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil || cmd.Flags().Lookup("context") == nil {
+			t.Errorf("%s has no --context (%v)", name, err)
+		}
 	}
 }
