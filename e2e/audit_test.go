@@ -241,7 +241,7 @@ func TestAuditStoredObjects(t *testing.T) {
 	if code := app.Run(ctx, []string{"audit", "--kubeconfig", b.readerKubeconfig}, nil, &stdout, &stderr); code != 1 {
 		t.Fatalf("audit exit status %d, want 1; stderr:\n%s", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), ", 6 denied,") || !strings.Contains(stdout.String(), "DENIED  HdfsCluster team-a/prod-widened (hdfsclusters.hdfs.kubedoop.dev)") {
+	if !strings.Contains(stdout.String(), ", 6 denied,") || !strings.Contains(stdout.String(), "DENIED    HdfsCluster team-a/prod-widened (hdfsclusters.hdfs.kubedoop.dev)") {
 		t.Errorf("audit text output lacks the denials or the summary:\n%s", stdout.String())
 	}
 	if stderr.Len() > 0 {

@@ -139,22 +139,14 @@ type offline struct {
 	mutated map[string]any
 }
 
-// offlineCheck runs `gatehouse check -o json` on an object, in a namespace
-// that carries the opt-in label when optIn is set, with the cluster state in
-// the file state (if any).
+// offlineCheck runs `gatehouse check -o json` on an object, in its namespace
+// as the server test created it (carrying the opt-in label when optIn is
+// set), with the cluster state in the file state (if any). check is given
+// everything the server reads, so no result may be undecided.
 func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool, state string) offline {
 	t.Helper()
-	var docs bytes.Buffer
-	if optIn {
-		ns := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
-			"name": obj.GetNamespace(), "labels": map[string]any{"gatehouse.dev/security-defaults": "enabled"},
-		}}
-		docs.Write(mustJSON(t, ns))
-		docs.WriteString("\n---\n")
-	}
-	docs.Write(mustJSON(t, obj.Object))
 	file := filepath.Join(t.TempDir(), "objects.yaml")
-	if err := os.WriteFile(file, docs.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(file, mustJSON(t, obj.Object), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
@@ -162,14 +154,22 @@ func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool, stat
 	if state != "" {
 		args = append(args, "--state", state)
 	}
+	if ns := obj.GetNamespace(); ns != "" {
+		if optIn {
+			ns += "=gatehouse.dev/security-defaults=enabled"
+		}
+		args = append(args, "--namespace-labels", ns)
+	}
 	code := app.Main(args, strings.NewReader(""), &stdout, &stderr)
 	if code == 2 {
 		t.Fatalf("check: %s", stderr.String())
 	}
 	var out struct {
 		Results []struct {
-			Webhook  string `json:"webhook"`
-			Allowed  bool   `json:"allowed"`
+			Webhook  string   `json:"webhook"`
+			Outcome  string   `json:"outcome"`
+			Missing  []string `json:"missing"`
+			Allowed  bool     `json:"allowed"`
 			Findings []struct{ Code, Field string }
 			Patch    []json.RawMessage `json:"patch"`
 		} `json:"results"`
@@ -186,6 +186,9 @@ func offlineCheck(t *testing.T, obj *unstructured.Unstructured, optIn bool, stat
 	}
 	mutated := mustJSON(t, admissible)
 	for _, r := range out.Results {
+		if r.Outcome == "undecided" || code == 3 {
+			t.Fatalf("check could not decide %s (exit %d), missing %v: the comparison with the server would prove nothing", r.Webhook, code, r.Missing)
+		}
 		if len(r.Patch) > 0 {
 			patch, err := jsonpatch.DecodePatch(mustJSON(t, r.Patch))
 			if err != nil {

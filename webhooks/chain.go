@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -75,7 +76,8 @@ type chain struct {
 // Decision is what one webhook decided on one review.
 type Decision struct {
 	Webhook string
-	// Outcome is DecisionAllowed, DecisionDenied or DecisionErrored.
+	// Outcome is DecisionAllowed, DecisionDenied or DecisionErrored;
+	// offline also DecisionUndecided (undecided.go).
 	Outcome  string
 	Findings []policies.Finding
 	// Response is the webhook's own answer, as its own endpoint gives it.
@@ -94,8 +96,12 @@ type Decision struct {
 	// ModeDrift is set when the webhook decided in the mode of the entry
 	// the request came through, not the server's (drift.go).
 	ModeDrift *ModeDrift
-	Duration  time.Duration
-	TimedOut  bool
+	// Missing names the state an offline review needed and was not given
+	// (undecided.go): why the decision is DecisionUndecided, or, beside a
+	// denial that stands on other findings, what else was missing.
+	Missing  []string
+	Duration time.Duration
+	TimedOut bool
 }
 
 // Decisions as they appear in logs and the decision metric.
@@ -205,10 +211,14 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 	if c.exempt(req, &p.ns) {
 		return c.exemptVerdict(req, v)
 	}
+	// Offline, an exemption by namespace labels that cannot be read leaves
+	// every decision open: the request may be exempt.
+	exemptionUnknown, unsure := c.exemptionUnknown(req, &p.ns)
 	for i := range c.members {
 		m := &c.members[i]
 		p.member.Store(int32(i))
 		start := time.Now()
+		c.takeGaps() // what the members before this one were not given is theirs
 		d, taken := c.route(m, req, &p.ns, shared)
 		if taken {
 			d = c.decide(ctx, m, req, shared)
@@ -222,6 +232,14 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		d = inMode(d, c.modeOf(m))
 		if m.drift != nil {
 			d = withModeDrift(d, *m.drift)
+		}
+		if c.offline {
+			d = withMissing(d, c.takeGaps())
+			if unsure && d.Outcome != DecisionUndecided {
+				u := undecided(d.Webhook, slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(d.Missing), exemptionUnknown)))))
+				u.Findings, u.Mode = d.Findings, d.Mode
+				d = u
+			}
 		}
 		d.Duration = time.Since(start)
 		v.decisions = append(v.decisions, d)
@@ -301,6 +319,9 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 		return Decision{}, true
 	}
 	labels, err := ns.labels()
+	if what, ok := notGiven(err); ok && c.offline {
+		return undecided(m.def.Name, []string{what}), false
+	}
 	if err != nil {
 		err = fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", c.name, m.def.Name, err)
 		if c.failurePolicy == admissionregistrationv1.Ignore {

@@ -8,6 +8,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 )
 
 // ManifestOptions say where the API server reaches gatehouse.
@@ -89,7 +91,7 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("layout %q: must be %s, %s or %s", layout, LayoutSeparate, LayoutCombined, LayoutInProcess)
+		return nil, configv1alpha1.OneOf("layout", layout, LayoutSeparate, LayoutCombined, LayoutInProcess)
 	}
 	for _, e := range entries {
 		w := e.w

@@ -65,6 +65,9 @@ type Options struct {
 	// entry excludes (ManifestOptions.Namespace); empty means
 	// DefaultNamespace.
 	ServerNamespace string
+	// StateGaps, offline only, is the view of `gatehouse check` that
+	// remembers what it was asked for and not given (undecided.go).
+	StateGaps StateGaps
 }
 
 // Label is one label key and value.

@@ -330,10 +330,10 @@ func TestValidate(t *testing.T) {
 		{name: "port 65536", mutate: func(c *ServerConfig) { c.Serving.Port = 65536 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
 		{name: "port 70000", mutate: func(c *ServerConfig) { c.Serving.Port = 70000 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
 		{name: "tls 1.3", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.3" }},
-		{name: "tls 1.1", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.1" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
-		{name: "tls 1.0", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.0" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
-		{name: "tls empty", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
-		{name: "tls VersionTLS12", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "VersionTLS12" }, wantErr: prefix + `serving.tlsMinVersion: must be "1.2" or "1.3"`},
+		{name: "tls 1.1", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.1" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "1.1")`},
+		{name: "tls 1.0", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.0" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "1.0")`},
+		{name: "tls empty", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "")`},
+		{name: "tls VersionTLS12", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "VersionTLS12" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "VersionTLS12")`},
 		{name: "modes", mutate: func(c *ServerConfig) {
 			c.DefaultMode = ModeWarn
 			c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeAudit}}
@@ -347,7 +347,7 @@ func TestValidate(t *testing.T) {
 			}}
 		}},
 		{name: "service account preset unknown", mutate: func(c *ServerConfig) { c.ServiceAccounts.Preset = "v0.12" },
-			wantErr: prefix + "serviceAccounts.preset: must be Released or Derived"},
+			wantErr: prefix + `serviceAccounts.preset: must be Released or Derived (got "v0.12")`},
 		{name: "service account rules invalid", mutate: func(c *ServerConfig) {
 			c.ServiceAccounts.Products = []ProductServiceAccount{
 				{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: RuleNamed},
@@ -362,11 +362,11 @@ func TestValidate(t *testing.T) {
 			"serviceAccounts.products[2].name: only a Named rule takes a name; " +
 			"serviceAccounts.products[3].group: must be an API group; " +
 			"serviceAccounts.products[3].kind: must be a kind; " +
-			"serviceAccounts.products[3].rule: must be Named, None or Derived"},
+			`serviceAccounts.products[3].rule: must be Named, None or Derived (got "named")`},
 		{name: "default mode misspelt", mutate: func(c *ServerConfig) { c.DefaultMode = "enforce" },
-			wantErr: prefix + "defaultMode: must be Enforce, Warn or Audit"},
+			wantErr: prefix + `defaultMode: must be Enforce, Warn or Audit (got "enforce")`},
 		{name: "webhook mode unknown", mutate: func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {Mode: "Dryrun"}} },
-			wantErr: prefix + "webhooks[secret-scope].mode: must be Enforce, Warn or Audit"},
+			wantErr: prefix + `webhooks[secret-scope].mode: must be Enforce, Warn or Audit (got "Dryrun")`},
 		{name: "exemptions", mutate: func(c *ServerConfig) {
 			c.Exemptions = Exemptions{Namespaces: []string{}, NamespaceLabels: []NamespaceLabel{{Key: "a.io/b", Operator: LabelOpExists}},
 				Usernames: []string{"u"}, Groups: []string{"g"}, ServiceAccounts: []string{"ns/sa", "ns/*"}}
@@ -375,7 +375,7 @@ func TestValidate(t *testing.T) {
 			c.Exemptions = Exemptions{Namespaces: []string{"Kube_System"},
 				NamespaceLabels: []NamespaceLabel{{Key: "a b", Operator: "NotIn"}, {Key: "k", Operator: LabelOpIn}, {Key: "k", Operator: LabelOpExists, Values: []string{"v"}}, {Key: "k", Operator: LabelOpIn, Values: []string{"bad value"}}},
 				Usernames:       []string{" "}, Groups: []string{""}, ServiceAccounts: []string{"sa", "ns/", "NS/sa"}}
-		}, wantErr: prefix + `exemptions.namespaces[0]: must be a namespace name; exemptions.namespaceLabels[0].key: must be a label key; exemptions.namespaceLabels[0].operator: must be In or Exists; exemptions.namespaceLabels[1].values: operator In needs at least one value; exemptions.namespaceLabels[2].values: operator Exists takes no values; exemptions.namespaceLabels[3].values[0]: must be a label value; exemptions.usernames[0]: must not be empty; exemptions.groups[0]: must not be empty; exemptions.serviceAccounts[0]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[1]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[2]: must be "namespace/name" or "namespace/*"`},
+		}, wantErr: prefix + `exemptions.namespaces[0]: must be a namespace name; exemptions.namespaceLabels[0].key: must be a label key; exemptions.namespaceLabels[0].operator: must be In or Exists (got "NotIn"); exemptions.namespaceLabels[1].values: operator In needs at least one value; exemptions.namespaceLabels[2].values: operator Exists takes no values; exemptions.namespaceLabels[3].values[0]: must be a label value; exemptions.usernames[0]: must not be empty; exemptions.groups[0]: must not be empty; exemptions.serviceAccounts[0]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[1]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[2]: must be "namespace/name" or "namespace/*"`},
 		{
 			name: "known webhooks",
 			mutate: func(c *ServerConfig) {
@@ -470,7 +470,7 @@ func TestValidate(t *testing.T) {
 			},
 			wantErr: prefix + `kind: must be "ServerConfig"; ` +
 				"serving.port: must be between 1 and 65535; " +
-				`serving.tlsMinVersion: must be "1.2" or "1.3"; ` +
+				`serving.tlsMinVersion: must be 1.2 or 1.3 (got "1.1"); ` +
 				"webhooks[nope]: no such webhook (known: secret-scope, service-account); " +
 				`products.groupSuffixes[0]: must start with "." and name a domain`,
 		},
@@ -511,7 +511,7 @@ func TestMutatingWebhooksHaveNoWarnMode(t *testing.T) {
 		t.Errorf("Validate() = %v, want %q", err, want)
 	}
 	c.Webhooks, c.DefaultMode = nil, ModeWarn
-	want = "invalid configuration: webhooks[secret-scope].mode: mutating webhooks have no Warn mode, and defaultMode is Warn: set Enforce or Audit"
+	want = "invalid configuration: defaultMode: Warn: mutating webhooks have no Warn mode; give secret-scope a mode of their own (Enforce or Audit)"
 	if err := c.Validate(knownWebhooks, checks); err == nil || err.Error() != want {
 		t.Errorf("Validate() = %v, want %q", err, want)
 	}

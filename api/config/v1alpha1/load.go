@@ -186,7 +186,7 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 		errs = append(errs, "serving.port: must be between 1 and 65535")
 	}
 	if c.Serving.TLSMinVersion != "1.2" && c.Serving.TLSMinVersion != "1.3" {
-		errs = append(errs, `serving.tlsMinVersion: must be "1.2" or "1.3"`)
+		errs = append(errs, OneOf("serving.tlsMinVersion", c.Serving.TLSMinVersion, "1.2", "1.3").Error())
 	}
 	known := map[string]bool{}
 	for _, n := range knownWebhooks {
@@ -207,11 +207,16 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 		errs = append(errs, modeErrors(fmt.Sprintf("webhooks[%s].mode", name), c.Webhooks[name].Mode, mutating)...)
 	}
 	if checks.Mutating != nil && c.DefaultMode == ModeWarn {
-		// A mutating webhook without a mode of its own would be in Warn.
+		// A mutating webhook without a mode of its own would be in Warn:
+		// one error names them all.
+		var inherit []string
 		for _, name := range knownWebhooks {
 			if checks.Mutating(name) && c.Webhooks[name].Mode == "" && c.Enabled(name) {
-				errs = append(errs, fmt.Sprintf("webhooks[%s].mode: mutating webhooks have no Warn mode, and defaultMode is Warn: set Enforce or Audit", name))
+				inherit = append(inherit, name)
 			}
+		}
+		if len(inherit) > 0 {
+			errs = append(errs, fmt.Sprintf("defaultMode: Warn: mutating webhooks have no Warn mode; give %s a mode of their own (Enforce or Audit)", andList(inherit)))
 		}
 	}
 	errs = append(errs, c.Exemptions.errors()...)
@@ -272,7 +277,7 @@ func (s ServiceAccounts) errors(products Products) []string {
 	switch s.Preset {
 	case "", PresetReleased, PresetDerived:
 	default:
-		errs = append(errs, fmt.Sprintf("serviceAccounts.preset: must be %s or %s", PresetReleased, PresetDerived))
+		errs = append(errs, OneOf("serviceAccounts.preset", string(s.Preset), string(PresetReleased), string(PresetDerived)).Error())
 	}
 	type groupKind struct{ group, kind string }
 	seen := map[groupKind]int{}
@@ -304,7 +309,7 @@ func (s ServiceAccounts) errors(products Products) []string {
 				errs = append(errs, fmt.Sprintf("%s.name: only a %s rule takes a name", at, RuleNamed))
 			}
 		default:
-			errs = append(errs, fmt.Sprintf("%s.rule: must be %s, %s or %s", at, RuleNamed, RuleNone, RuleDerived))
+			errs = append(errs, OneOf(at+".rule", string(p.Rule), string(RuleNamed), string(RuleNone), string(RuleDerived)).Error())
 		}
 	}
 	return errs
@@ -321,7 +326,7 @@ func (o Overrides) componentErrors(check func(Overrides) error) []string {
 	}
 	for i, c := range o.Components {
 		if c.Scope != ScopeSingleton && c.Scope != ScopePerSite {
-			errs = append(errs, fmt.Sprintf("overrides.components[%d].scope: must be %s or %s", i, ScopeSingleton, ScopePerSite))
+			errs = append(errs, OneOf(fmt.Sprintf("overrides.components[%d].scope", i), string(c.Scope), string(ScopeSingleton), string(ScopePerSite)).Error())
 		}
 	}
 	if len(errs) > 0 || check == nil {
@@ -341,6 +346,26 @@ func (o Overrides) componentErrors(check func(Overrides) error) []string {
 	return errs
 }
 
+// OneOf is the one phrasing of a value outside its set, for a field of the
+// configuration or a flag: `<name>: must be A, B or C (got "x")`. got is
+// what the user wrote (a flag, the configuration), never a value from a
+// manifest.
+func OneOf(name, got string, allowed ...string) error {
+	return fmt.Errorf("%s: must be %s (got %q)", name, orList(allowed), got)
+}
+
+// orList is "A", "A or B", "A, B or C"; andList the same with "and".
+func orList(items []string) string { return joinLast(items, " or ") }
+
+func andList(items []string) string { return joinLast(items, " and ") }
+
+func joinLast(items []string, last string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
+}
+
 // modeErrors checks one mode; empty is allowed (the default applies).
 func modeErrors(field string, m Mode, mutating bool) []string {
 	switch m {
@@ -352,7 +377,7 @@ func modeErrors(field string, m Mode, mutating bool) []string {
 		}
 		return nil
 	}
-	return []string{fmt.Sprintf("%s: must be %s, %s or %s", field, ModeEnforce, ModeWarn, ModeAudit)}
+	return []string{OneOf(field, string(m), string(ModeEnforce), string(ModeWarn), string(ModeAudit)).Error()}
 }
 
 // errors checks every exemption; each error names its field.
@@ -383,7 +408,7 @@ func (e Exemptions) errors() []string {
 				errs = append(errs, field+".values: operator Exists takes no values")
 			}
 		default:
-			errs = append(errs, fmt.Sprintf("%s.operator: must be %s or %s", field, LabelOpIn, LabelOpExists))
+			errs = append(errs, OneOf(field+".operator", string(l.Operator), LabelOpIn, LabelOpExists).Error())
 		}
 	}
 	for i, u := range e.Usernames {

@@ -13,9 +13,8 @@ import (
 	"golang.org/x/term"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	ctrl "sigs.k8s.io/controller-runtime"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
@@ -23,21 +22,21 @@ import (
 )
 
 type auditFlags struct {
-	kubeconfig string
-	config     string
-	output     string
-	qps        float32
-	burst      int
-	pageSize   int64
-	exclude    []string
-	syncWait   time.Duration
-	modes      modeFlags
+	kube     kubeFlags
+	config   string
+	output   string
+	qps      float32
+	burst    int
+	pageSize int64
+	exclude  []string
+	syncWait time.Duration
+	modes    modeFlags
 }
 
 func newAudit() *cobra.Command {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit [--kubeconfig FILE] [-o text|json]",
+		Use:   "audit [--kubeconfig FILE] [--context NAME] [-o text|json|junit|sarif]",
 		Short: "Review every object a live cluster stores through the webhooks, as check does",
 		Long: `audit reads a live cluster (read-only: get and list, paged, rate-limited) and reviews every
 stored object of every resource an enabled webhook intercepts, including the product custom
@@ -46,13 +45,21 @@ cluster's state (namespaces, harnesses, dependency groups, workloads). It prints
 for the objects with something to say, and a summary; a progress line goes to stderr when it is
 a terminal.
 
-Exit status: 0 when every object would be allowed, 1 when any would be denied, 2 for bad usage or
-an unreachable cluster.`,
+Exit status: 0 when every object would be allowed, 1 when any would be denied, 2 for bad usage,
+an unreachable cluster or a resource it may not list.`,
+		Example: `  # the cluster of the current kubeconfig context
+  gatehouse audit
+
+  # another context, as the modes of the next rollout step would decide
+  gatehouse audit --context staging --default-mode Audit --mode secret-scope=Enforce
+
+  # for code scanning
+  gatehouse audit --kubeconfig ~/.kube/prod -o sarif > audit.sarif`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAudit(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: in-cluster, then $KUBECONFIG)")
+	f.kube.register(cmd, "the cluster")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
 	fl.StringVarP(&f.output, "output", "o", "text", "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.Float32Var(&f.qps, "qps", 20, "API requests per second (client-side token bucket)")
@@ -69,14 +76,20 @@ an unreachable cluster.`,
 // documents, the objects and the results, and so does an audit writer.
 var auditFormats = map[string]func(w io.Writer, docs []Document, objects []ObjectOut, results []CheckResult, summary auditSummary) error{
 	"text": func(w io.Writer, docs []Document, _ []ObjectOut, results []CheckResult, s auditSummary) error {
-		denied, soft := writeTextBlocks(w, docs, results)
-		_, err := fmt.Fprintf(w, "\n%s, %d with warnings or patches\n",
-			summaryLine(s.objects, fmt.Sprintf("audited in %d %s", s.resources, policies.Plural(s.resources, "resource")), denied, soft),
-			len(docs)-denied-soft)
+		writeTextBlocks(w, docs, results)
+		// Only the objects with something to say are reported: the line
+		// counts every object audited.
+		reported := summarize(docs, results)
+		line := fmt.Sprintf("%d %s audited in %d %s, %d denied", s.objects, policies.Plural(s.objects, "object"),
+			s.resources, policies.Plural(s.resources, "resource"), reported.Denied)
+		if reported.Warned > 0 {
+			line += fmt.Sprintf(", %d admitted only because a webhook is in Warn or Audit", reported.Warned)
+		}
+		_, err := fmt.Fprintf(w, "\n%s, %d with warnings or patches\n", line, reported.Allowed)
 		return err
 	},
-	"json": func(w io.Writer, _ []Document, objects []ObjectOut, results []CheckResult, _ auditSummary) error {
-		return writeJSON(w, objects, results)
+	"json": func(w io.Writer, docs []Document, objects []ObjectOut, results []CheckResult, _ auditSummary) error {
+		return writeJSON(w, docs, objects, results)
 	},
 	FormatJUnit: func(w io.Writer, docs []Document, _ []ObjectOut, results []CheckResult, _ auditSummary) error {
 		return writeJUnit(w, docs, results)
@@ -91,7 +104,7 @@ type auditSummary struct{ objects, resources int }
 func runAudit(cmd *cobra.Command, f auditFlags) error {
 	write, ok := auditFormats[f.output]
 	if !ok {
-		return usageError("-o must be text, json, junit or sarif, not %q", f.output)
+		return usageError("%v", configv1alpha1.OneOf("-o", f.output, outputFormats...))
 	}
 	if f.qps <= 0 || f.burst < 1 || f.pageSize < 1 {
 		return usageError("--qps, --burst and --page-size must be positive")
@@ -103,7 +116,7 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	if err := f.modes.apply(cmd, &cfg); err != nil {
 		return err
 	}
-	rc, err := auditRestConfig(f.kubeconfig)
+	rc, err := f.kube.restConfig()
 	if err != nil {
 		return err
 	}
@@ -125,8 +138,19 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	opts := webhooks.OptionsFromConfig(cfg)
-	if err := startAuditState(ctx, rc, cfg.Enabled, cfg.Overrides.Namespace, f.syncWait, &opts); err != nil {
+	overrides := ""
+	if cfg.Enabled("component-overrides") {
+		overrides = cfg.Overrides.Namespace
+	}
+	state, workloads, err := startClusterState(ctx, rc, slices.ContainsFunc(stateWebhooks, cfg.Enabled), overrides, f.syncWait)
+	if err != nil {
 		return err
+	}
+	if state != nil {
+		opts.ClusterState, opts.Namespaces = state, state
+	}
+	if workloads != nil {
+		opts.Workloads = workloads
 	}
 	scanner := audit.NewScanner(pager, disc, webhooks.Build(opts, cfg.Enabled), opts)
 	scanner.SkipNamespaces = f.exclude
@@ -194,60 +218,48 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	return nil
 }
 
-// auditRestConfig finds the cluster: --kubeconfig, else in-cluster, then
-// $KUBECONFIG. None is a usage error (exit 2).
-func auditRestConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil, usageError("--kubeconfig: %v", err)
-		}
-		return rc, nil
-	}
-	rc, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, usageError("no cluster to audit (give --kubeconfig): %v", err)
-	}
-	return rc, nil
-}
-
-// startAuditState starts the informer caches the state-reading webhooks
-// read, as serve does, and waits until they have synced: a verdict against
-// a partial view would be wrong.
-func startAuditState(ctx context.Context, rc *rest.Config, enabled func(string) bool, overridesNamespace string, wait time.Duration, opts *webhooks.Options) error {
+// startClusterState starts the informer caches the state-reading webhooks
+// read, as serve does: the cluster state (namespaces, harnesses,
+// dependency groups, roles) when state is set, the workloads of
+// workloadsNamespace unless it is empty; and waits until they have synced:
+// a verdict against a partial view would be wrong. audit and check
+// --cluster read the cluster through it.
+func startClusterState(ctx context.Context, rc *rest.Config, state bool, workloadsNamespace string, wait time.Duration) (*clusterstate.CachedState, *clusterstate.CachedWorkloads, error) {
 	var synced []func() bool
-	if slices.ContainsFunc(stateWebhooks, enabled) {
-		state, err := clusterstate.NewCachedState(rc)
+	var cached *clusterstate.CachedState
+	var workloads *clusterstate.CachedWorkloads
+	if state {
+		s, err := clusterstate.NewCachedState(rc)
 		if err != nil {
-			return usageError("%v", err)
+			return nil, nil, usageError("%v", err)
 		}
-		go func() { _ = state.Start(ctx) }()
-		opts.ClusterState, opts.Namespaces = state, state
-		synced = append(synced, func() bool { return state.Ready(nil) == nil })
+		go func() { _ = s.Start(ctx) }()
+		cached = s
+		synced = append(synced, func() bool { return s.Ready(nil) == nil })
 	}
-	if enabled("component-overrides") {
-		workloads, err := clusterstate.NewCachedWorkloads(rc, overridesNamespace)
+	if workloadsNamespace != "" {
+		w, err := clusterstate.NewCachedWorkloads(rc, workloadsNamespace)
 		if err != nil {
-			return usageError("%v", err)
+			return nil, nil, usageError("%v", err)
 		}
-		go func() { _ = workloads.Start(ctx) }()
-		opts.Workloads = workloads
-		synced = append(synced, workloads.Synced)
+		go func() { _ = w.Start(ctx) }()
+		workloads = w
+		synced = append(synced, w.Synced)
 	}
 	deadline := time.Now().Add(wait)
 	for _, ok := range synced {
 		for !ok() {
 			if time.Now().After(deadline) {
-				return &exitError{code: exitUsage, err: fmt.Errorf("the cluster state did not sync within %s (is the cluster reachable?)", wait)}
+				return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("the cluster state did not sync within %s (is the cluster reachable?)", wait)}
 			}
 			select {
 			case <-ctx.Done():
-				return ctx.Err()
+				return nil, nil, ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
 	}
-	return nil
+	return cached, workloads, nil
 }
 
 // terminal reports whether w is a terminal (progress is drawn only there).

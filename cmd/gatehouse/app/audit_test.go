@@ -18,15 +18,17 @@ func TestAuditUsage(t *testing.T) {
 	if err := os.WriteFile(broken, []byte("not: [a kubeconfig"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	missing := filepath.Join(t.TempDir(), "missing")
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"audit", "-o", "yaml", "--kubeconfig", broken}, `-o must be text, json, junit or sarif, not "yaml"`},
+		{[]string{"audit", "-o", "yaml", "--kubeconfig", broken}, `-o: must be text, json, junit or sarif (got "yaml")`},
 		{[]string{"audit", "--qps", "0", "--kubeconfig", broken}, "--qps, --burst and --page-size must be positive"},
 		{[]string{"audit", "--page-size", "-1", "--kubeconfig", broken}, "--qps, --burst and --page-size must be positive"},
-		{[]string{"audit", "--kubeconfig", broken}, "--kubeconfig:"},
-		{[]string{"audit", "--kubeconfig", filepath.Join(t.TempDir(), "missing")}, "--kubeconfig:"},
+		{[]string{"audit", "--kubeconfig", broken}, "--kubeconfig " + broken + ": "},
+		{[]string{"audit", "--kubeconfig", missing}, "--kubeconfig " + missing + ": "},
+		{[]string{"audit", "--kubeconfig", broken, "--context", "staging"}, "--kubeconfig " + broken + " --context staging: "},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := Run(context.Background(), tt.args, nil, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), tt.want) {

@@ -41,7 +41,7 @@ func runAuditRole(ctx context.Context, cmd *cobra.Command, f serveFlags, cfg con
 			return usageError("--%s is a flag of the webhook role; --role=%s serves no webhook and runs no other controller", flag, RoleAudit)
 		}
 	}
-	srv, err := NewAuditServer(cfg, log, f.kubeconfig, f.leaderNS)
+	srv, err := NewAuditServer(cfg, log, f.kube, f.leaderNS)
 	if err != nil {
 		return err
 	}
@@ -53,13 +53,13 @@ func runAuditRole(ctx context.Context, cmd *cobra.Command, f serveFlags, cfg con
 // the leader-elected background audit under AuditLeaseName in
 // leaderNamespace, the probe and the metrics listeners. It needs cluster
 // access and an audit.interval other than "0".
-func NewAuditServer(cfg configv1alpha1.ServerConfig, log logr.Logger, kubeconfig, leaderNamespace string) (*Server, error) {
+func NewAuditServer(cfg configv1alpha1.ServerConfig, log logr.Logger, kube kubeFlags, leaderNamespace string) (*Server, error) {
 	interval, _ := cfg.AuditInterval() // validated with the configuration
 	if interval == 0 {
 		return nil, usageError("--role=%s with audit.interval \"0\": there is nothing to run", RoleAudit)
 	}
 	s := &Server{cfg: cfg, role: RoleAudit, log: log}
-	rc, err := s.restConfig(kubeconfig)
+	rc, err := s.restConfig(kube)
 	if err != nil {
 		return nil, err
 	}

@@ -70,7 +70,7 @@ func TestCheckDeprecatedServiceAccountIsInjected(t *testing.T) {
 		"current.yaml":    pod("op", "serviceAccountName"),
 	})
 	patchOf := func(file string) string {
-		out := checkJSONOf(t, exitOK, "-f", filepath.Join(dir, file), "--state", filepath.Join(dir, "state.yaml"))
+		out := checkJSONOf(t, exitOK, "-f", filepath.Join(dir, file), "--state", filepath.Join(dir, "state.yaml"), "--namespace-labels", "operators")
 		for _, r := range out.Results {
 			if r.Webhook == "harness-proxy" {
 				return string(mustMarshal(t, r.Patch))
@@ -113,7 +113,7 @@ kind: Thing
 metadata: {name: web, namespace: team-a}
 spec: {anything: [1, "x"]}
 `})
-	out := checkJSONOf(t, exitOK, "-f", filepath.Join(dir, "objects.yaml"))
+	out := checkJSONOf(t, exitOK, "-f", filepath.Join(dir, "objects.yaml"), "--namespace-labels", "team-a")
 	if len(out.Objects) != 3 {
 		t.Fatalf("objects: %+v", out.Objects)
 	}
@@ -183,7 +183,7 @@ metadata: {name: fine, namespace: team-a}
 spec: {containers: [{name: c, image: i}]}
 `})
 	file := filepath.Join(dir, "objects.yaml")
-	out := checkJSONOf(t, exitDenied, "-f", file)
+	out := checkJSONOf(t, exitDenied, "-f", file, "--namespace-labels", "team-a")
 	verdicts := map[string][]string{}
 	for _, r := range out.Results {
 		v := r.Webhook + "=" + map[bool]string{true: "allowed", false: "denied"}[r.Allowed]
@@ -203,11 +203,11 @@ spec: {containers: [{name: c, image: i}]}
 	if got := verdicts["fine"]; len(got) == 0 || slices.ContainsFunc(got, func(v string) bool { return !strings.Contains(v, "=allowed") }) {
 		t.Errorf("fine: %q, want admitted by every webhook", got)
 	}
-	code, text, stderr := run(t, "", "check", "-f", file)
+	code, text, stderr := run(t, "", "check", "-f", file, "--namespace-labels", "team-a")
 	if code != exitDenied || strings.Contains(text+stderr, marker) {
 		t.Errorf("text output: exit %d, or it repeats the value:\n%s%s", code, text, stderr)
 	}
-	if !strings.Contains(text, "DENIED  Pod team-a/broken") || !strings.Contains(text, "  api-server: denied\n    x error: UndecodableObject: not a valid Pod: spec.containers") {
+	if !strings.Contains(text, "DENIED    Pod team-a/broken") || !strings.Contains(text, "  api-server: denied\n    x error: UndecodableObject: not a valid Pod: spec.containers") {
 		t.Errorf("text output does not show the rejection:\n%s", text)
 	}
 }

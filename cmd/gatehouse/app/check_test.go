@@ -140,6 +140,11 @@ func TestCheckExitCodes(t *testing.T) {
 	badYAML := write("bad.yaml", "apiVersion: v1\nkind: Pod\n---\nkey: [unclosed\n")
 	noKind := write("nokind.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\nmetadata: {name: b}\n")
 	badItem := write("baditem.yaml", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n- 7\n")
+	inTeamA := write("team-a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: team-a}\n")
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name       string
@@ -151,12 +156,21 @@ func TestCheckExitCodes(t *testing.T) {
 		{"allowed", "", []string{"check", "-f", allowed}, exitOK, ""},
 		{"denied inside a List", "", []string{"check", "-f", denied}, exitDenied, ""},
 		{"stdin", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: s, annotations: {secrets.kubedoop.dev/scope: ','}}\n", []string{"check", "-f", "-"}, exitDenied, ""},
-		{"unparsable document", "", []string{"check", "-f", badYAML}, exitUsage, "bad.yaml, document 2"},
-		{"document without kind", "", []string{"check", "-f", noKind}, exitUsage, "nokind.yaml, document 2: apiVersion and kind must be set"},
-		{"List item not an object", "", []string{"check", "-f", badItem}, exitUsage, "baditem.yaml, document 1, item 2: not an object"},
-		{"missing file", "", []string{"check", "-f", filepath.Join(dir, "nope.yaml")}, exitUsage, "nope.yaml"},
-		{"no -f", "", []string{"check"}, exitUsage, "at least one -f"},
-		{"bad -o", "", []string{"check", "-f", allowed, "-o", "yaml"}, exitUsage, "-o must be one of text, json, junit, sarif"},
+		{"unparsable document", "", []string{"check", "-f", badYAML}, exitUsage, "bad.yaml:4: document 2: not valid YAML or JSON: did not find expected ',' or ']'"},
+		{"document without kind", "", []string{"check", "-f", noKind}, exitUsage, "nokind.yaml:5: document 2: apiVersion and kind must be set"},
+		{"List item not an object", "", []string{"check", "-f", badItem}, exitUsage, "baditem.yaml:6: document 1, item 2: not an object"},
+		{"missing file", "", []string{"check", "-f", filepath.Join(dir, "nope.yaml")}, exitUsage, "nope.yaml: no such file or directory"},
+		{"a directory without manifests", "", []string{"check", "-f", empty}, exitUsage, "empty: a directory without .yaml, .yml or .json files"},
+		{"no -f", "", []string{"check"}, exitUsage, "at least one PATH"},
+		{"bad -o", "", []string{"check", "-f", allowed, "-o", "yaml"}, exitUsage, `-o: must be text, json, junit or sarif (got "yaml")`},
+		{"bad --layout", "", []string{"check", "-f", allowed, "--layout", "mixed"}, exitUsage, `--layout: must be separate, combined or in-process (got "mixed")`},
+		{"bad --namespace-labels", "", []string{"check", "-f", allowed, "--namespace-labels", "team-a=a b=c"}, exitUsage, `"a b" is not a label key`},
+		{"comma-separated -f", "", []string{"check", "-f", allowed + "," + denied}, exitDenied, ""},
+		{"files as arguments", "", []string{"check", allowed, denied}, exitDenied, ""},
+		{"-f and arguments", "", []string{"check", "-f", denied, allowed}, exitDenied, ""},
+		{"undecided: the namespace was not given", "", []string{"check", inTeamA}, exitUndecided, ""},
+		{"undecided, given the namespace: allowed", "", []string{"check", inTeamA, "--namespace-labels", "team-a"}, exitOK, ""},
+		{"denied wins over undecided", "", []string{"check", inTeamA, denied}, exitDenied, ""},
 		{"bad --state", "", []string{"check", "-f", allowed, "--state", badYAML}, exitUsage, "--state: "},
 		{"unknown flag", "", []string{"check", "--nope"}, exitUsage, "unknown flag"},
 	}
@@ -171,15 +185,15 @@ func TestCheckExitCodes(t *testing.T) {
 }
 
 func TestCheckTextNamesEveryFinding(t *testing.T) {
-	code, stdout, _ := run(t, "", "check", "-f", "../../../deploy/examples/pod-denied.yaml")
+	code, stdout, _ := run(t, "", "check", "-f", "../../../deploy/examples/pod-denied.yaml", "--namespace-labels", "team-a")
 	if code != exitDenied {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{
-		"DENIED  Pod team-a/web-broken-scope",
+		"DENIED    Pod team-a/web-broken-scope",
 		"ScopeEntryEmpty", "ScopeValueMissing",
 		"spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]",
-		"1 object checked, 1 denied",
+		"1 object, 3 results: 1 denied, 0 undecided, 0 warned, 0 allowed, 0 skipped",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text output lacks %q:\n%s", want, stdout)
@@ -197,7 +211,7 @@ func TestCheckConfigSwitchesWebhooksOff(t *testing.T) {
 	}
 	// A product's StatefulSet: secret-scope (off) and service-account (on)
 	// both act on it.
-	code, stdout, stderr := run(t, "", "check", "--config", cfg, "-o", "json", "-f", "../../../deploy/examples/statefulset-allowed.yaml")
+	code, stdout, stderr := run(t, "", "check", "--config", cfg, "-o", "json", "-f", "../../../deploy/examples/statefulset-allowed.yaml", "--namespace-labels", "team-a")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
@@ -216,8 +230,10 @@ func TestCheckConfigSwitchesWebhooksOff(t *testing.T) {
 }
 
 // TestCheckNamespaceOptIn: the pod security webhooks see a pod only when its
-// namespace carries the opt-in label, known from --state or from a Namespace
-// admitted earlier in the same run.
+// namespace carries the opt-in label, known from --state, from
+// --namespace-labels or from a Namespace admitted earlier in the same run.
+// Without the namespace, every webhook whose selection reads its labels is
+// undecided (exit 3), naming the Namespace: never allowed.
 func TestCheckNamespaceOptIn(t *testing.T) {
 	dir := t.TempDir()
 	ns := filepath.Join(dir, "ns.yaml")
@@ -228,30 +244,49 @@ func TestCheckNamespaceOptIn(t *testing.T) {
 	if err := os.WriteFile(pod, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: secure}\nspec:\n  containers: [{name: c, image: i}]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	webhooksFor := func(args ...string) string {
+	webhooksFor := func(wantCode int, args ...string) string {
 		code, stdout, stderr := run(t, "", append([]string{"check", "-o", "json"}, args...)...)
-		if code != exitOK {
-			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		if code != wantCode {
+			t.Fatalf("%v: exit %d, want %d: %s", args, code, wantCode, stderr)
 		}
-		var out checkOutput
+		var out struct {
+			Results []CheckResult `json:"results"`
+		}
 		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 			t.Fatal(err)
 		}
 		var hooks []string
 		for _, r := range out.Results {
-			if r.Object.Kind == "Pod" {
-				hooks = append(hooks, r.Webhook)
+			if r.Object.Kind != "Pod" {
+				continue
 			}
+			h := r.Webhook
+			if r.Outcome != OutcomeAllowed {
+				h += "=" + r.Outcome + " " + strings.Join(r.Missing, ",")
+				if r.Allowed {
+					t.Errorf("%s: outcome %s, and allowed", r.Webhook, r.Outcome)
+				}
+			}
+			hooks = append(hooks, h)
 		}
 		return strings.Join(hooks, ",")
 	}
-	if got := webhooksFor("-f", pod); got != "harness-proxy,harness-labels" {
-		t.Errorf("unknown namespace: %s", got)
+	const notGiven = "pod-security-defaults=undecided Namespace secure,harness-proxy=undecided Namespace secure," +
+		"harness-labels=undecided Namespace secure,pod-security=undecided Namespace secure"
+	if got := webhooksFor(exitUndecided, "-f", pod); got != notGiven {
+		t.Errorf("a namespace not given:\n got  %s\n want %s", got, notGiven)
 	}
-	if got := webhooksFor("-f", pod, "--state", ns); got != "pod-security-defaults,harness-proxy,harness-labels,pod-security" {
+	if got := webhooksFor(exitOK, "-f", pod, "--namespace-labels", "secure"); got != "harness-proxy,harness-labels" {
+		t.Errorf("a namespace without the label: %s", got)
+	}
+	const optedIn = "pod-security-defaults,harness-proxy,harness-labels,pod-security"
+	if got := webhooksFor(exitOK, "-f", pod, "--namespace-labels", "secure=gatehouse.dev/security-defaults=enabled,other=x"); got != optedIn {
+		t.Errorf("opted in by --namespace-labels: %s", got)
+	}
+	if got := webhooksFor(exitOK, "-f", pod, "--state", ns); got != optedIn {
 		t.Errorf("opted in by --state: %s", got)
 	}
-	if got := webhooksFor("-f", ns, "-f", pod); got != "pod-security-defaults,harness-proxy,harness-labels,pod-security" {
+	if got := webhooksFor(exitOK, "-f", ns, "-f", pod); got != optedIn {
 		t.Errorf("opted in by an earlier document: %s", got)
 	}
 }
@@ -260,7 +295,7 @@ func TestCheckNamespaceOptIn(t *testing.T) {
 // workloads given as state.
 func TestCheckOverrides(t *testing.T) {
 	const examples = "../../../deploy/examples/"
-	code, stdout, _ := run(t, "", "check", "-f", examples+"overrides-denied.yaml")
+	code, stdout, _ := run(t, "", "check", "-f", examples+"overrides-denied.yaml", "--namespace-labels", "unbounded-system")
 	if code != exitDenied {
 		t.Fatalf("exit %d", code)
 	}
@@ -274,7 +309,7 @@ func TestCheckOverrides(t *testing.T) {
 		}
 	}
 	skips := func(args ...string) int {
-		code, stdout, stderr := run(t, "", append([]string{"check", "-o", "json", "-f", examples + "overrides-valid.yaml"}, args...)...)
+		code, stdout, stderr := run(t, "", append([]string{"check", "-o", "json", "-f", examples + "overrides-valid.yaml", "--namespace-labels", "unbounded-system"}, args...)...)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
@@ -305,6 +340,10 @@ spec:
 apiVersion: v1
 kind: Namespace
 metadata: {name: tenant, labels: {requires.example/mariadb: tenant}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: operators}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +406,9 @@ func mustMarshal(t *testing.T, v any) []byte {
 // from --state as the server does from its caches: a binding to the
 // cluster-admin given there is denied at the binding, an aggregated
 // ClusterRole is read with the roles it aggregates, and a role that --state
-// does not hold is not found.
+// does not hold is not known to be absent: the harness is undecided,
+// naming the role (the server would deny HarnessRoleNotFound only for a
+// role the cluster lacks).
 func TestCheckStateHarnessBindings(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.yaml")
@@ -404,11 +445,14 @@ spec:
 	if err := os.WriteFile(objects, []byte(harness("admin", "cluster-admin")+harness("aggregated", "tenant-admin")+harness("missing", "view")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state)
+	code, stdout, stderr := run(t, "", "check", "-o", "json", "-f", objects, "--state", state,
+		"--namespace-labels", "admin", "--namespace-labels", "aggregated", "--namespace-labels", "missing")
 	if code != exitDenied {
 		t.Fatalf("exit %d, want %d: %s", code, exitDenied, stderr)
 	}
-	var out checkOutput
+	var out struct {
+		Results []CheckResult `json:"results"`
+	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
@@ -417,16 +461,16 @@ spec:
 		if r.Webhook != "harness" {
 			continue
 		}
-		var codes []string
+		codes := []string{r.Outcome}
 		for _, f := range r.Findings {
 			codes = append(codes, f.Code+"@"+f.Field)
 		}
-		got[r.Object.Name] = strings.Join(codes, " ")
+		got[r.Object.Name] = strings.Join(append(codes, r.Missing...), " ")
 	}
 	want := map[string]string{
-		"admin":      "HarnessGrantDangerous@spec.clusterRoleBindings[0]",
-		"aggregated": "HarnessGrantDangerous@spec.clusterRoleBindings[0]",
-		"missing":    "HarnessRoleNotFound@spec.clusterRoleBindings[0]",
+		"admin":      "denied HarnessGrantDangerous@spec.clusterRoleBindings[0]",
+		"aggregated": "denied HarnessGrantDangerous@spec.clusterRoleBindings[0]",
+		"missing":    "undecided ClusterRole view",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("harness findings %v, want %v", got, want)

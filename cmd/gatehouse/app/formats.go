@@ -1,8 +1,6 @@
 package app
 
 import (
-	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -12,6 +10,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 // The output formats of `gatehouse check` (and `gatehouse audit`): text and
@@ -53,21 +54,104 @@ func fromFile(d Document) bool { return d.Source != "-" && d.Index >= 0 }
 
 // writeResults writes the results of admitting docs in format: the one
 // writer of every -o format, for `check` and `audit` alike. objects are
-// what admitAll returns beside results (the json format lists them); each
-// result's doc indexes docs. The format never changes the exit status.
+// what admitAll returns beside results, one per document (the json format
+// lists them); each result's doc indexes docs. The format never changes the
+// exit status, and every format reports the same Summary.
 func writeResults(w io.Writer, format string, docs []Document, objects []ObjectOut, results []CheckResult) error {
 	switch format {
 	case FormatText:
 		writeText(w, docs, results)
 		return nil
 	case FormatJSON:
-		return writeJSON(w, objects, results)
+		return writeJSON(w, docs, objects, results)
 	case FormatJUnit:
 		return writeJUnit(w, docs, results)
 	case FormatSARIF:
 		return writeSARIF(w, docs, results)
 	}
-	return usageError("-o must be one of %s, not %q", strings.Join(outputFormats, ", "), format)
+	return usageError("%v", configv1alpha1.OneOf("-o", format, outputFormats...))
+}
+
+// The verdicts of an object, by its results: denied when one denies (a
+// webhook that could not decide for another reason denies, as the server
+// does); else undecided when one is undecided; else warned when a Warn or
+// Audit mode let findings or an error through; else allowed; skipped when
+// no webhook intercepts it.
+const (
+	VerdictDenied    = "denied"
+	VerdictUndecided = "undecided"
+	VerdictWarned    = "warned"
+	VerdictAllowed   = "allowed"
+	VerdictSkipped   = "skipped"
+)
+
+// Summary is what every -o format reports, in the same numbers: the objects
+// by verdict (Objects is their sum) and the results behind them, one per
+// object and webhook that judged it.
+type Summary struct {
+	Objects   int `json:"objects"`
+	Results   int `json:"results"`
+	Denied    int `json:"denied"`
+	Undecided int `json:"undecided"`
+	Warned    int `json:"warned"`
+	Allowed   int `json:"allowed"`
+	Skipped   int `json:"skipped"`
+}
+
+// line is the summary as the text output's last line.
+func (s Summary) line() string {
+	return fmt.Sprintf("%d %s, %d %s: %d denied, %d undecided, %d warned, %d allowed, %d skipped",
+		s.Objects, policies.Plural(s.Objects, "object"), s.Results, policies.Plural(s.Results, "result"),
+		s.Denied, s.Undecided, s.Warned, s.Allowed, s.Skipped)
+}
+
+// verdictOfObject is the verdict of an object with these results.
+func verdictOfObject(rs []CheckResult) string {
+	if len(rs) == 0 {
+		return VerdictSkipped
+	}
+	verdict := VerdictAllowed
+	for _, r := range rs {
+		switch {
+		case r.Outcome == OutcomeDenied:
+			return VerdictDenied
+		case r.Outcome == OutcomeUndecided:
+			verdict = VerdictUndecided
+		case softened(r) && verdict == VerdictAllowed:
+			verdict = VerdictWarned
+		}
+	}
+	return verdict
+}
+
+// objectVerdicts are the verdicts of docs, by index.
+func objectVerdicts(docs []Document, results []CheckResult) []string {
+	byDoc := resultsByDoc(results)
+	out := make([]string, len(docs))
+	for i := range docs {
+		out[i] = verdictOfObject(byDoc[i])
+	}
+	return out
+}
+
+// summarize counts docs by verdict, and results.
+func summarize(docs []Document, results []CheckResult) Summary {
+	s := Summary{Objects: len(docs), Results: len(results)}
+	for _, v := range objectVerdicts(docs, results) {
+		switch v {
+		case VerdictDenied:
+			s.Denied++
+		case VerdictUndecided:
+			s.Undecided++
+		case VerdictWarned:
+			s.Warned++
+		case VerdictAllowed:
+			s.Allowed++
+		case VerdictSkipped:
+			s.Skipped++
+		}
+	}
+	return s
 }
 
 // ciVerdict is what CI makes of a result.
@@ -77,6 +161,7 @@ const (
 	verdictPass        ciVerdict = iota
 	verdictDenied                // a denial: fails the build
 	verdictErrored               // the webhook could not decide and denied: fails the build
+	verdictUndecided             // the webhook could not decide for want of state check was not given
 	verdictNotEnforced           // findings or an error that a Warn or Audit mode admitted
 )
 
@@ -85,6 +170,8 @@ const (
 // the webhook's mode.
 func verdictOf(r CheckResult) ciVerdict {
 	switch {
+	case r.Outcome == OutcomeUndecided:
+		return verdictUndecided
 	case !r.Allowed && r.Error != "":
 		return verdictErrored
 	case !r.Allowed:
@@ -106,11 +193,16 @@ func objectName(ref ObjectRef) string {
 
 // --- JUnit XML ---
 //
-// One testsuite per input file, one testcase per object and webhook (the
-// object's results in order). An Enforce denial is a <failure>, a webhook
-// that could not decide (and denied) an <error>; findings or an error a
-// Warn or Audit mode let through pass, marked by a property "not-enforced"
-// and listed in <system-out>. An object no webhook intercepts is one <skipped> testcase.
+// One testsuite per input file, one testcase per object, so that JUnit's
+// counts are the summary's: tests are the objects, failures the denied ones,
+// errors the undecided ones (a webhook could not decide for want of state
+// check was not given), skipped the ones no webhook intercepts. Each
+// testcase has a property per result (the webhook and its outcome), and
+// each testsuite the number of its results. A denial's failure names each
+// denying webhook's codes, with the findings in its text (a webhook that
+// could not decide and denied gives its error); findings or an error a Warn
+// or Audit mode let through pass, marked by a property "not-enforced" and
+// listed in <system-out>.
 
 type junitTestsuites struct {
 	XMLName  xml.Name         `xml:"testsuites"`
@@ -123,12 +215,13 @@ type junitTestsuites struct {
 }
 
 type junitTestsuite struct {
-	Name     string          `xml:"name,attr"`
-	Tests    int             `xml:"tests,attr"`
-	Failures int             `xml:"failures,attr"`
-	Errors   int             `xml:"errors,attr"`
-	Skipped  int             `xml:"skipped,attr"`
-	Cases    []junitTestcase `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitTestcase  `xml:"testcase"`
 }
 
 type junitTestcase struct {
@@ -173,6 +266,7 @@ func writeJUnit(w io.Writer, docs []Document, results []CheckResult) error {
 	byDoc := resultsByDoc(results)
 	out := junitTestsuites{Name: "gatehouse"}
 	suiteOf := map[string]int{}
+	suiteResults := map[int]int{}
 	for i, d := range docs {
 		si, ok := suiteOf[d.Source]
 		if !ok {
@@ -181,56 +275,22 @@ func writeJUnit(w io.Writer, docs []Document, results []CheckResult) error {
 			out.Suites = append(out.Suites, junitTestsuite{Name: d.Source})
 		}
 		suite := &out.Suites[si]
-		ref := objectRef(d.Object)
-		where := d.Where()
-		file := ""
-		if fromFile(d) {
-			file = d.Source
-		}
-		if len(byDoc[i]) == 0 {
-			suite.Cases = append(suite.Cases, junitTestcase{
-				Name: objectName(ref), Classname: "gatehouse", File: file, Line: d.Line,
-				Skipped: &junitProblem{Message: "no webhook intercepts it (" + where + ")"},
-			})
+		suiteResults[si] += len(byDoc[i])
+		tc := junitTestcaseOf(d, byDoc[i])
+		switch {
+		case tc.Failure != nil:
+			suite.Failures++
+		case tc.Error != nil:
+			suite.Errors++
+		case tc.Skipped != nil:
 			suite.Skipped++
-			continue
 		}
-		for _, r := range byDoc[i] {
-			tc := junitTestcase{
-				Name: objectName(ref) + " / " + r.Webhook, Classname: "gatehouse." + r.Webhook, File: file, Line: d.Line,
-				Properties: &junitProperties{Property: []junitProperty{{Name: "mode", Value: resultMode(r)}, {Name: "source", Value: where}}},
-			}
-			var out strings.Builder
-			for _, f := range r.Findings {
-				fmt.Fprintf(&out, "%s: %s: %s\n", f.Field, f.Code, f.Message)
-			}
-			for _, warning := range r.Warnings {
-				fmt.Fprintf(&out, "warning: %s\n", warning)
-			}
-			switch verdictOf(r) {
-			case verdictErrored:
-				tc.Error = &junitProblem{Message: "the webhook could not decide (" + where + ")", Type: "error", Text: r.Error + "\n" + out.String()}
-				suite.Errors++
-			case verdictDenied:
-				tc.Failure = &junitProblem{Message: "denied: " + findingCodes(r) + " (" + where + ")", Type: "denied", Text: out.String()}
-				suite.Failures++
-			case verdictNotEnforced:
-				notEnforced := findingCodes(r)
-				if r.Error != "" {
-					notEnforced = ruleReviewError
-					out.WriteString("error: " + r.Error + "\n")
-				}
-				tc.Properties.Property = append(tc.Properties.Property, junitProperty{Name: "not-enforced", Value: notEnforced})
-				tc.SystemOut = systemOut(fmt.Sprintf("NOT ENFORCED (mode %s): %s would deny; admitted\n%s", resultMode(r), r.Webhook, out.String()))
-			default:
-				tc.SystemOut = systemOut(out.String())
-			}
-			suite.Cases = append(suite.Cases, tc)
-		}
+		suite.Cases = append(suite.Cases, tc)
 	}
 	for i := range out.Suites {
 		s := &out.Suites[i]
 		s.Tests = len(s.Cases)
+		s.Properties = &junitProperties{Property: []junitProperty{{Name: "results", Value: fmt.Sprint(suiteResults[i])}}}
 		out.Tests += s.Tests
 		out.Failures += s.Failures
 		out.Errors += s.Errors
@@ -246,6 +306,69 @@ func writeJUnit(w io.Writer, docs []Document, results []CheckResult) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitTestcaseOf is the testcase of one object with these results.
+func junitTestcaseOf(d Document, rs []CheckResult) junitTestcase {
+	ref := objectRef(d.Object)
+	where := d.Where()
+	tc := junitTestcase{Name: objectName(ref), Classname: "gatehouse", Line: d.Line}
+	if fromFile(d) {
+		tc.File = d.Source
+	}
+	if len(rs) == 0 {
+		tc.Skipped = &junitProblem{Message: "no webhook intercepts it (" + where + ")"}
+		return tc
+	}
+	props := []junitProperty{{Name: "source", Value: where}}
+	var denied, undecided, notEnforced []string
+	var failure, errText, sysOut strings.Builder
+	for _, r := range rs {
+		var lines strings.Builder
+		for _, f := range r.Findings {
+			fmt.Fprintf(&lines, "%s: %s: %s: %s\n", r.Webhook, f.Field, f.Code, f.Message)
+		}
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(&lines, "%s: warning: %s\n", r.Webhook, warning)
+		}
+		value := r.Outcome
+		switch verdictOf(r) {
+		case verdictUndecided:
+			undecided = append(undecided, r.Webhook)
+			fmt.Fprintf(&errText, "%s: undecided: %s\n", r.Webhook, missingText(r.Missing))
+		case verdictErrored:
+			denied = append(denied, r.Webhook+" (could not decide)")
+			fmt.Fprintf(&failure, "%s: error: %s\n%s", r.Webhook, r.Error, lines.String())
+		case verdictDenied:
+			denied = append(denied, r.Webhook+" ("+findingCodes(r)+")")
+			failure.WriteString(lines.String())
+		case verdictNotEnforced:
+			codes := findingCodes(r)
+			if r.Error != "" {
+				codes = ruleReviewError
+				fmt.Fprintf(&lines, "%s: error: %s\n", r.Webhook, r.Error)
+			}
+			notEnforced = append(notEnforced, codes)
+			value = "not enforced (" + resultMode(r) + ")"
+			fmt.Fprintf(&sysOut, "NOT ENFORCED (mode %s): %s would deny; admitted\n%s", resultMode(r), r.Webhook, lines.String())
+		default:
+			sysOut.WriteString(lines.String())
+		}
+		props = append(props, junitProperty{Name: r.Webhook, Value: value})
+	}
+	if len(notEnforced) > 0 {
+		props = append(props, junitProperty{Name: "not-enforced", Value: strings.Join(notEnforced, ", ")})
+	}
+	tc.Properties = &junitProperties{Property: props}
+	tc.SystemOut = systemOut(sysOut.String())
+	switch {
+	case len(denied) > 0:
+		tc.Failure = &junitProblem{Message: "denied by " + strings.Join(denied, ", ") + " (" + where + ")", Type: VerdictDenied, Text: failure.String() + errText.String()}
+	case len(undecided) > 0:
+		tc.Error = &junitProblem{Message: "undecided: " + strings.Join(undecided, ", ") + " could not decide (" + where + ")", Type: VerdictUndecided,
+			Text: errText.String() + undecidedHint + "\n"}
+	}
+	return tc
 }
 
 // findingCodes lists a result's finding codes, sorted and without repeats.
@@ -288,8 +411,12 @@ const sarifSchemaURI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/
 const docsURL = "https://github.com/gatehouse-dev/gatehouse/blob/main/docs/"
 
 // ruleReviewError is the rule of a result for a webhook that could not
-// decide (the server would deny with this error).
-const ruleReviewError = "ReviewError"
+// decide (the server would deny with this error); ruleUndecided the rule of
+// one that could not decide for want of state check was not given.
+const (
+	ruleReviewError = "ReviewError"
+	ruleUndecided   = "Undecided"
+)
 
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
@@ -300,6 +427,10 @@ type sarifLog struct {
 type sarifRun struct {
 	Tool    sarifTool     `json:"tool"`
 	Results []sarifResult `json:"results"`
+	// Properties carry the summary every format reports.
+	Properties struct {
+		Summary Summary `json:"summary"`
+	} `json:"properties"`
 }
 
 type sarifTool struct {
@@ -355,10 +486,14 @@ type sarifLogicalLocation struct {
 }
 
 // sarifLevel is the level of a result's findings (or error): error for
-// what denied, else by the mode that let it through.
+// what denied, warning for what could not be decided, else by the mode that
+// let it through.
 func sarifLevel(r CheckResult) string {
-	if !r.Allowed {
+	switch r.Outcome {
+	case OutcomeDenied:
 		return "error"
+	case OutcomeUndecided:
+		return "warning"
 	}
 	if resultMode(r) == ModeAudit {
 		return "note"
@@ -384,6 +519,9 @@ func writeSARIF(w io.Writer, docs []Document, results []CheckResult) error {
 		if r.Error != "" {
 			ruleIDs = append(ruleIDs, ruleReviewError)
 		}
+		if r.Outcome == OutcomeUndecided {
+			ruleIDs = append(ruleIDs, ruleUndecided)
+		}
 		for _, f := range r.Findings {
 			ruleIDs = append(ruleIDs, f.Code)
 		}
@@ -399,8 +537,11 @@ func writeSARIF(w io.Writer, docs []Document, results []CheckResult) error {
 		}
 		ruleIndex[id] = len(run.Tool.Driver.Rules)
 		desc := "gatehouse finding " + id + " (docs/contracts.md names every code and its contract)"
-		if id == ruleReviewError {
+		switch id {
+		case ruleReviewError:
 			desc = "a webhook could not decide; the server denies such a request"
+		case ruleUndecided:
+			desc = "a webhook could not decide: check was not given the cluster state it needs (" + undecidedHint + ")"
 		}
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
 			ID: id, ShortDescription: sarifMessage{Text: desc}, HelpURI: docsURL + "contracts.md",
@@ -419,6 +560,14 @@ func writeSARIF(w io.Writer, docs []Document, results []CheckResult) error {
 			}
 		}
 		props := map[string]string{"webhook": r.Webhook, "mode": resultMode(r), "source": d.Where()}
+		if r.Outcome == OutcomeUndecided {
+			run.Results = append(run.Results, sarifResult{
+				RuleID: ruleUndecided, RuleIndex: ruleIndex[ruleUndecided], Level: sarifLevel(r),
+				Message:   sarifMessage{Text: fmt.Sprintf("%s: %s: undecided: %s", objectName(r.Object), r.Webhook, missingText(r.Missing))},
+				Locations: []sarifLocation{loc}, Properties: props,
+			})
+			continue
+		}
 		if r.Error != "" {
 			run.Results = append(run.Results, sarifResult{
 				RuleID: ruleReviewError, RuleIndex: ruleIndex[ruleReviewError], Level: sarifLevel(r),
@@ -438,6 +587,7 @@ func writeSARIF(w io.Writer, docs []Document, results []CheckResult) error {
 			})
 		}
 	}
+	run.Properties.Summary = summarize(docs, results)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(sarifLog{Schema: sarifSchemaURI, Version: "2.1.0", Runs: []sarifRun{run}})

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
 // formatInputs writes a directory of manifests whose lines are known: a
@@ -99,10 +103,16 @@ type junitDoc struct {
 	Errors   int      `xml:"errors,attr"`
 	Skipped  int      `xml:"skipped,attr"`
 	Suites   []struct {
-		Name     string `xml:"name,attr"`
-		Tests    int    `xml:"tests,attr"`
-		Failures int    `xml:"failures,attr"`
-		Cases    []struct {
+		Name       string `xml:"name,attr"`
+		Tests      int    `xml:"tests,attr"`
+		Failures   int    `xml:"failures,attr"`
+		Errors     int    `xml:"errors,attr"`
+		Skipped    int    `xml:"skipped,attr"`
+		Properties []struct {
+			Name  string `xml:"name,attr"`
+			Value string `xml:"value,attr"`
+		} `xml:"properties>property"`
+		Cases []struct {
 			Name       string `xml:"name,attr"`
 			File       string `xml:"file,attr"`
 			Line       int    `xml:"line,attr"`
@@ -116,6 +126,7 @@ type junitDoc struct {
 			} `xml:"failure"`
 			Error *struct {
 				Message string `xml:"message,attr"`
+				Type    string `xml:"type,attr"`
 				Text    string `xml:",chardata"`
 			} `xml:"error"`
 			Skipped   *struct{} `xml:"skipped"`
@@ -150,10 +161,11 @@ func parseJUnit(t *testing.T, out string) junitDoc {
 	return doc
 }
 
-// TestCheckJUnit: one testsuite per file, one testcase per object and
-// webhook at the object's file and line, a failure for each denial naming
-// its codes and paths, a skipped testcase for an object no webhook
-// intercepts, and counts that add up.
+// TestCheckJUnit: one testsuite per file, one testcase per object at the
+// object's file and line, with a property per webhook's result; a failure
+// for each denied object naming its webhooks, codes and paths; an error for
+// an undecided one naming what was missing; a skipped testcase for an
+// object no webhook intercepts; and counts that add up.
 func TestCheckJUnit(t *testing.T) {
 	dir, pvcLine, itemLine := formatInputs(t)
 	var code int
@@ -167,12 +179,14 @@ func TestCheckJUnit(t *testing.T) {
 		t.Fatalf("want the suites pvcs.yaml and sub/list.yaml, got %+v", doc.Suites)
 	}
 	failures := map[string]int{} // testcase name -> line
-	tests, skipped := 0, 0
+	errored := map[string]string{}
+	tests, skipped, results := 0, 0, 0
 	for _, s := range doc.Suites {
 		tests += len(s.Cases)
 		if s.Tests != len(s.Cases) {
 			t.Errorf("suite %s: tests=%d for %d testcases", s.Name, s.Tests, len(s.Cases))
 		}
+		caseResults := 0
 		for _, c := range s.Cases {
 			if c.File != s.Name || c.Line < 1 {
 				t.Errorf("%s: file %q line %d, want the suite's file and a line", c.Name, c.File, c.Line)
@@ -180,17 +194,30 @@ func TestCheckJUnit(t *testing.T) {
 			if c.Skipped != nil {
 				skipped++
 			}
-			if c.Failure != nil {
-				failures[c.Name] = c.Line
-				if !strings.Contains(c.Failure.Message, "Scope") || !strings.Contains(c.Failure.Text, "metadata.annotations[secrets.kubedoop.dev/scope]: Scope") {
-					t.Errorf("%s: the failure does not name the codes and the field: %+v", c.Name, c.Failure)
+			for _, p := range c.Properties {
+				if _, ok := webhooks.Lookup(p.Name); ok {
+					caseResults++
 				}
 			}
+			if c.Failure != nil {
+				failures[c.Name] = c.Line
+				if !strings.Contains(c.Failure.Message, "denied by secret-scope (Scope") ||
+					!strings.Contains(c.Failure.Text, "secret-scope: metadata.annotations[secrets.kubedoop.dev/scope]: Scope") {
+					t.Errorf("%s: the failure does not name the webhook, the codes and the field: %+v", c.Name, c.Failure)
+				}
+			}
+			if c.Error != nil {
+				errored[c.Name] = c.Error.Type + ": " + c.Error.Text
+			}
 		}
+		if len(s.Properties) != 1 || s.Properties[0].Name != "results" || s.Properties[0].Value != fmt.Sprint(caseResults) {
+			t.Errorf("suite %s: properties %+v, want results=%d", s.Name, s.Properties, caseResults)
+		}
+		results += caseResults
 	}
 	want := map[string]int{
-		"PersistentVolumeClaim team-a/denied / secret-scope":      pvcLine,
-		"PersistentVolumeClaim team-a/denied-item / secret-scope": itemLine,
+		"PersistentVolumeClaim team-a/denied":      pvcLine,
+		"PersistentVolumeClaim team-a/denied-item": itemLine,
 	}
 	if len(failures) != len(want) {
 		t.Errorf("failures %v, want %v", failures, want)
@@ -200,33 +227,51 @@ func TestCheckJUnit(t *testing.T) {
 			t.Errorf("%s: failure at line %d, want %d (all: %v)", name, failures[name], line, failures)
 		}
 	}
-	if doc.Tests != tests || doc.Failures != 2 || doc.Errors != 0 || doc.Skipped != skipped || skipped != 1 {
+	// team-a was not given: harness-labels cannot tell which scope labels
+	// the allowed claims need.
+	for _, name := range []string{"PersistentVolumeClaim team-a/allowed", "PersistentVolumeClaim team-a/ok-item"} {
+		if e := errored[name]; !strings.HasPrefix(e, "undecided: harness-labels: undecided: Namespace team-a was not given\n") {
+			t.Errorf("%s: error %q, want undecided naming the namespace", name, e)
+		}
+	}
+	if len(errored) != 2 {
+		t.Errorf("errors %v, want the two undecided claims", errored)
+	}
+	if doc.Tests != tests || tests != 5 || doc.Failures != 2 || doc.Errors != 2 || doc.Skipped != skipped || skipped != 1 {
 		t.Errorf("totals tests=%d failures=%d errors=%d skipped=%d; counted %d testcases, %d skipped", doc.Tests, doc.Failures, doc.Errors, doc.Skipped, tests, skipped)
+	}
+	if results != 7 {
+		t.Errorf("%d results in the testcases' properties, want 7", results)
 	}
 }
 
 // modeResults are results as Warn and Audit modes and an undecidable
 // review produce them: findings that were let through (Allowed, with
-// findings), an error that denied, and one that Audit let through.
+// findings), an error that denied, one that Audit let through, and a
+// webhook that could not decide without the namespace.
 func modeResults() ([]Document, []CheckResult) {
 	docs := []Document{
 		{Source: "a dir/pvc.yaml", Index: 0, Item: -1, Line: 3, Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": map[string]any{"name": "p", "namespace": "n"}}},
 		{Source: "-", Index: 0, Item: -1, Line: 1, Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "q", "namespace": "n"}}},
+		{Source: "a dir/pvc.yaml", Index: 1, Item: -1, Line: 9, Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": map[string]any{"name": "u", "namespace": "m"}}},
 	}
 	finding := []FindingOut{{Code: "ScopeEntryEmpty", Field: "metadata.annotations[secrets.kubedoop.dev/scope]", Message: "entry 2 of the scope is empty"}}
 	ref := func(d Document) ObjectRef { return objectRef(d.Object) }
 	results := []CheckResult{
-		{Object: ref(docs[0]), Webhook: "secret-scope", Operation: "CREATE", Allowed: true, Mode: ModeWarn, Findings: finding, doc: 0},
-		{Object: ref(docs[0]), Webhook: "service-account", Operation: "CREATE", Allowed: true, Mode: ModeAudit, Findings: []FindingOut{{Code: "ServiceAccountMismatch", Field: "spec.serviceAccountName", Message: "m"}}, doc: 0},
-		{Object: ref(docs[1]), Webhook: "secret-scope", Operation: "CREATE", Allowed: false, Findings: finding, doc: 1},
-		{Object: ref(docs[1]), Webhook: "pod-security", Operation: "CREATE", Allowed: false, Error: "InternalError: the evaluator failed", doc: 1},
-		{Object: ref(docs[1]), Webhook: "harness", Operation: "CREATE", Allowed: true, Mode: ModeAudit, Error: "StateUnavailable: the caches are not synced", doc: 1},
+		{Object: ref(docs[0]), Webhook: "secret-scope", Operation: "CREATE", Outcome: OutcomeAllowed, Allowed: true, Mode: ModeWarn, Findings: finding, doc: 0},
+		{Object: ref(docs[0]), Webhook: "service-account", Operation: "CREATE", Outcome: OutcomeAllowed, Allowed: true, Mode: ModeAudit, Findings: []FindingOut{{Code: "ServiceAccountMismatch", Field: "spec.serviceAccountName", Message: "m"}}, doc: 0},
+		{Object: ref(docs[1]), Webhook: "secret-scope", Operation: "CREATE", Outcome: OutcomeDenied, Allowed: false, Findings: finding, doc: 1},
+		{Object: ref(docs[1]), Webhook: "pod-security", Operation: "CREATE", Outcome: OutcomeDenied, Allowed: false, Error: "InternalError: the evaluator failed", doc: 1},
+		{Object: ref(docs[1]), Webhook: "harness", Operation: "CREATE", Outcome: OutcomeAllowed, Allowed: true, Mode: ModeAudit, Error: "StateUnavailable: the caches are not synced", doc: 1},
+		{Object: ref(docs[2]), Webhook: "secret-scope", Operation: "CREATE", Outcome: OutcomeAllowed, Allowed: true, doc: 2},
+		{Object: ref(docs[2]), Webhook: "harness-labels", Operation: "CREATE", Outcome: OutcomeUndecided, Missing: []string{"Namespace m"}, doc: 2},
 	}
 	return docs, results
 }
 
 // TestJUnitModes: a Warn or Audit finding passes and is marked as not
-// enforced; an Enforce denial fails; an error is an <error>.
+// enforced; an Enforce denial or an error that denied fails; an undecided
+// object is an <error>.
 func TestJUnitModes(t *testing.T) {
 	docs, results := modeResults()
 	var buf bytes.Buffer
@@ -234,8 +279,8 @@ func TestJUnitModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := parseJUnit(t, buf.String())
-	if doc.Tests != 5 || doc.Failures != 1 || doc.Errors != 1 {
-		t.Fatalf("tests=%d failures=%d errors=%d, want 5, 1, 1:\n%s", doc.Tests, doc.Failures, doc.Errors, buf.String())
+	if doc.Tests != 3 || doc.Failures != 1 || doc.Errors != 1 {
+		t.Fatalf("tests=%d failures=%d errors=%d, want 3, 1, 1:\n%s", doc.Tests, doc.Failures, doc.Errors, buf.String())
 	}
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
@@ -244,25 +289,22 @@ func TestJUnitModes(t *testing.T) {
 				props[p.Name] = p.Value
 			}
 			switch {
-			case strings.HasSuffix(c.Name, "p / secret-scope"):
-				if c.Failure != nil || props["mode"] != ModeWarn || props["not-enforced"] != "ScopeEntryEmpty" || !strings.Contains(c.SystemOut, "NOT ENFORCED (mode Warn)") {
-					t.Errorf("the Warn finding: %+v", c)
+			case strings.HasSuffix(c.Name, "n/p"):
+				if c.Failure != nil || c.Error != nil || props["secret-scope"] != "not enforced (Warn)" || props["service-account"] != "not enforced (Audit)" ||
+					props["not-enforced"] != "ScopeEntryEmpty, ServiceAccountMismatch" ||
+					!strings.Contains(c.SystemOut, "NOT ENFORCED (mode Warn): secret-scope would deny") || !strings.Contains(c.SystemOut, "NOT ENFORCED (mode Audit)") {
+					t.Errorf("the Warn and Audit findings: %+v", c)
 				}
-			case strings.HasSuffix(c.Name, "p / service-account"):
-				if c.Failure != nil || props["mode"] != ModeAudit || !strings.Contains(c.SystemOut, "NOT ENFORCED (mode Audit)") {
-					t.Errorf("the Audit finding: %+v", c)
+			case strings.HasSuffix(c.Name, "n/q"):
+				if c.Failure == nil || c.File != "" || props["secret-scope"] != "denied" || props["pod-security"] != "denied" ||
+					!strings.Contains(c.Failure.Message, "denied by secret-scope (ScopeEntryEmpty), pod-security (could not decide)") ||
+					!strings.Contains(c.Failure.Text, "pod-security: error: InternalError") || props["not-enforced"] != "ReviewError" {
+					t.Errorf("the denials from stdin (no file), and the error Audit let through: %+v", c)
 				}
-			case strings.HasSuffix(c.Name, "q / secret-scope"):
-				if c.Failure == nil || props["mode"] != ModeEnforce || c.File != "" {
-					t.Errorf("the Enforce denial from stdin (no file): %+v", c)
-				}
-			case strings.HasSuffix(c.Name, "q / harness"):
-				if c.Error != nil || c.Failure != nil || props["not-enforced"] != "ReviewError" || !strings.Contains(c.SystemOut, "StateUnavailable") {
-					t.Errorf("the error Audit let through: %+v", c)
-				}
-			case strings.HasSuffix(c.Name, "q / pod-security"):
-				if c.Error == nil || !strings.Contains(c.Error.Text, "InternalError") {
-					t.Errorf("the error: %+v", c)
+			case strings.HasSuffix(c.Name, "m/u"):
+				if c.Error == nil || c.Error.Type != "undecided" || props["harness-labels"] != "undecided" || props["secret-scope"] != "allowed" ||
+					!strings.Contains(c.Error.Text, "harness-labels: undecided: Namespace m was not given") {
+					t.Errorf("the undecided object: %+v", c)
 				}
 			default:
 				t.Errorf("unexpected testcase %q", c.Name)
@@ -343,6 +385,9 @@ type sarifOut struct {
 			} `json:"locations"`
 			Properties map[string]string `json:"properties"`
 		} `json:"results"`
+		Properties struct {
+			Summary Summary `json:"summary"`
+		} `json:"properties"`
 	} `json:"runs"`
 }
 
@@ -382,8 +427,12 @@ func TestCheckSARIF(t *testing.T) {
 	s := parseSARIF(t, stdout)
 	got := map[string]int{}
 	for _, r := range s.Runs[0].Results {
-		if r.Level != "error" || len(r.Locations) != 1 || r.Locations[0].PhysicalLocation == nil || r.Locations[0].PhysicalLocation.Region == nil {
-			t.Fatalf("result %+v: want level error at a file and line", r)
+		wantLevel := "error"
+		if r.RuleID == ruleUndecided {
+			wantLevel = "warning" // team-a was not given: harness-labels could not decide
+		}
+		if r.Level != wantLevel || len(r.Locations) != 1 || r.Locations[0].PhysicalLocation == nil || r.Locations[0].PhysicalLocation.Region == nil {
+			t.Fatalf("result %+v: want level %s at a file and line", r, wantLevel)
 		}
 		loc := r.Locations[0]
 		got[loc.PhysicalLocation.ArtifactLocation.URI+" "+loc.LogicalLocations[0].FullyQualifiedName+" "+r.RuleID] = loc.PhysicalLocation.Region.StartLine
@@ -391,6 +440,10 @@ func TestCheckSARIF(t *testing.T) {
 	want := map[string]int{
 		"pvcs.yaml PersistentVolumeClaim team-a/denied ScopeEntryEmpty":               pvcLine,
 		"sub/list.yaml PersistentVolumeClaim team-a/denied-item ScopeUnexpectedValue": itemLine,
+		"pvcs.yaml PersistentVolumeClaim team-a/denied Undecided":                     pvcLine,
+		"pvcs.yaml PersistentVolumeClaim team-a/allowed Undecided":                    pvcLine + 10,
+		"sub/list.yaml PersistentVolumeClaim team-a/ok-item Undecided":                8,
+		"sub/list.yaml PersistentVolumeClaim team-a/denied-item Undecided":            itemLine,
 	}
 	if len(got) != len(want) {
 		t.Errorf("results %v, want %v", got, want)
@@ -403,6 +456,9 @@ func TestCheckSARIF(t *testing.T) {
 	contracts, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "contracts.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.Runs[0].Properties.Summary != (Summary{Objects: 5, Results: 7, Denied: 2, Undecided: 2, Skipped: 1}) {
+		t.Errorf("run summary %+v", s.Runs[0].Properties.Summary)
 	}
 	for _, rule := range s.Runs[0].Tool.Driver.Rules {
 		if rule.HelpURI != docsURL+"contracts.md" || !bytes.Contains(contracts, []byte("`"+rule.ID+"`")) {
@@ -429,9 +485,9 @@ func TestSARIFModes(t *testing.T) {
 		key := r.Properties["webhook"] + " " + r.RuleID
 		got[key] = r.Level
 		pl := r.Locations[0].PhysicalLocation
-		if strings.HasSuffix(r.Locations[0].LogicalLocations[0].FullyQualifiedName, "n/p") {
-			if pl == nil || pl.ArtifactLocation.URI != "a%20dir/pvc.yaml" || pl.Region == nil || pl.Region.StartLine != 3 {
-				t.Errorf("%s: physical location %+v, want a%%20dir/pvc.yaml line 3", key, pl)
+		if name := r.Locations[0].LogicalLocations[0].FullyQualifiedName; strings.HasSuffix(name, "n/p") || strings.HasSuffix(name, "m/u") {
+			if pl == nil || pl.ArtifactLocation.URI != "a%20dir/pvc.yaml" || pl.Region == nil || (pl.Region.StartLine != 3 && pl.Region.StartLine != 9) {
+				t.Errorf("%s: physical location %+v, want a%%20dir/pvc.yaml line 3 or 9", key, pl)
 			}
 		} else if pl != nil {
 			t.Errorf("%s: an object from stdin has physical location %+v", key, pl)
@@ -442,6 +498,7 @@ func TestSARIFModes(t *testing.T) {
 		"service-account ServiceAccountMismatch": "note",
 		"pod-security ReviewError":               "error",
 		"harness ReviewError":                    "note",
+		"harness-labels Undecided":               "warning",
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -458,7 +515,8 @@ func TestSARIFModes(t *testing.T) {
 }
 
 // TestCheckFormatKeepsExitStatus: every -o format exits as text does: 1
-// for a denial, 0 when all is allowed; an unknown format is a usage error.
+// for a denial, 3 for an undecided object, 0 when all is allowed; an
+// unknown format is a usage error.
 func TestCheckFormatKeepsExitStatus(t *testing.T) {
 	dir, _, _ := formatInputs(t)
 	for _, format := range outputFormats {
@@ -466,8 +524,11 @@ func TestCheckFormatKeepsExitStatus(t *testing.T) {
 			t.Errorf("-o %s on a denied object: exit %d (%s), want 1", format, code, stderr)
 		}
 		allowed := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: team-a}\n"
-		if code, _, stderr := run(t, allowed, "check", "-f", "-", "-o", format); code != 0 {
+		if code, _, stderr := run(t, allowed, "check", "-f", "-", "-o", format, "--namespace-labels", "team-a"); code != 0 {
 			t.Errorf("-o %s on an allowed object: exit %d (%s), want 0", format, code, stderr)
+		}
+		if code, _, stderr := run(t, allowed, "check", "-f", "-", "-o", format); code != exitUndecided {
+			t.Errorf("-o %s on an object whose namespace was not given: exit %d (%s), want 3", format, code, stderr)
 		}
 	}
 	if code, _, stderr := run(t, "", "check", "-f", dir, "-o", "xml"); code != exitUsage || !strings.Contains(stderr, "junit") {
@@ -475,44 +536,153 @@ func TestCheckFormatKeepsExitStatus(t *testing.T) {
 	}
 }
 
-// TestReadmeQuotesRealFormatOutput: the README's `-o junit` and `-o sarif`
-// excerpts are what check prints for that example, line for line (a line
-// "..." stands for lines left out).
-func TestReadmeQuotesRealFormatOutput(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+// TestReadmeQuotesRealCheckOutput: every `$ gatehouse check ...` the README
+// and docs/ show prints what they quote for it, line for line and in order
+// (a line "..." stands for lines left out), and exits with the status a
+// following `$ echo $?` shows: the text, JUnit and SARIF excerpts are the
+// binary's own output.
+func TestReadmeQuotesRealCheckOutput(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join("..", "..", "..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range []string{FormatJUnit, FormatSARIF} {
-		command := "$ gatehouse check -f deploy/examples/pvc-denied.yaml -o " + format + "\n"
-		_, quoted, ok := strings.Cut(string(readme), command)
+	var lines []string
+	for _, file := range append([]string{filepath.Join("..", "..", "..", "README.md")}, docs...) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, strings.Split(string(text), "\n")...)
+	}
+	commands := 0
+	for i := 0; i < len(lines); i++ {
+		args, ok := strings.CutPrefix(lines[i], "$ gatehouse check ")
 		if !ok {
-			t.Errorf("README.md does not show %q", strings.TrimSpace(command))
 			continue
 		}
-		quoted, _, _ = strings.Cut(quoted, "\n$ ")
-		quoted, _, _ = strings.Cut(quoted, "\n```")
+		commands++
+		var quoted []string
+		wantCode := -1
+		j := i + 1
+		for ; j < len(lines) && !strings.HasPrefix(lines[j], "$ ") && !strings.HasPrefix(lines[j], "```"); j++ {
+			quoted = append(quoted, lines[j])
+		}
+		if j+1 < len(lines) && lines[j] == "$ echo $?" {
+			wantCode, _ = strconv.Atoi(lines[j+1])
+		}
+		var code int
 		var stdout string
 		inDir(t, filepath.Join("..", "..", ".."), func() {
-			_, stdout, _ = run(t, "", "check", "-f", "deploy/examples/pvc-denied.yaml", "-o", format)
+			code, stdout, _ = run(t, "", append([]string{"check"}, strings.Fields(args)...)...)
 		})
-		// Each quoted line is found in the output, in order.
+		if wantCode >= 0 && code != wantCode {
+			t.Errorf("gatehouse check %s: exit %d, the docs say %d", args, code, wantCode)
+		}
 		rest := stdout
 		checked := 0
-		for _, line := range strings.Split(quoted, "\n") {
+		for _, line := range quoted {
 			if strings.TrimSpace(line) == "..." || line == "" {
 				continue
 			}
-			i := strings.Index(rest, line+"\n")
-			if i < 0 {
-				t.Errorf("README.md -o %s quotes a line check does not print (in this order):\n%s\n--- output:\n%s", format, line, stdout)
+			k := strings.Index(rest, line+"\n")
+			if k < 0 {
+				t.Errorf("gatehouse check %s: the docs quote a line check does not print (in this order):\n%s\n--- output:\n%s", args, line, stdout)
 				break
 			}
-			rest = rest[i+len(line)+1:]
+			rest = rest[k+len(line)+1:]
 			checked++
 		}
-		if checked < 10 {
-			t.Errorf("README.md -o %s: only %d lines quoted", format, checked)
+		if checked < 3 {
+			t.Errorf("gatehouse check %s: only %d lines quoted", args, checked)
+		}
+	}
+	if commands < 6 {
+		t.Errorf("README.md and docs/ show %d check commands; the text, undecided, junit and sarif excerpts are missing", commands)
+	}
+}
+
+// TestEveryFormatReportsTheSameSummary: text, json, junit and sarif report
+// the same objects, results, denied, undecided, warned, allowed and skipped
+// numbers for the same input: the examples (denials, patches, objects no
+// webhook intercepts), with secret-scope in Warn, and a document whose
+// namespace was not given (undecided).
+func TestEveryFormatReportsTheSameSummary(t *testing.T) {
+	undecided := filepath.Join(t.TempDir(), "elsewhere.yaml")
+	if err := os.WriteFile(undecided, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: not-given}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"check", "-f", "../../../deploy/examples", "-f", undecided, "--mode", "secret-scope=Warn"}
+	summaries := map[string]Summary{}
+	for _, format := range outputFormats {
+		code, stdout, stderr := run(t, "", append(args, "-o", format)...)
+		if code != exitDenied {
+			t.Fatalf("-o %s: exit %d: %s", format, code, stderr)
+		}
+		var s Summary
+		switch format {
+		case FormatText:
+			lines := strings.Split(strings.TrimSpace(stdout), "\n")
+			if _, err := fmt.Sscanf(lines[len(lines)-1], "%d objects, %d results: %d denied, %d undecided, %d warned, %d allowed, %d skipped",
+				&s.Objects, &s.Results, &s.Denied, &s.Undecided, &s.Warned, &s.Allowed, &s.Skipped); err != nil {
+				t.Fatalf("text summary %q: %v", lines[len(lines)-1], err)
+			}
+		case FormatJSON:
+			var out struct {
+				Summary Summary       `json:"summary"`
+				Results []CheckResult `json:"results"`
+				Objects []ObjectOut   `json:"objects"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			s = out.Summary
+			if len(out.Results) != s.Results || len(out.Objects) != s.Objects {
+				t.Errorf("json: %d results and %d objects listed, summary %+v", len(out.Results), len(out.Objects), s)
+			}
+			verdicts := map[string]int{}
+			for _, o := range out.Objects {
+				verdicts[o.Verdict]++
+			}
+			if (Summary{Objects: s.Objects, Results: s.Results, Denied: verdicts[VerdictDenied], Undecided: verdicts[VerdictUndecided],
+				Warned: verdicts[VerdictWarned], Allowed: verdicts[VerdictAllowed], Skipped: verdicts[VerdictSkipped]}) != s {
+				t.Errorf("json: the objects' verdicts %v do not add up to the summary %+v", verdicts, s)
+			}
+		case FormatJUnit:
+			doc := parseJUnit(t, stdout)
+			s = Summary{Objects: doc.Tests, Denied: doc.Failures, Undecided: doc.Errors, Skipped: doc.Skipped}
+			for _, suite := range doc.Suites {
+				for _, p := range suite.Properties {
+					n, _ := strconv.Atoi(p.Value)
+					s.Results += n
+				}
+				for _, c := range suite.Cases {
+					if c.Failure != nil || c.Error != nil || c.Skipped != nil {
+						continue
+					}
+					warned := false
+					for _, p := range c.Properties {
+						warned = warned || p.Name == "not-enforced"
+					}
+					if warned {
+						s.Warned++
+					} else {
+						s.Allowed++
+					}
+				}
+			}
+		case FormatSARIF:
+			s = parseSARIF(t, stdout).Runs[0].Properties.Summary
+		}
+		summaries[format] = s
+	}
+	want := summaries[FormatJSON]
+	if want.Denied == 0 || want.Undecided != 1 || want.Warned == 0 || want.Allowed == 0 || want.Skipped == 0 ||
+		want.Objects != want.Denied+want.Undecided+want.Warned+want.Allowed+want.Skipped {
+		t.Fatalf("json summary %+v: want every verdict, adding up", want)
+	}
+	for format, s := range summaries {
+		if s != want {
+			t.Errorf("-o %s summary %+v, -o json %+v", format, s, want)
 		}
 	}
 }

@@ -98,7 +98,11 @@ func (p *inProcessPolicies) review(ctx context.Context, req ctrladmission.Reques
 		// only warns or audits (validationActions), which the plugin does
 		// not return, and its policy finds what the webhook finds
 		// (TestEveryLayoutGivesTheSameVerdict in e2e/layouts_test.go).
-		if def.Type == webhooks.Validating && p.opts.ModeOf(d.Webhook) == configv1alpha1.ModeEnforce {
+		// An undecided webhook stays undecided: its policy was evaluated
+		// without what the webhook was missing either.
+		if d.Outcome == webhooks.DecisionUndecided {
+			delete(byWebhook, d.Webhook)
+		} else if def.Type == webhooks.Validating && p.opts.ModeOf(d.Webhook) == configv1alpha1.ModeEnforce {
 			decides, err := webhooks.InProcessDecides(d.Webhook, p.opts, &req, final, nil)
 			if err != nil {
 				return nil, err

@@ -19,7 +19,7 @@ func checkVerdicts(t *testing.T, layout string, paths ...string) map[string]stri
 		args = append(args, "-f", p)
 	}
 	code, stdout, stderr := run(t, "", args...)
-	if code != exitOK && code != exitDenied {
+	if code != exitOK && code != exitDenied && code != exitUndecided {
 		t.Fatalf("check --layout %s: exit %d: %s", layout, code, stderr)
 	}
 	var out struct {
@@ -31,8 +31,8 @@ func checkVerdicts(t *testing.T, layout string, paths ...string) map[string]stri
 	verdicts := map[string][]string{}
 	for _, r := range out.Results {
 		key := fmt.Sprintf("%s %s/%s", r.Object.Kind, r.Object.Namespace, r.Object.Name)
-		if r.Allowed {
-			verdicts[key] = append(verdicts[key], r.Webhook+" allowed")
+		if r.Outcome != OutcomeDenied {
+			verdicts[key] = append(verdicts[key], r.Webhook+" "+r.Outcome+" "+strings.Join(r.Missing, ","))
 			continue
 		}
 		var fs []string

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -43,7 +44,12 @@ func (d Document) Where() string {
 	if d.Index < 0 {
 		return d.Source
 	}
-	w := fmt.Sprintf("%s, document %d", d.Source, d.Index+1)
+	return d.Source + ", " + d.name()
+}
+
+// name is "document 2", or "document 2, item 1.3" inside Lists.
+func (d Document) name() string {
+	w := fmt.Sprintf("document %d", d.Index+1)
 	if len(d.Path) > 0 {
 		parts := make([]string, len(d.Path))
 		for i, n := range d.Path {
@@ -52,6 +58,22 @@ func (d Document) Where() string {
 		w += ", item " + strings.Join(parts, ".")
 	}
 	return w
+}
+
+// errorf is the one shape of an error about an input: the file and the
+// line of the file (as the JUnit and SARIF output count lines; 0 when not
+// known), the document, and why:
+// "bad.yaml:7: document 2: not valid YAML or JSON: did not find expected key".
+// Standard input is "stdin". Nothing of the document's content is quoted.
+func (d Document) errorf(line int, format string, args ...any) error {
+	file := d.Source
+	if file == "-" {
+		file = "stdin"
+	}
+	if line > 0 {
+		file += ":" + strconv.Itoa(line)
+	}
+	return fmt.Errorf("%s: %s: %s", file, d.name(), fmt.Sprintf(format, args...))
 }
 
 // readInputs reads every path: a file, a directory (walked recursively for
@@ -78,18 +100,22 @@ func visitInputs(paths []string, stdin io.Reader, visit func(Document) error) er
 		}
 		info, err := os.Stat(p)
 		if err != nil {
-			return err
+			return pathError(p, err)
 		}
 		files := []string{p}
 		if info.IsDir() {
 			if files, err = manifestFiles(p); err != nil {
-				return err
+				return pathError(p, err)
+			}
+			if len(files) == 0 {
+				// A CI job pointed at the wrong directory must not pass.
+				return fmt.Errorf("%s: a directory without .yaml, .yml or .json files", p)
 			}
 		}
 		for _, f := range files {
 			fh, err := os.Open(f)
 			if err != nil {
-				return err
+				return pathError(f, err)
 			}
 			err = visitDocuments(f, fh, visit)
 			fh.Close()
@@ -99,6 +125,16 @@ func visitInputs(paths []string, stdin io.Reader, visit func(Document) error) er
 		}
 	}
 	return nil
+}
+
+// pathError is an error opening or walking path: the path and the
+// system's reason ("no such file or directory").
+func pathError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Path, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", path, err)
 }
 
 func manifestFiles(dir string) ([]string, error) {
@@ -145,14 +181,11 @@ func visitDocuments(source string, r io.Reader, visit func(Document) error) erro
 			return nil
 		}
 		where := Document{Source: source, Index: index, Item: -1}
-		if errors.Is(err, errBadSeparator) { // the parser's own error quotes the line
-			return fmt.Errorf("%s: a line starting with \"---\" is not a document separator", where.Where())
-		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", where.Where(), err)
+			return where.errorf(startLine, "%v", err)
 		}
 		if len(raw) > maxDocumentBytes {
-			return fmt.Errorf("%s: larger than %d bytes", where.Where(), maxDocumentBytes)
+			return where.errorf(startLine, "larger than %d bytes", maxDocumentBytes)
 		}
 		if len(bytes.TrimSpace(stripComments(raw))) == 0 {
 			index-- // a comment-only chunk or a leading "---" is not a document
@@ -160,16 +193,20 @@ func visitDocuments(source string, r io.Reader, visit func(Document) error) erro
 		}
 		var obj map[string]any
 		if err := yaml.Unmarshal(raw, &obj); err != nil {
-			return fmt.Errorf("%s: %s", where.Where(), describeParseError(err))
+			line, reason := describeParseError(err)
+			if line > 0 {
+				line += startLine - 1 // the parser counts from the document's first line
+			}
+			return where.errorf(line, "%s", reason)
 		}
 		if obj == nil {
 			continue
 		}
+		where.Line = startLine + leadingNonContentLines(raw)
 		if err := requireTypeMeta(obj); err != nil {
-			return fmt.Errorf("%s: %w", where.Where(), err)
+			return where.errorf(where.Line, "%v", err)
 		}
 		where.Object = obj
-		where.Line = startLine + leadingNonContentLines(raw)
 		var lines *listLines
 		if obj["items"] != nil {
 			lines = itemLines(raw, startLine)
@@ -198,10 +235,10 @@ func visitItems(d Document, lines *listLines, visit func(Document) error) error 
 	kind, _ := d.Object["kind"].(string)
 	items, ok := d.Object["items"].([]any)
 	if !ok {
-		return fmt.Errorf("%s: %s.items is not a list", d.Where(), kind)
+		return d.errorf(d.Line, "%s.items is not a list", kind)
 	}
 	if len(d.Path) >= maxListDepth {
-		return fmt.Errorf("%s: lists nested more than %d deep", d.Where(), maxListDepth)
+		return d.errorf(d.Line, "lists nested more than %d deep", maxListDepth)
 	}
 	apiVersion, _ := d.Object["apiVersion"].(string)
 	if lines != nil && len(lines.items) != len(items) {
@@ -216,13 +253,13 @@ func visitItems(d Document, lines *listLines, visit func(Document) error) error 
 		}
 		m, ok := item.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s: not an object", itemDoc.Where())
+			return itemDoc.errorf(itemDoc.Line, "not an object")
 		}
 		if m["apiVersion"] == nil && m["kind"] == nil && strings.HasSuffix(kind, "List") && kind != "List" {
 			m["apiVersion"], m["kind"] = apiVersion, strings.TrimSuffix(kind, "List")
 		}
 		if err := requireTypeMeta(m); err != nil {
-			return fmt.Errorf("%s: %w", itemDoc.Where(), err)
+			return itemDoc.errorf(itemDoc.Line, "%v", err)
 		}
 		itemDoc.Object = m
 		if err := visitItems(itemDoc, nested, visit); err != nil {
@@ -233,21 +270,48 @@ func visitItems(d Document, lines *listLines, visit func(Document) error) error 
 }
 
 // parseErrorLine finds the line number in a YAML parser error.
-var parseErrorLine = regexp.MustCompile(`\bline (\d+)\b`)
+var parseErrorLine = regexp.MustCompile(`\bline (\d+): `)
 
-// describeParseError says why a document does not parse without the
-// parser's own words, which can quote the document ("invalid map key:
-// []interface {}{...}", "cannot decode !!str `...` as a !!int"): a value
-// from the input never appears in a diagnostic, even one about a broken
-// file.
-func describeParseError(err error) string {
-	if strings.Contains(err.Error(), "into Go value of type map[string]interface") {
-		return "not an object (a mapping with apiVersion and kind)"
+// The words of a parser error that are the parser's own: words of letters
+// ("mapping values are not allowed in this context"), a quoted punctuation
+// character ("did not find expected ',' or ']'") and the core tags
+// ("cannot decode !!str as a !!int"). Anything else may come from the
+// document: a quoted scalar or anchor, a key, a Go rendering of a value.
+var (
+	parserWord = regexp.MustCompile(`^[a-zA-Z-]+[,:;]?$|^'[^a-zA-Z0-9\s']'[,:;]?$`)
+	coreTags   = []string{"!!str", "!!int", "!!float", "!!bool", "!!null", "!!binary", "!!map", "!!seq", "!!timestamp", "!!merge"}
+)
+
+// describeParseError says why a document does not parse, in the parser's
+// words less every word that could come from the document (a value from the
+// input never appears in a diagnostic, even one about a broken file), and
+// the line of the document the parser names (0 when it names none).
+func describeParseError(err error) (int, string) {
+	msg := err.Error()
+	if strings.Contains(msg, "into Go value of type map[string]interface") {
+		return 0, "not an object (a mapping with apiVersion and kind)"
 	}
-	if m := parseErrorLine.FindStringSubmatch(err.Error()); m != nil {
-		return "not valid YAML or JSON (line " + m[1] + " of the document)"
+	line := 0
+	if m := parseErrorLine.FindStringSubmatchIndex(msg); m != nil {
+		line, _ = strconv.Atoi(msg[m[2]:m[3]])
+		msg = msg[m[1]:]
+	} else {
+		for _, prefix := range []string{"error converting YAML to JSON: ", "yaml: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+			msg = strings.TrimPrefix(msg, prefix)
+		}
 	}
-	return "not valid YAML or JSON"
+	msg, _, _ = strings.Cut(msg, "\n")
+	var words []string
+	for _, w := range strings.Fields(msg) {
+		if parserWord.MatchString(w) || slices.Contains(coreTags, strings.TrimRight(w, ",:;")) {
+			words = append(words, w)
+		}
+	}
+	reason := strings.TrimRight(strings.Join(words, " "), " ,:;")
+	if reason == "" {
+		return line, "not valid YAML or JSON"
+	}
+	return line, "not valid YAML or JSON: " + reason
 }
 
 func requireTypeMeta(obj map[string]any) error {

@@ -12,17 +12,19 @@ import (
 	"testing"
 )
 
-// readErrorShape is every error readDocuments may give for stdin: the
-// document, then a message of its own, which names at most a kind and
-// never quotes the input.
-var readErrorShape = regexp.MustCompile(`^-, document \d+(, item \d+)?: (` +
-	`not valid YAML or JSON( \(line \d+ of the document\))?` +
+// readErrorShape is every error readDocuments may give for stdin: where
+// (stdin, the line when known, the document and item), then a message of
+// its own, which names at most a kind, or the parser's reason in the
+// parser's own words (describeParseError), and never quotes the input.
+var readErrorShape = regexp.MustCompile(`^stdin(:\d+)?: document \d+(, item [\d.]+)?: (` +
+	`not valid YAML or JSON(: ([a-zA-Z-]+|'[^a-zA-Z0-9\s']'|!![a-z]+)([,:;]? ([a-zA-Z-]+|'[^a-zA-Z0-9\s']'|!![a-z]+))*)?` +
 	`|not an object \(a mapping with apiVersion and kind\)` +
 	`|not an object` +
 	`|apiVersion and kind must be set` +
 	`|a line starting with "---" is not a document separator` +
 	`|larger than \d+ bytes` +
 	`|.*List\.items is not a list` +
+	`|lists nested more than \d+ deep` +
 	`)$`)
 
 // FuzzReadInput feeds arbitrary bytes to the `check` input reader as

@@ -10,7 +10,7 @@ import (
 )
 
 // errBadSeparator is a line that starts with "---" but has more than a
-// comment after it.
+// comment after it (read returns its line).
 var errBadSeparator = errors.New(`a line starting with "---" is not a document separator`)
 
 // documentReader splits a multi-document YAML stream exactly as
@@ -45,7 +45,7 @@ func (r *documentReader) readLine() ([]byte, error) {
 }
 
 // read returns the next document and the 1-based line of its first line,
-// or io.EOF.
+// or io.EOF; with errBadSeparator, the line of the separator.
 func (r *documentReader) read() ([]byte, int, error) {
 	var buffer bytes.Buffer
 	start := 0
@@ -60,7 +60,11 @@ func (r *documentReader) read() ([]byte, int, error) {
 		if bytes.HasPrefix(line, []byte("---")) {
 			trimmed := bytes.TrimSpace(line[3:])
 			if len(trimmed) > 0 && trimmed[0] != '#' {
-				return nil, 0, errBadSeparator
+				at := r.line
+				if err == io.EOF { //nolint:errorlint // as upstream
+					at++ // a last line without a line break is not counted yet
+				}
+				return nil, at, errBadSeparator
 			}
 			if buffer.Len() != 0 {
 				return buffer.Bytes(), start, nil

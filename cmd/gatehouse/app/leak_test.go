@@ -210,10 +210,21 @@ func checkCorpus(t *testing.T, corpus []planted) (string, string) {
 			t.Fatal(err)
 		}
 	}
+	// Every namespace of the corpus, opted in to the pod security defaults:
+	// without its Namespace an object would be undecided by the webhooks
+	// that read namespace labels, and they would never see the markers.
+	args := []string{"check", "-f", dir, "--state", dir}
+	namespaces := map[string]bool{}
+	for _, p := range corpus {
+		if p.namespace != "" && !namespaces[p.namespace] {
+			namespaces[p.namespace] = true
+			args = append(args, "--namespace-labels", p.namespace+"=gatehouse.dev/security-defaults=enabled")
+		}
+	}
 	var outputs []string
 	for _, format := range []string{"text", "json"} {
 		var stdout, stderr bytes.Buffer
-		code := Run(context.Background(), []string{"check", "-f", dir, "--state", dir, "-o", format}, strings.NewReader(""), &stdout, &stderr)
+		code := Run(context.Background(), append(args, "-o", format), strings.NewReader(""), &stdout, &stderr)
 		if code != exitDenied {
 			t.Fatalf("check -o %s exited %d (want 1, some denied): %s", format, code, lastLines(stderr.String(), 5))
 		}

@@ -1,8 +1,11 @@
 package app
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
@@ -29,8 +32,16 @@ server's requests to gatehouse, rendered from the same registry that routes obje
 --manage-selections, also the ValidatingAdmissionPolicy gatehouse-managed-labels and its binding, which
 keep anyone but gatehouse from removing or changing the namespace labels the entries select by).
 deploy/ holds this output for the default configuration; regenerate it with 'make manifests'.`,
+		Example: `  # what deploy/webhooks holds
+  gatehouse manifests --manage-selections > webhookconfigurations.yaml
+
+  # a rollout step: every webhook in Audit, rendered with failurePolicy Ignore
+  gatehouse manifests --config config.yaml --default-mode Audit | kubectl apply -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !slices.Contains(layouts, o.Layout) {
+				return usageError("%v", configv1alpha1.OneOf("--layout", o.Layout, layouts...))
+			}
 			cfg, err := loadConfig(config)
 			if err != nil {
 				return err

@@ -2,6 +2,10 @@ package app
 
 import (
 	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,26 +33,26 @@ spec:
 // denies (exit 1); Warn and Audit admit (exit 0) and still name the
 // findings, saying the object was admitted only because of the mode.
 func TestCheckModes(t *testing.T) {
-	code, stdout, _ := run(t, badScopePod, "check", "-f", "-")
+	code, stdout, _ := run(t, badScopePod, "check", "-f", "-", "--namespace-labels", "team-a")
 	if code != exitDenied || !strings.Contains(stdout, "secret-scope: denied") {
 		t.Fatalf("Enforce: exit %d\n%s", code, stdout)
 	}
 	for _, mode := range []string{"Warn", "Audit"} {
-		code, stdout, stderr := run(t, badScopePod, "check", "-f", "-", "--mode", "secret-scope="+mode)
+		code, stdout, stderr := run(t, badScopePod, "check", "-f", "-", "--mode", "secret-scope="+mode, "--namespace-labels", "team-a")
 		if code != 0 {
 			t.Fatalf("%s: exit %d, want 0 (stderr %q)\n%s", mode, code, stderr, stdout)
 		}
 		for _, want := range []string{
-			"warned  Pod team-a/web",
+			"warned    Pod team-a/web",
 			"secret-scope: would deny, admitted in " + mode,
 			"ScopeEntryEmpty",
-			"1 object checked, 0 denied, 1 admitted only because a webhook is in Warn or Audit",
+			"1 object, 3 results: 0 denied, 0 undecided, 1 warned, 0 allowed, 0 skipped",
 		} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("%s: output lacks %q:\n%s", mode, want, stdout)
 			}
 		}
-		_, stdout, _ = run(t, badScopePod, "check", "-f", "-", "-o", "json", "--default-mode", "Audit", "--mode", "secret-scope="+mode)
+		_, stdout, _ = run(t, badScopePod, "check", "-f", "-", "-o", "json", "--default-mode", "Audit", "--mode", "secret-scope="+mode, "--namespace-labels", "team-a")
 		var out struct {
 			Results []CheckResult `json:"results"`
 		}
@@ -73,19 +77,25 @@ func TestCheckModes(t *testing.T) {
 }
 
 // TestCheckModeFlagsAreValidated: a mode a webhook cannot take is a usage
-// error naming the webhook and why.
+// error naming the flag or the webhook and why, on one line, each thing
+// said once: a bad value as every bad enum value is phrased
+// (`<flag>: must be A, B or C (got "x")`).
 func TestCheckModeFlagsAreValidated(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
-		{"--default-mode Warn", "webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode"},
-		{"--mode pod-security-defaults=Warn", "webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode"},
-		{"--mode secret-scope=warn", "webhooks[secret-scope].mode: must be Enforce, Warn or Audit"},
-		{"--mode secret-scope", `--mode "secret-scope": must be NAME=MODE`},
-		{"--mode no-such=Warn", "webhooks[no-such]: no such webhook"},
+		{"--default-mode Warn", "gatehouse: invalid configuration: defaultMode: Warn: mutating webhooks have no Warn mode; " +
+			"give pod-security-defaults, harness-proxy and harness-labels a mode of their own (Enforce or Audit)"},
+		{"--default-mode enforce", `gatehouse: --default-mode: must be Enforce, Warn or Audit (got "enforce")`},
+		{"--mode pod-security-defaults=Warn", "gatehouse: invalid configuration: webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode: " +
+			"they patch (Enforce) or record what they would patch (Audit)"},
+		{"--mode secret-scope=warn", `gatehouse: --mode secret-scope: must be Enforce, Warn or Audit (got "warn")`},
+		{"--mode secret-scope", `gatehouse: --mode "secret-scope": must be NAME=MODE, e.g. secret-scope=Warn`},
+		{"--mode no-such=Warn", `gatehouse: --mode NAME: must be pod-security-defaults, harness-proxy, harness-labels, secret-scope, service-account, ` +
+			`component-overrides, harness, dependency-group, crd-source, harness-labels-guard or pod-security (got "no-such")`},
 	} {
 		args := append([]string{"check", "-f", "-"}, strings.Fields(tc.args)...)
 		code, _, stderr := run(t, badScopePod, args...)
-		if code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%s: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		if code != 2 || stderr != tc.want+"\n" {
+			t.Errorf("%s: exit %d, stderr\n %q\nwant 2 and\n %q", tc.args, code, stderr, tc.want)
 		}
 	}
 }
@@ -96,5 +106,51 @@ func TestCheckExemptions(t *testing.T) {
 	code, stdout, _ := run(t, exempt, "check", "-f", "-")
 	if code != 0 || !strings.Contains(stdout, "secret-scope: exempt") {
 		t.Errorf("exit %d, want 0 and secret-scope exempt:\n%s", code, stdout)
+	}
+}
+
+// TestCheckExemptionByLabelsNeedsTheNamespace: with an exemption by
+// namespace labels, an object whose Namespace check was not given may be
+// exempt, so no webhook's verdict on it stands: every result is undecided,
+// in the in-process layout too (whose policies would otherwise decide
+// secret-scope). Given the namespace, it is exempt or judged.
+func TestCheckExemptionByLabelsNeedsTheNamespace(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: gatehouse.dev/v1alpha1\nkind: ServerConfig\nexemptions:\n"+
+		"  namespaceLabels: [{key: example.com/unmanaged, operator: Exists}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := func(wantCode int, args ...string) string {
+		t.Helper()
+		code, stdout, stderr := run(t, badScopePod, append([]string{"check", "-f", "-", "-o", "json", "--config", cfg}, args...)...)
+		if code != wantCode {
+			t.Fatalf("%v: exit %d, want %d: %s", args, code, wantCode, stderr)
+		}
+		var out struct {
+			Results []CheckResult `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, r := range out.Results {
+			o := r.Outcome
+			if r.Exempt {
+				o = "exempt"
+			}
+			seen[o+" "+strings.Join(r.Missing, ",")] = true
+		}
+		return strings.Join(slices.Sorted(maps.Keys(seen)), "; ")
+	}
+	for _, layout := range []string{"combined", "in-process"} {
+		if got := outcomes(exitUndecided, "--layout", layout); got != "undecided Namespace team-a" {
+			t.Errorf("%s, the namespace not given: %s, want every result undecided", layout, got)
+		}
+	}
+	if got := outcomes(exitOK, "--namespace-labels", "team-a=example.com/unmanaged=yes"); got != "exempt " {
+		t.Errorf("an exempt namespace: %s", got)
+	}
+	if got := outcomes(exitDenied, "--namespace-labels", "team-a"); !strings.Contains(got, "denied ") || strings.Contains(got, "undecided") {
+		t.Errorf("a namespace that is not exempt: %s", got)
 	}
 }

@@ -16,11 +16,16 @@ import (
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 )
 
-// Exit codes shared by every command.
+// Exit codes shared by every command: denied wins over undecided, so a CI
+// job that fails on 1 fails on every denial, and one that also fails on 3
+// fails on everything check could not vouch for.
 const (
 	exitOK     = 0
 	exitDenied = 1
 	exitUsage  = 2
+	// exitUndecided: nothing denied, and a webhook could not decide some
+	// object for want of state check was not given (check only).
+	exitUndecided = 3
 )
 
 // exitError carries an exit code out of a command.
@@ -50,7 +55,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil && ee.code != exitDenied {
+		if ee.err != nil && ee.code != exitDenied && ee.code != exitUndecided {
 			fmt.Fprintln(stderr, "gatehouse:", ee.err)
 		}
 		return ee.code
@@ -61,8 +66,12 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "gatehouse",
-		Short:         "Admission webhooks for the platform's security and ownership contracts",
+		Use:   "gatehouse",
+		Short: "Admission webhooks for the platform's security and ownership contracts",
+		Example: `  gatehouse check -f deploy/examples/        # admit manifests offline, as the server would
+  gatehouse audit --context staging          # review what a cluster stores
+  gatehouse serve --dev                      # serve the webhooks on a laptop
+  gatehouse manifests > webhooks.yaml        # the webhook configurations`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

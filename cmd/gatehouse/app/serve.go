@@ -24,7 +24,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -57,7 +56,7 @@ type serveFlags struct {
 	enableHTTP2    bool
 	probeAddress   string
 	metricsAddress string
-	kubeconfig     string
+	kube           kubeFlags
 	reconcileDG    bool
 	// manageLabels runs controllers.Selections
 	// (harness.manageSelections).
@@ -89,7 +88,19 @@ CA and a certificate for localhost instead, and prints where.
 --role=audit runs the background audit instead, and nothing else: no webhook listener, no
 certificate, probes and metrics only. The audit reads every stored object, so it runs in a process
 (and a Deployment) of its own, whose memory never touches the replicas that serve admission
-(docs/audit.md); the webhook role never audits.`,
+(docs/audit.md); the webhook role never audits.
+
+The webhooks that read cluster state (namespaces, harnesses, dependency groups, workloads) read
+the cluster --kubeconfig and --context name; without either, the in-cluster configuration in a
+pod (serve --dev reads no cluster unless given one).`,
+		Example: `  # on a laptop: a self-signed CA and certificate for localhost, printed
+  gatehouse serve --dev
+
+  # as deploy/ runs it
+  gatehouse serve --cert-dir /tls --config /etc/gatehouse/config.yaml --reconcile-dependencygroups
+
+  # against the state of a kind cluster, every webhook recording instead of denying
+  gatehouse serve --dev --context kind-gatehouse --default-mode Audit`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(f.config)
@@ -127,11 +138,11 @@ certificate, probes and metrics only. The audit reads every stored object, so it
 			if cfg.Serving.CertDir == "" {
 				return usageError("serve needs --cert-dir (or serving.certDir in the config, or --dev)")
 			}
-			kubeconfig := f.kubeconfig
-			if kubeconfig == "" && f.dev {
-				kubeconfig = noCluster // --dev never reads whatever cluster the environment points at
+			kube := f.kube
+			if !f.kube.given(cmd) && f.dev {
+				kube.kubeconfig = noCluster // --dev never reads whatever cluster the environment points at
 			}
-			srv, err := NewServer(cfg, log, f.shutdownDelay, f.certPoll, kubeconfig, f.namespace)
+			srv, err := NewServer(cfg, log, f.shutdownDelay, f.certPoll, kube, f.namespace)
 			if err != nil {
 				return err
 			}
@@ -159,7 +170,7 @@ certificate, probes and metrics only. The audit reads every stored object, so it
 	fl.BoolVar(&f.enableHTTP2, "enable-http2", false, "serve HTTP/2 too (off by default)")
 	fl.StringVar(&f.probeAddress, "probe-address", "", `address of /healthz and /readyz (default ":8081")`)
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for reading cluster state (default: in-cluster, then $KUBECONFIG)")
+	f.kube.register(cmd, "the cluster whose state the webhooks read")
 	fl.BoolVar(&f.reconcileDG, "reconcile-dependencygroups", false, "run the leader-elected DependencyGroup status reconciler (deploy/ turns it on)")
 	fl.BoolVar(&f.manageLabels, "manage-selections", false,
 		"keep the harnessed and scoped namespace labels current, which the webhook configurations select by (harness.manageSelections; leader-elected; deploy/ turns it on)")
@@ -320,11 +331,11 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 }
 
 // NewServer assembles the server; nothing listens until Run.
-func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kubeconfig, namespace string) (*Server, error) {
+func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kube kubeFlags, namespace string) (*Server, error) {
 	s := &Server{cfg: cfg, role: RoleWebhook, log: log, shutdownDelay: shutdownDelay}
 	opts := webhooks.OptionsFromConfig(cfg)
 	opts.ServerNamespace = namespace
-	rc, err := s.restConfig(kubeconfig)
+	rc, err := s.restConfig(kube)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +343,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 	if err := s.startState(&opts); err != nil {
 		return nil, err
 	}
-	if rc == nil && kubeconfig == noCluster {
+	if rc == nil && kube.kubeconfig == noCluster {
 		// serve --dev on a laptop: the state-reading webhooks have nothing
 		// to read. Their own paths are not served (404, which a Fail policy
 		// turns into a denial), but they stay members of the combined
@@ -444,30 +455,28 @@ func newModeDrift(rc *rest.Config, opts webhooks.Options, enabled func(string) b
 // noCluster is the kubeconfig value that means "read no cluster state".
 const noCluster = "\x00none"
 
-// restConfig finds the cluster the state-reading webhooks read: --kubeconfig,
-// else in-cluster or $KUBECONFIG. Without any there is none:
+// restConfig finds the cluster the state-reading webhooks read, as
+// kubeFlags.restConfig finds it. Without any there is none:
 // component-overrides then skips resolution with a warning, and the
 // stateWebhooks deny, since they never judge without their view, so
 // /readyz/cluster-state fails and names them (serve --dev does not serve
-// them at all). A kubeconfig that was asked for but is broken is an error.
+// them at all). A kubeconfig or context that was asked for but is broken is
+// an error.
 //
 // The workload cache does not gate readiness (OVR resolution is best effort
 // by contract); the cluster-state caches do.
-func (s *Server) restConfig(kubeconfig string) (*rest.Config, error) {
-	var rc *rest.Config
-	var err error
-	switch {
-	case kubeconfig == noCluster:
+func (s *Server) restConfig(kube kubeFlags) (*rest.Config, error) {
+	if kube.kubeconfig == noCluster {
 		return nil, nil
-	case kubeconfig != "":
-		if rc, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
-			return nil, usageError("--kubeconfig: %v", err)
-		}
-	default:
-		if rc, err = ctrl.GetConfig(); err != nil {
-			s.log.Info("no cluster configuration: no webhook reads cluster state", "reason", err.Error())
-			return nil, nil
-		}
+	}
+	asked := kube.kubeconfig != "" || kube.context != ""
+	rc, err := kube.restConfig()
+	switch {
+	case err != nil && asked:
+		return nil, err
+	case err != nil:
+		s.log.Info("no cluster configuration: no webhook reads cluster state", "reason", err.Error())
+		return nil, nil
 	}
 	rc.UserAgent = "gatehouse"
 	return rc, nil

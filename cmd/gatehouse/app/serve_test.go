@@ -261,7 +261,7 @@ func TestReadinessSaysWhichWebhooksCannotDecide(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing"))
 	cfg := configv1alpha1.Default()
 	cfg.Serving.ProbeAddress = "127.0.0.1:0"
-	s, err := NewServer(cfg, logr.Discard(), 0, time.Second, "", "")
+	s, err := NewServer(cfg, logr.Discard(), 0, time.Second, kubeFlags{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestReadinessSaysWhichWebhooksCannotDecide(t *testing.T) {
 	}
 
 	// With every state-reading webhook switched off there is nothing to wait for.
-	s2, err := NewServer(withoutStateWebhooks(cfg), logr.Discard(), 0, time.Second, "", "")
+	s2, err := NewServer(withoutStateWebhooks(cfg), logr.Discard(), 0, time.Second, kubeFlags{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,35 +2,69 @@ package app
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 )
 
-// clusterState is what `check --state` knows of the cluster: the objects
-// given with --state, plus every object admitted so far. Webhooks that read
+// clusterState is what `check` knows of the cluster: the objects given
+// with --state and --namespace-labels, plus every object admitted so far,
+// and, with --cluster, the cluster's own (cluster). Webhooks that read
 // cluster state get it from here offline, as the server gets it from its
 // informer caches: the same index functions, each lookup a map access, and
 // only what the lookups read kept (namespace labels; clusterstate.TrimForLookups
 // of the indexed kinds; apps/v1 workloads whole, for OVR). An indexed object
 // is known by its webhooks.ObjectKey ("<namespace>/<name>" when namespaced):
 // adding it again (an object given with --state and then checked, or
-// admitted twice) replaces it, as an informer's update does.
+// admitted twice) replaces it, as an informer's update does, and hides the
+// cluster's object of that key.
+//
+// What a review needs by name and check was not given, it does not invent
+// (docs/design.md, "What check cannot decide"): the lookup answers
+// *webhooks.StateNotGiven, remembered for TakeGaps, and the webhook's
+// result is undecided. Needed by name are the Namespace of a namespaced
+// object (always: no cluster lacks it), and, without --cluster, a role a
+// harness binds, the DependencyGroup a source requires, and a harness
+// naming a namespace labelled as harnessed. Lookups of other objects that
+// clash (another DependencyGroup listing the same CRD) are answered from
+// what check has.
 type clusterState struct {
 	namespaceLabels map[string]map[string]string
 	workloads       []map[string]any
 	// byName (by ObjectKey) and byIndex hold the indexed kinds.
 	byName  map[schema.GroupVersionKind]map[string]map[string]any
 	byIndex map[indexKey][]map[string]any
+	// cluster is the cluster under the objects given (--cluster); nil
+	// without.
+	cluster *clusterView
+	// harnessedLabel is the namespace label under which harness-proxy fails
+	// closed (webhooks.Options.HarnessedNamespaceLabel).
+	harnessedLabel string
+	gaps           []string
+}
+
+// clusterView is what --cluster reads: the informer caches `gatehouse
+// audit` reads (startClusterState). workloads is nil when OVR is off.
+type clusterView struct {
+	state interface {
+		webhooks.StateReader
+		webhooks.NamespaceReader
+	}
+	workloads webhooks.WorkloadReader
 }
 
 type indexKey struct {
 	gvk          schema.GroupVersionKind
 	index, value string
 }
+
+var _ webhooks.StateGaps = (*clusterState)(nil)
 
 func newClusterState(docs []Document) *clusterState {
 	s := &clusterState{
@@ -44,6 +78,14 @@ func newClusterState(docs []Document) *clusterState {
 	return s
 }
 
+// addNamespace records a namespace and its labels, as the API server's
+// namespaceSelector sees them (with kubernetes.io/metadata.name).
+func (s *clusterState) addNamespace(name string, labels map[string]string) {
+	withName := map[string]string{"kubernetes.io/metadata.name": name}
+	maps.Copy(withName, labels)
+	s.namespaceLabels[name] = withName
+}
+
 // add records an object that exists (or was just admitted), keeping only
 // what a lookup reads.
 func (s *clusterState) add(obj map[string]any) {
@@ -51,7 +93,7 @@ func (s *clusterState) add(obj map[string]any) {
 	gvk := objectGVK(obj)
 	switch {
 	case ref.APIVersion == "v1" && ref.Kind == "Namespace":
-		labels := map[string]string{"kubernetes.io/metadata.name": ref.Name}
+		labels := map[string]string{}
 		if meta, ok := obj["metadata"].(map[string]any); ok {
 			if l, ok := meta["labels"].(map[string]any); ok {
 				for k, v := range l {
@@ -61,7 +103,7 @@ func (s *clusterState) add(obj map[string]any) {
 				}
 			}
 		}
-		s.namespaceLabels[ref.Name] = labels
+		s.addNamespace(ref.Name, labels)
 	case gvk.Group == "apps":
 		s.workloads = append(s.workloads, obj)
 	case len(clusterstate.IndexNames(gvk)) > 0:
@@ -83,6 +125,23 @@ func (s *clusterState) add(obj map[string]any) {
 	}
 }
 
+// notGiven remembers what a lookup needed and check was not given, and is
+// the lookup's answer.
+func (s *clusterState) notGiven(what string) error {
+	s.gaps = append(s.gaps, what)
+	return &webhooks.StateNotGiven{What: what}
+}
+
+// TakeGaps implements webhooks.StateGaps.
+func (s *clusterState) TakeGaps() []string {
+	if len(s.gaps) == 0 {
+		return nil
+	}
+	out := slices.Compact(slices.Sorted(slices.Values(s.gaps)))
+	s.gaps = s.gaps[:0]
+	return out
+}
+
 // unindex removes obj from every index entry of gvk it is found under.
 func (s *clusterState) unindex(gvk schema.GroupVersionKind, obj map[string]any) {
 	for _, index := range clusterstate.IndexNames(gvk) {
@@ -99,25 +158,31 @@ func (s *clusterState) unindex(gvk schema.GroupVersionKind, obj map[string]any) 
 	}
 }
 
-// labelsOf returns a namespace's labels; an unknown namespace has none.
-func (s *clusterState) labelsOf(namespace string) map[string]string {
-	return s.namespaceLabels[namespace]
-}
-
 // NamespaceLabels implements webhooks.NamespaceReader: the labels of a
-// Namespace given with --state or admitted earlier; none for another.
+// Namespace given (--state, --namespace-labels) or admitted earlier, else
+// the cluster's with --cluster; without it, a namespace check was not given
+// is not known.
 func (s *clusterState) NamespaceLabels(name string) (map[string]string, error) {
-	return s.labelsOf(name), nil
+	if labels, ok := s.namespaceLabels[name]; ok {
+		return labels, nil
+	}
+	if s.cluster != nil {
+		return s.cluster.state.NamespaceLabels(name)
+	}
+	return nil, s.notGiven("Namespace " + name)
 }
 
-// ListWorkloads implements webhooks.WorkloadReader over the known objects.
-func (s *clusterState) ListWorkloads(_ context.Context, namespace, kind string, labels map[string]string) ([]map[string]any, error) {
+// ListWorkloads implements webhooks.WorkloadReader over the known objects,
+// and the cluster's that none of them replaces.
+func (s *clusterState) ListWorkloads(ctx context.Context, namespace, kind string, labels map[string]string) ([]map[string]any, error) {
 	var out []map[string]any
+	given := map[string]bool{}
 	for _, obj := range s.workloads {
 		ref := objectRef(obj)
 		if ref.APIVersion != "apps/v1" || ref.Kind != kind || ref.Namespace != namespace {
 			continue
 		}
+		given[ref.Name] = true
 		meta, _ := obj["metadata"].(map[string]any)
 		have, _ := meta["labels"].(map[string]any)
 		match := true
@@ -130,29 +195,91 @@ func (s *clusterState) ListWorkloads(_ context.Context, namespace, kind string, 
 			out = append(out, obj)
 		}
 	}
+	if s.cluster == nil || s.cluster.workloads == nil {
+		return out, nil
+	}
+	live, err := s.cluster.workloads.ListWorkloads(ctx, namespace, kind, labels)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range live {
+		if !given[objectRef(obj).Name] {
+			out = append(out, obj)
+		}
+	}
 	return out, nil
 }
 
-// Objects implements webhooks.StateReader with the index.
+// Objects implements webhooks.StateReader with the index, over the known
+// objects and the cluster's that none of them replaces.
 func (s *clusterState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
-	return s.byIndex[indexKey{gvk, index, value}], nil
+	given := s.byIndex[indexKey{gvk, index, value}]
+	if s.cluster == nil {
+		if len(given) == 0 {
+			if what, needed := s.neededByName(gvk, index, value); needed {
+				return nil, s.notGiven(what)
+			}
+		}
+		return given, nil
+	}
+	live, err := s.cluster.state.Objects(gvk, index, value)
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(given)
+	for _, obj := range live {
+		if _, replaced := s.byName[gvk][webhooks.ObjectKey(obj)]; !replaced {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// neededByName reports whether an empty answer to the lookup would be a
+// guess: the lookup names one object (a role a harness binds), or the
+// harness that the labels of a given namespace say exists.
+func (s *clusterState) neededByName(gvk schema.GroupVersionKind, index, value string) (string, bool) {
+	switch {
+	case index == harness.IndexName:
+		return gvk.Kind + " " + value, true
+	case index == harness.IndexClaimNamespace && slices.Contains(harness.GVKs, gvk) && s.harnessedLabel != "":
+		if _, harnessed := s.namespaceLabels[value][s.harnessedLabel]; !harnessed {
+			return "", false
+		}
+		for _, other := range harness.GVKs {
+			if len(s.byIndex[indexKey{other, index, value}]) > 0 {
+				return "", false
+			}
+		}
+		return "the OperatorHarness naming namespace " + value + " (labelled " + s.harnessedLabel + ")", true
+	}
+	return "", false
 }
 
 // Lookup implements webhooks.StateReader: the ObjectKeys of Objects, sorted.
 func (s *clusterState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
-	objs := s.byIndex[indexKey{gvk, index, value}]
+	objs, err := s.Objects(gvk, index, value)
+	if err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(objs))
 	for _, obj := range objs {
 		names = append(names, webhooks.ObjectKey(obj))
 	}
 	sort.Strings(names)
-	return names, nil
+	return slices.Compact(names), nil
 }
 
-// Exists implements webhooks.StateReader for a cluster-scoped kind.
+// Exists implements webhooks.StateReader for a cluster-scoped kind: an
+// object check was not given is not known to be absent, without --cluster.
 func (s *clusterState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
-	_, ok := s.byName[gvk][name]
-	return ok, nil
+	if _, ok := s.byName[gvk][name]; ok {
+		return true, nil
+	}
+	if s.cluster != nil {
+		return s.cluster.state.Exists(gvk, name)
+	}
+	return false, s.notGiven(gvk.Kind + " " + name)
 }
 
 func objectGVK(obj map[string]any) schema.GroupVersionKind {
