@@ -408,7 +408,7 @@ func (e Exemptions) errors() []string {
 				errs = append(errs, field+".values: operator Exists takes no values")
 			}
 		default:
-			errs = append(errs, OneOf(field+".operator", string(l.Operator), LabelOpIn, LabelOpExists).Error())
+			errs = append(errs, OneOf(field+".operator", l.Operator, LabelOpIn, LabelOpExists).Error())
 		}
 	}
 	for i, u := range e.Usernames {
