@@ -259,7 +259,9 @@ type CheckResult struct {
 	Webhook   string    `json:"webhook"`
 	Operation string    `json:"operation"`
 	// Outcome is OutcomeAllowed, OutcomeDenied or OutcomeUndecided.
-	// Allowed is true for the first only.
+	// Allowed is the answer a webhook gave: true for the first, false for
+	// the second; an undecided webhook gave none, so JSON leaves "allowed"
+	// out of its result (MarshalJSON) rather than claim either.
 	Outcome  string                                  `json:"outcome"`
 	Allowed  bool                                    `json:"allowed"`
 	Findings []FindingOut                            `json:"findings"`
@@ -282,6 +284,32 @@ type CheckResult struct {
 	Missing []string `json:"missing,omitempty"`
 
 	doc int
+}
+
+// MarshalJSON writes r, without "allowed" when r is undecided: a reader
+// that acts on "allowed" (true: admitted, false: refused) must not be told
+// either for a webhook that could not decide; "outcome" says why.
+func (r CheckResult) MarshalJSON() ([]byte, error) {
+	var allowed *bool
+	if r.Outcome != OutcomeUndecided {
+		allowed = &r.Allowed
+	}
+	// CheckResult's fields in its order, Allowed optional.
+	return json.Marshal(struct {
+		Object    ObjectRef                               `json:"object"`
+		Webhook   string                                  `json:"webhook"`
+		Operation string                                  `json:"operation"`
+		Outcome   string                                  `json:"outcome"`
+		Allowed   *bool                                   `json:"allowed,omitempty"`
+		Findings  []FindingOut                            `json:"findings"`
+		Warnings  []string                                `json:"warnings"`
+		Patch     []gomodulesjsonpatch.JsonPatchOperation `json:"patch"`
+		Error     string                                  `json:"error,omitempty"`
+		Mode      string                                  `json:"mode"`
+		Exempt    bool                                    `json:"exempt,omitempty"`
+		Withheld  []string                                `json:"withheld,omitempty"`
+		Missing   []string                                `json:"missing,omitempty"`
+	}{r.Object, r.Webhook, r.Operation, r.Outcome, allowed, r.Findings, r.Warnings, r.Patch, r.Error, r.Mode, r.Exempt, r.Withheld, r.Missing})
 }
 
 // The outcomes of a result. An undecided result is one whose webhook could

@@ -531,3 +531,27 @@ spec: {crds: [{name: mariadbs.k8s.mariadb.com}]}
 		t.Error("the same name in another namespace was not denied as a second provider")
 	}
 }
+
+// TestUndecidedResultsClaimNoAnswer: in JSON an undecided result carries no
+// "allowed" (a reader acting on it would take false for a denial, true for
+// an admission), a decided one does, in the struct's field order.
+func TestUndecidedResultsClaimNoAnswer(t *testing.T) {
+	undecided, err := json.Marshal(CheckResult{Webhook: "pod-security", Outcome: OutcomeUndecided, Missing: []string{"Namespace team-a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(undecided), `"allowed"`) {
+		t.Errorf("undecided result: %s", undecided)
+	}
+	decided, err := json.Marshal(CheckResult{Webhook: "pod-security", Outcome: OutcomeDenied})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(decided), `"outcome":"denied","allowed":false,"findings"`) {
+		t.Errorf("denied result: %s", decided)
+	}
+	var back CheckResult
+	if err := json.Unmarshal(decided, &back); err != nil || back.Outcome != OutcomeDenied || back.Allowed {
+		t.Errorf("read back: %+v, %v", back, err)
+	}
+}
