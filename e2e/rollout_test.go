@@ -182,11 +182,13 @@ func TestRolloutWalk(t *testing.T) {
 	// `gatehouse audit`, as what Enforce would deny.
 	waitForReport(t, reports, string(stored.UID), "warn secret-scope ScopeEntryEmpty Audit")
 	out, code := runAudit(t, bin, e.local.Kubeconfig, "--default-mode", "Audit")
-	if code != 0 || !strings.Contains(out, "warned  Pod rollout-walk/stored-before (pods)") {
+	// The verdict column is as wide as its widest word (UNDECIDED).
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	if code != 0 || !strings.Contains(words(out), "warned Pod rollout-walk/stored-before (pods)") {
 		t.Errorf("gatehouse audit in Audit: exit %d, want 0 and stored-before warned:\n%s", code, out)
 	}
 	out, code = runAudit(t, bin, e.local.Kubeconfig, "--default-mode", "Audit", "--mode", "secret-scope=Enforce")
-	if code != 1 || !strings.Contains(out, "DENIED  Pod rollout-walk/stored-before (pods)") || !strings.Contains(out, "ScopeEntryEmpty") {
+	if code != 1 || !strings.Contains(words(out), "DENIED Pod rollout-walk/stored-before (pods)") || !strings.Contains(out, "ScopeEntryEmpty") {
 		t.Errorf("gatehouse audit with secret-scope in Enforce: exit %d, want 1 and stored-before denied:\n%s", code, out)
 	}
 
