@@ -107,27 +107,7 @@ func TestManagedLabelsHold(t *testing.T) {
 		t.Errorf("an UPDATE dropping the labels while gatehouse answers would store %v: harness-labels gives a namespace the labels it should carry", got.Labels)
 	}
 
-	binary, err := localcluster.BuildGatehouse(repo, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.local.StopGatehouse(); err != nil {
-		t.Fatal(err)
-	}
-	running := false
-	restart := func() {
-		if err := e.local.RestartGatehouse(binary); err != nil {
-			t.Errorf("restarting gatehouse: %v", err)
-		} else if err := e.local.Gatehouse.WaitReady(time.Minute); err != nil {
-			t.Error(err)
-		}
-		running = true
-	}
-	t.Cleanup(func() {
-		if !running {
-			restart() // later tests need gatehouse back whatever failed here
-		}
-	})
+	restart := stopGatehouse(t, e)
 	// gatehouse is down: the failing-open entry lets the UPDATE through to
 	// the policy, which refuses it.
 	_, err = cs.CoreV1().Namespaces().Update(ctx, without(harnessed), metav1.UpdateOptions{})

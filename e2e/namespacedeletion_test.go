@@ -78,28 +78,7 @@ func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 		t.Fatal("the claim got no PVC protection finalizer")
 	}
 
-	binary, err := localcluster.BuildGatehouse(repo, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.local.StopGatehouse(); err != nil {
-		t.Fatal(err)
-	}
-	running := false
-	restart := func() {
-		if err := e.local.RestartGatehouse(binary); err != nil {
-			t.Errorf("restarting gatehouse: %v", err)
-		} else if err := e.local.Gatehouse.WaitReady(time.Minute); err != nil {
-			t.Error(err)
-		}
-		running = true
-	}
-	t.Cleanup(func() {
-		// Later tests need gatehouse back whatever failed here.
-		if !running {
-			restart()
-		}
-	})
+	restart := stopGatehouse(t, e)
 	// The configurations are the rendered ones, and gatehouse is down:
 	// a pod in the namespace is refused for a failed call.
 	checkExclusions(t, e)
@@ -131,6 +110,36 @@ func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {
 		}
 	}
 	restart()
+}
+
+// stopGatehouse stops the local gatehouse and returns what starts it again,
+// from a freshly built binary as a restarted pod runs one, and waits until
+// it is ready. Whatever fails, the test's cleanup starts it again for the
+// tests after it.
+func stopGatehouse(t *testing.T, e *env) (restart func()) {
+	t.Helper()
+	binary, err := localcluster.BuildGatehouse(repo, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.local.StopGatehouse(); err != nil {
+		t.Fatal(err)
+	}
+	running := false
+	restart = func() {
+		if err := e.local.RestartGatehouse(binary); err != nil {
+			t.Errorf("restarting gatehouse: %v", err)
+		} else if err := e.local.Gatehouse.WaitReady(time.Minute); err != nil {
+			t.Error(err)
+		}
+		running = true
+	}
+	t.Cleanup(func() {
+		if !running {
+			restart()
+		}
+	})
+	return restart
 }
 
 // namespaceGone waits until the namespace name no longer exists, or says why
