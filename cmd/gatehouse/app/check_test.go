@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	gomodulesjsonpatch "gomodules.xyz/jsonpatch/v2"
 )
 
 // run executes the command line and returns exit code, stdout and stderr.
@@ -553,5 +555,45 @@ func TestUndecidedResultsClaimNoAnswer(t *testing.T) {
 	var back CheckResult
 	if err := json.Unmarshal(decided, &back); err != nil || back.Outcome != OutcomeDenied || back.Allowed {
 		t.Errorf("read back: %+v, %v", back, err)
+	}
+}
+
+// TestResultJSONHoldsEveryField: MarshalJSON spells CheckResult's fields out
+// again (to make "allowed" optional in place); every field of the struct
+// must come out, in the struct's order, so that a field added there cannot
+// go missing from -o json.
+func TestResultJSONHoldsEveryField(t *testing.T) {
+	var want []string
+	rt := reflect.TypeFor[CheckResult]()
+	for i := range rt.NumField() {
+		if name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			want = append(want, name)
+		}
+	}
+	full := CheckResult{Object: ObjectRef{Kind: "Pod"}, Webhook: "w", Operation: "CREATE", Outcome: OutcomeDenied,
+		Findings: []FindingOut{{}}, Warnings: []string{"x"}, Patch: []gomodulesjsonpatch.JsonPatchOperation{{Operation: "add"}},
+		Error: "e", Mode: "Enforce", Exempt: true, Withheld: []string{"op"}, Missing: []string{"Namespace a"}}
+	raw, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var got []string
+	if _, err := dec.Token(); err != nil { // {
+		t.Fatal(err)
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, key.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("-o json writes %v, CheckResult has %v", got, want)
 	}
 }
