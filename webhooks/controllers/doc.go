@@ -5,5 +5,7 @@
 // Each reconciler reads the policy that decides (policies/...) and writes
 // status; none serves admission, so this package imports no webhook adapter.
 // ModeDrift, which every serving replica runs, only reads: the registered
-// webhook configurations, against the server's modes.
+// webhook configurations, against the server's modes. WebhookConfigurations
+// (serve --manage-webhook-configurations, the chart's) writes them: the
+// entries the server's configuration renders.
 package controllers

@@ -2,7 +2,6 @@ package app
 
 import (
 	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -131,15 +130,14 @@ func configLeaves(t reflect.Type, prefix string) []string {
 	return out
 }
 
-// TestChartChecksTheKeysThatShapeTheEntries: every key of the server
+// TestEveryKeyThatShapesTheEntriesIsCombined: every key of the server
 // configuration is changed in turn to another valid value, and the webhook
 // configurations are rendered again (as the chart's own were, from
 // deploy/default's configuration): exactly entryKeys change them. The
-// chart's gatehouse.entryKeys (templates/_helpers.tpl), which its webhook
-// configurations check before rendering their own, lists exactly those, each
-// with the value the chart's own were rendered with and the server's default
-// (e2e/chart TestChartRefusesWhatItsEntriesWereNotRenderedFor refuses each).
-func TestChartChecksTheKeysThatShapeTheEntries(t *testing.T) {
+// chart's e2e/chart/testdata/entry-keys-config.yaml changes exactly those,
+// so that TestChartEntriesAreManifests combines every key that shapes the
+// entries with the modes and exemptions.
+func TestEveryKeyThatShapesTheEntriesIsCombined(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	str := func(v string) *string { return &v }
 	yes := func(v bool) *bool { return &v }
@@ -224,59 +222,49 @@ func TestChartChecksTheKeysThatShapeTheEntries(t *testing.T) {
 		t.Errorf("the keys that change the webhook configurations are %v, entryKeys says %v", shaping, entryKeys)
 	}
 
-	// The chart's list: the same keys, the values its own entries were
-	// rendered with, and the server's defaults.
-	raw, err := os.ReadFile("../../../charts/gatehouse/templates/_helpers.tpl")
+	// The chart test's file: exactly these keys, each changed.
+	raw, err := os.ReadFile("../../../e2e/chart/testdata/entry-keys-config.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, body, ok := strings.Cut(string(raw), `{{- define "gatehouse.entryKeys" -}}`)
-	body, _, ok2 := strings.Cut(body, "{{- end }}")
-	if !ok || !ok2 {
-		t.Fatal(`templates/_helpers.tpl has no define "gatehouse.entryKeys"`)
+	var combined map[string]any
+	if err := yaml.Unmarshal(raw, &combined); err != nil {
+		t.Fatal(err)
 	}
-	var listed map[string]struct {
-		Rendered any `json:"rendered"`
-		Default  any `json:"default"`
-	}
-	if err := yaml.Unmarshal([]byte(body), &listed); err != nil {
-		t.Fatalf("gatehouse.entryKeys: %v", err)
-	}
-	if got := slices.Sorted(maps.Keys(listed)); !slices.Equal(got, entryKeys) {
-		t.Errorf("gatehouse.entryKeys lists %v, want %v", got, entryKeys)
-	}
-	asData := func(cfg configv1alpha1.ServerConfig) map[string]any {
-		raw, err := json.Marshal(cfg)
-		if err != nil {
-			t.Fatal(err)
+	var set []string
+	var leaves func(prefix string, v any)
+	leaves = func(prefix string, v any) {
+		if m, ok := v.(map[string]any); ok {
+			for k, sub := range m {
+				leaves(strings.TrimPrefix(prefix+"."+k, "."), sub)
+			}
+			return
 		}
-		var out map[string]any
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatal(err)
-		}
-		return out
+		set = append(set, prefix)
 	}
-	lookup := func(data map[string]any, path string) any {
-		var v any = data
-		for _, part := range strings.Split(path, ".") {
-			m, _ := v.(map[string]any)
-			v = m[part]
-		}
-		if v == nil {
-			return false // omitempty: a false bool
-		}
-		return v
+	leaves("", combined)
+	if slices.Sort(set); !slices.Equal(set, entryKeys) {
+		t.Errorf("e2e/chart/testdata/entry-keys-config.yaml sets %v, want exactly %v", set, entryKeys)
 	}
-	rendered, defaults := asData(base()), asData(configv1alpha1.Default())
+	cfg := base()
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	chart, changed := jsonData(t, base()), jsonData(t, cfg)
 	for _, key := range entryKeys {
-		l := listed[key]
-		if !reflect.DeepEqual(jsonData(t, l.Rendered), lookup(rendered, key)) {
-			t.Errorf("gatehouse.entryKeys: %s rendered %v, but the chart's own entries are rendered with %v", key, l.Rendered, lookup(rendered, key))
-		}
-		if !reflect.DeepEqual(jsonData(t, l.Default), lookup(defaults, key)) {
-			t.Errorf("gatehouse.entryKeys: %s default %v, but the server's is %v", key, l.Default, lookup(defaults, key))
+		if reflect.DeepEqual(lookupPath(chart, key), lookupPath(changed, key)) {
+			t.Errorf("e2e/chart/testdata/entry-keys-config.yaml: %s keeps the chart's value %v", key, lookupPath(chart, key))
 		}
 	}
+}
+
+// lookupPath is the value at a dotted path of data.
+func lookupPath(data any, path string) any {
+	for _, part := range strings.Split(path, ".") {
+		m, _ := data.(map[string]any)
+		data = m[part]
+	}
+	return data
 }
 
 // jsonData is v as encoding/json decodes it into any.
@@ -291,4 +279,32 @@ func jsonData(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestServePrintsWhatManifestsRenders: what the leader of `serve
+// --manage-webhook-configurations` writes (--print-webhook-configurations)
+// is what `gatehouse manifests` renders for the same configuration, modes
+// and namespace, without a cert-manager Certificate (the leader writes the
+// caBundle itself), byte for byte.
+func TestServePrintsWhatManifestsRenders(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"--default-mode", "Audit"},
+		{"--manage-selections", "--namespace", "platform", "--mode", "secret-scope=Warn"},
+	} {
+		code, served, stderr := run(t, "", append([]string{"serve", "--print-webhook-configurations"}, args...)...)
+		if code != 0 {
+			t.Fatalf("serve %v: exit %d: %s", args, code, stderr)
+		}
+		code, rendered, stderr := run(t, "", append([]string{"manifests", "--certificate", ""}, args...)...)
+		if code != 0 {
+			t.Fatalf("manifests %v: exit %d: %s", args, code, stderr)
+		}
+		if served != rendered {
+			t.Errorf("serve --print-webhook-configurations %v differs from manifests:\n--- serve\n%s\n--- manifests\n%s", args, served, rendered)
+		}
+		if !strings.Contains(served, "kind: ValidatingWebhookConfiguration") || strings.Contains(served, "inject-ca-from") {
+			t.Errorf("serve --print-webhook-configurations %v: no validating configuration, or a cainjector annotation:\n%s", args, served)
+		}
+	}
 }

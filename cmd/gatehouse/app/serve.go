@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"syscall"
@@ -30,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
@@ -65,6 +67,24 @@ type serveFlags struct {
 	// namespace is the namespace gatehouse runs in, which the webhook
 	// configurations exclude (manifests --namespace).
 	namespace string
+	// writeConfigs runs controllers.WebhookConfigurations: the leader
+	// writes the entries the configuration renders, through service (as
+	// serviceAccount) or webhookURL.
+	writeConfigs   bool
+	printConfigs   bool
+	service        string
+	serviceAccount string
+	webhookURL     string
+}
+
+// managedConfigs are the options the leader renders the webhook
+// configurations with (--manage-webhook-configurations), nil when off.
+func (f *serveFlags) managedConfigs(cfg configv1alpha1.ServerConfig) *webhooks.ManifestOptions {
+	if !f.writeConfigs && !f.printConfigs {
+		return nil
+	}
+	return &webhooks.ManifestOptions{Namespace: f.namespace, Service: f.service, ServiceAccount: f.serviceAccount, URL: f.webhookURL,
+		Layout: webhooks.LayoutCombined, Options: webhooks.OptionsFromConfig(cfg)}
 }
 
 // stateWebhooks read the cluster-state caches (objects by index, namespace
@@ -110,6 +130,9 @@ pod (serve --dev reads no cluster unless given one).`,
 			if err := f.apply(cmd, &cfg); err != nil {
 				return err
 			}
+			if f.printConfigs {
+				return printWebhookConfigurations(cmd.OutOrStdout(), *f.managedConfigs(cfg))
+			}
 			log := newLogger(cmd.ErrOrStderr(), f.logLevel)
 			ctrl.SetLogger(log)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -146,7 +169,7 @@ pod (serve --dev reads no cluster unless given one).`,
 			if err != nil {
 				return err
 			}
-			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageSelections); err != nil {
+			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageSelections, f.managedConfigs(cfg)); err != nil {
 				srv.probeListener.Close() // Run, which owns it from here on, never ran
 				return err
 			}
@@ -179,6 +202,15 @@ pod (serve --dev reads no cluster unless given one).`,
 	fl.StringVar(&f.leaderNS, "leader-election-namespace", "gatehouse-system", "namespace of the controllers' (or the audit's) leader election Lease")
 	fl.StringVar(&f.namespace, "namespace", DefaultNamespace,
 		"namespace gatehouse runs in, which the webhook configurations exclude (as manifests --namespace): a harness that injects the proxy there is denied")
+	fl.BoolVar(&f.writeConfigs, "manage-webhook-configurations", false,
+		"write the entries of the webhook configurations "+webhooks.ConfigurationName+" as this configuration renders them (what `gatehouse manifests` prints), "+
+			"and the managed-labels policy; leader-elected; the configurations must exist (the chart creates them empty)")
+	fl.BoolVar(&f.printConfigs, "print-webhook-configurations", false,
+		"print what --manage-webhook-configurations writes for these flags and this configuration (without caBundle), and exit")
+	fl.StringVar(&f.service, "service", DefaultService, "with --manage-webhook-configurations: the Service in front of gatehouse, in --namespace")
+	fl.StringVar(&f.serviceAccount, "service-account", webhooks.DefaultServiceAccount,
+		"with --manage-webhook-configurations: the ServiceAccount gatehouse runs as, the only requester that may change the managed namespace labels")
+	fl.StringVar(&f.webhookURL, "webhook-url", "", "with --manage-webhook-configurations: the base URL the API server calls instead of the Service (local control planes)")
 	f.modes.register(cmd)
 	return cmd
 }
@@ -268,6 +300,8 @@ type Server struct {
 	// drift compares the registered webhook configurations with the
 	// server's modes, when gatehouse reads a cluster (/readyz/mode-drift).
 	drift *controllers.ModeDrift
+	// configs writes them, with --manage-webhook-configurations.
+	configs *controllers.WebhookConfigurations
 }
 
 // modeDriftInterval is how often every replica reads the registered webhook
@@ -284,13 +318,16 @@ const modeDriftInterval = 10 * time.Second
 // says: the audit reads every stored object, and a serving replica's memory
 // must not depend on what tenants store (the audit role runs it,
 // NewAuditServer).
-func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool) error {
-	if !dependencyGroups && !namespaceLabels {
+func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool, configs *webhooks.ManifestOptions) error {
+	if !dependencyGroups && !namespaceLabels && configs == nil {
 		return nil
 	}
 	if s.rc == nil {
 		flag := "--reconcile-dependencygroups"
-		if !dependencyGroups {
+		switch {
+		case configs != nil:
+			flag = "--manage-webhook-configurations"
+		case !dependencyGroups:
 			flag = "--manage-selections"
 		}
 		return usageError("%s needs cluster access (--kubeconfig or in-cluster)", flag)
@@ -326,9 +363,42 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 			return err
 		}
 	}
+	if configs != nil {
+		s.configs = &controllers.WebhookConfigurations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Manifests: *configs,
+			CAFile: filepath.Join(s.cfg.Serving.CertDir, "ca.crt"), Interval: webhookConfigurationsInterval}
+		if err := mgr.Add(s.configs); err != nil {
+			return err
+		}
+	}
 	s.manager = mgr
 	return nil
 }
+
+// printWebhookConfigurations writes, as YAML documents, the objects the
+// leader would write with o (serve --print-webhook-configurations): the
+// chart's tests run its Deployment's own arguments through it.
+func printWebhookConfigurations(w io.Writer, o webhooks.ManifestOptions) error {
+	objs, err := (&controllers.WebhookConfigurations{Manifests: o}).Objects(nil)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		doc, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(w, "---\n%s", doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// webhookConfigurationsInterval is how often the leader compares the
+// written webhook configurations with its rendering (two reads, and a dry
+// run only when either changed): a configuration edited by hand, or a
+// renewed CA, is written again within it.
+const webhookConfigurationsInterval = 15 * time.Second
 
 // NewServer assembles the server; nothing listens until Run.
 func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kube kubeFlags, namespace string) (*Server, error) {
@@ -561,7 +631,16 @@ func (s *Server) probeMux() *http.ServeMux {
 		}
 	}
 	if s.drift != nil {
-		checks["mode-drift"] = s.drift.Ready
+		checks["mode-drift"] = func(r *http.Request) error {
+			if s.configs != nil {
+				// The leader writes the entries for its own modes: a
+				// replica's readiness does not wait for them (a rolled pod
+				// would wait for a leader that is not rolled yet); the
+				// drift is still logged and counted.
+				return nil
+			}
+			return s.drift.Ready(r)
+		}
 	}
 	ready := &healthz.Handler{Checks: checks}
 	mux.Handle("/readyz", http.StripPrefix("/readyz", ready))
