@@ -65,7 +65,6 @@ chart: ## the Helm chart rendered with Helm's library: equal to deploy/default (
 # The chart carries copies of generated files of deploy/ (Helm reads nothing
 # outside the chart); the chart test fails when they drift.
 chart-files: ## copy into charts/gatehouse the files it shares with deploy/
-	cp deploy/webhooks/webhookconfigurations.yaml charts/gatehouse/files/webhookconfigurations.yaml
 	cp deploy/monitoring/prometheusrule.yaml deploy/monitoring/dashboard.json charts/gatehouse/files/
 	cp deploy/crds/vshn.net_operatorharnesses.yaml charts/gatehouse/crds/
 
@@ -92,7 +91,6 @@ fmt-check: ## fail when gofmt would change a file
 
 manifests: ## regenerate deploy/webhooks from the webhook registry
 	$(GO) run ./cmd/gatehouse manifests --manage-selections > deploy/webhooks/webhookconfigurations.yaml
-	for c in audit exemptions; do $(GO) run ./cmd/gatehouse manifests --manage-selections --config e2e/chart/testdata/$$c-config.yaml > e2e/chart/testdata/webhooks-$$c.yaml; done
 	$(MAKE) chart-files
 
 crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-gen

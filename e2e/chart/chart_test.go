@@ -9,7 +9,6 @@ package chart
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -240,28 +239,10 @@ func sameObjects(t *testing.T, chartName string, got map[string]map[string]any, 
 	}
 }
 
-// TestChartDefaultIsDeployDefault: the chart with its default values is
-// deploy/default, object by object.
-func TestChartDefaultIsDeployDefault(t *testing.T) {
-	got, err := renderChart(t, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameObjects(t, "the chart", withoutConfigChecksum(t, got), "deploy/default", renderKustomize(t, repo+"/deploy/default"))
-}
-
-// TestChartMonitoringIsDeployMonitoring: with the ServiceMonitor, the
-// alerts and the dashboard on, the chart is deploy/default with the
-// deploy/monitoring component, as an overlay that opts in renders it.
-func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
-	got, err := renderChart(t, map[string]any{"monitoring": map[string]any{
-		"serviceMonitor": map[string]any{"enabled": true},
-		"prometheusRule": map[string]any{"enabled": true},
-		"dashboard":      map[string]any{"enabled": true},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+// overlay renders deploy/default with the components named (directories
+// of deploy/), as an overlay of a user's would.
+func overlay(t *testing.T, components ...string) map[string]map[string]any {
+	t.Helper()
 	abs, err := filepath.Abs(repo + "/deploy")
 	if err != nil {
 		t.Fatal(err)
@@ -271,11 +252,41 @@ func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overlay := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s\n", filepath.Join(rel, "default"), filepath.Join(rel, "monitoring"))
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
+	text := fmt.Sprintf("resources:\n- %s\ncomponents:\n", filepath.Join(rel, "default"))
+	for _, c := range components {
+		text += fmt.Sprintf("- %s\n", filepath.Join(rel, c))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sameObjects(t, "the chart with monitoring", withoutConfigChecksum(t, got), "deploy/default+monitoring", renderKustomize(t, dir))
+	return renderKustomize(t, dir)
+}
+
+// TestChartDefaultIsDeployDefault: the chart with its default values is
+// deploy/default with the deploy/managed-webhooks component (the server
+// writes the entries), object by object.
+func TestChartDefaultIsDeployDefault(t *testing.T) {
+	got, err := renderChart(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameObjects(t, "the chart", withoutConfigChecksum(t, got), "deploy/default+managed-webhooks", overlay(t, "managed-webhooks"))
+}
+
+// TestChartMonitoringIsDeployMonitoring: with the ServiceMonitor, the
+// alerts and the dashboard on, the chart is deploy/default with the
+// deploy/monitoring component (and managed-webhooks), as an overlay that
+// opts in renders it.
+func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
+	got, err := renderChart(t, map[string]any{"monitoring": map[string]any{
+		"serviceMonitor": map[string]any{"enabled": true},
+		"prometheusRule": map[string]any{"enabled": true},
+		"dashboard":      map[string]any{"enabled": true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameObjects(t, "the chart with monitoring", withoutConfigChecksum(t, got), "deploy/default+monitoring+managed-webhooks", overlay(t, "managed-webhooks", "monitoring"))
 }
 
 // configValues turns a server configuration of testdata/ into chart
@@ -314,36 +325,13 @@ func readConfig(t *testing.T, path string) any {
 	return cfg
 }
 
-// webhookConfigurations are the two webhook configurations of a render,
-// with the admission policies and bindings rendered beside them.
-func webhookConfigurations(objs map[string]map[string]any) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	for k, o := range objs {
-		if strings.HasPrefix(k, "admissionregistration.k8s.io/") {
-			out[k] = o
-		}
-	}
-	return out
-}
-
-// regenerate says how to render a testdata file of webhook configurations.
-func regenerate(config, file string) string {
-	return fmt.Sprintf("go run ./cmd/gatehouse manifests --manage-selections --config e2e/chart/testdata/%s > e2e/chart/testdata/%s", config, file)
-}
-
 // auditValues are values an adopter rolling out carefully sets: everything
 // audited but secret-scope (Warn), exemptions by namespace, label, user,
-// group and service account (testdata/audit-config.yaml), with the webhook
-// configurations `gatehouse manifests` renders for them, an existing
+// group and service account (testdata/audit-config.yaml), an existing
 // ClusterIssuer, two replicas and a pinned image.
 func auditValues(t *testing.T) map[string]any {
 	t.Helper()
 	values := configValues(t, "testdata/audit-config.yaml")
-	rendered, err := os.ReadFile("testdata/webhooks-audit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	values["webhookConfigurations"] = string(rendered)
 	values["certManager"] = map[string]any{"issuer": map[string]any{"kind": "ClusterIssuer", "name": "corp-ca", "group": "cert-manager.io"}}
 	values["replicas"] = 2
 	values["image"] = map[string]any{"digest": "sha256:" + strings.Repeat("ab", 32)}
@@ -366,42 +354,11 @@ func TestChartLint(t *testing.T) {
 	}
 }
 
-// TestChartExemptionsAreManifests: the chart renders exemptions into its
-// own webhook configurations exactly as `gatehouse manifests` renders them
-// for the same configuration (testdata/webhooks-exemptions.yaml), and its
-// configuration is that configuration.
-func TestChartExemptionsAreManifests(t *testing.T) {
-	got, err := renderChart(t, configValues(t, "testdata/exemptions-config.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rendered, err := os.ReadFile("testdata/webhooks-exemptions.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := objectsByKey(t, rendered)
-	gotWC := webhookConfigurations(got)
-	if diff := cmp.Diff(want, gotWC); diff != "" {
-		t.Errorf("the chart's webhook configurations differ from gatehouse manifests' for testdata/exemptions-config.yaml (-manifests +chart); after a registry change: %s\n%s",
-			regenerate("exemptions-config.yaml", "webhooks-exemptions.yaml"), diff)
-	}
-	cfg := got["v1 ConfigMap gatehouse-system/gatehouse-config"]["data"].(map[string]any)["config.yaml"]
-	if diff := cmp.Diff(readConfig(t, "testdata/exemptions-config.yaml"), cfg); diff != "" {
-		t.Errorf("config.yaml (-testdata/exemptions-config.yaml +chart):\n%s", diff)
-	}
-	for _, wc := range gotWC {
-		hooks, _ := wc["webhooks"].([]any) // an admission policy has none
-		for _, w := range hooks {
-			checkExemptionCondition(t, w.(map[string]any))
-		}
-	}
-}
-
 // TestChartNonDefault: auditValues render what they say: the configuration
-// is testdata/audit-config.yaml (modes and exemptions), the webhook
-// configurations are the ones given (failing open, as every webhook audits
-// or warns), the serving certificate comes from the ClusterIssuer and no
-// self-signed chain is made, two replicas of the pinned image.
+// is testdata/audit-config.yaml (modes and exemptions; the entries it
+// renders are TestChartEntriesAreManifests'), the serving certificate comes
+// from the ClusterIssuer and no self-signed chain is made, two replicas of
+// the pinned image.
 func TestChartNonDefault(t *testing.T) {
 	got, err := renderChart(t, auditValues(t))
 	if err != nil {
@@ -410,26 +367,6 @@ func TestChartNonDefault(t *testing.T) {
 	cfg := got["v1 ConfigMap gatehouse-system/gatehouse-config"]["data"].(map[string]any)["config.yaml"]
 	if diff := cmp.Diff(readConfig(t, "testdata/audit-config.yaml"), cfg); diff != "" {
 		t.Errorf("config.yaml (-testdata/audit-config.yaml +chart):\n%s", diff)
-	}
-	rendered, err := os.ReadFile("testdata/webhooks-audit.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(objectsByKey(t, rendered), webhookConfigurations(got)); diff != "" {
-		t.Errorf("the webhook configurations are not the ones given (-given +chart):\n%s", diff)
-	}
-	entries := 0
-	for _, wc := range webhookConfigurations(got) {
-		hooks, _ := wc["webhooks"].([]any) // an admission policy has none
-		for _, w := range hooks {
-			entries++
-			if e := w.(map[string]any); e["failurePolicy"] != "Ignore" {
-				t.Errorf("%s: failurePolicy %v; testdata/webhooks-audit.yaml is stale: %s", e["name"], e["failurePolicy"], regenerate("audit-config.yaml", "webhooks-audit.yaml"))
-			}
-		}
-	}
-	if entries < 5 {
-		t.Errorf("only %d webhook entries", entries)
 	}
 	for _, k := range []string{"cert-manager.io/v1 Issuer gatehouse-system/gatehouse-selfsigned", "cert-manager.io/v1 Issuer gatehouse-system/gatehouse-ca", "cert-manager.io/v1 Certificate gatehouse-system/gatehouse-ca"} {
 		if got[k] != nil {
@@ -446,40 +383,6 @@ func TestChartNonDefault(t *testing.T) {
 	}
 	if img := spec["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]; img != "ghcr.io/gatehouse-dev/gatehouse@sha256:"+strings.Repeat("ab", 32) {
 		t.Errorf("image %v, want the digest", img)
-	}
-}
-
-// TestChartManagedLabelsPolicyFollowsTheRelease: in a release outside
-// gatehouse-system, the policy that keeps the managed namespace labels
-// gatehouse's lets the release's ServiceAccount through, and only it, and
-// its binding leaves out the release's namespace and the other namespaces
-// exempt by name, not gatehouse-system; and serve is told the namespace it
-// runs in.
-func TestChartManagedLabelsPolicyFollowsTheRelease(t *testing.T) {
-	got, err := renderChartIn(t, "platform", map[string]any{"exemptions": map[string]any{"namespaces": []any{"kube-system", "legacy"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := got["admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy <nil>/gatehouse-managed-labels"]
-	binding := got["admissionregistration.k8s.io/v1 ValidatingAdmissionPolicyBinding <nil>/gatehouse-managed-labels"]
-	if policy == nil || binding == nil {
-		t.Fatalf("policy %v, binding %v rendered; objects: %v", policy != nil, binding != nil, keys(got))
-	}
-	conditions := policy["spec"].(map[string]any)["matchConditions"].([]any)
-	if len(conditions) != 1 || conditions[0].(map[string]any)["expression"] != `request.userInfo.username != "system:serviceaccount:platform:gatehouse"` {
-		t.Errorf("matchConditions %v, want the release's ServiceAccount left out", conditions)
-	}
-	sel := binding["spec"].(map[string]any)["matchResources"].(map[string]any)["namespaceSelector"]
-	want := map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": []any{"platform", "kube-system", "legacy"}}}}
-	if diff := cmp.Diff(want, sel); diff != "" {
-		t.Errorf("binding namespaceSelector (-want +got):\n%s", diff)
-	}
-	args := got["apps/v1 Deployment platform/gatehouse"]["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"]
-	if !strings.Contains(fmt.Sprint(args), "--namespace platform") {
-		t.Errorf("serve runs with %v: it must be told the release's namespace (--namespace), which the entries exclude", args)
-	}
-	if policy["metadata"].(map[string]any)["annotations"] != nil {
-		t.Errorf("the policy carries annotations %v: cainjector has nothing to inject there", policy["metadata"].(map[string]any)["annotations"])
 	}
 }
 
@@ -533,74 +436,19 @@ func checkExemptionCondition(t *testing.T, entry map[string]any) {
 	}
 }
 
-func jsonRoundTrip(t *testing.T, v any) any {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// TestChartEntriesOnlyTheRegistryRenders: Warn, Audit and a webhook
-// switched off change the webhook configurations' entries (the registry
-// regroups them by failure policy), so the chart refuses to render its own
-// for them, naming the command that renders them, and renders given ones as
-// given but for the namespace.
-func TestChartEntriesOnlyTheRegistryRenders(t *testing.T) {
-	for name, values := range map[string]map[string]any{
-		"one webhook warns":   {"webhooks": map[string]any{"secret-scope": map[string]any{"mode": "Warn"}}},
-		"everything audits":   {"defaultMode": "Audit"},
-		"a webhook is off":    {"webhooks": map[string]any{"harness": map[string]any{"enabled": false}}},
-		"audit, one enforces": {"defaultMode": "Audit", "webhooks": map[string]any{"harness": map[string]any{"mode": "Enforce"}}},
-	} {
-		if _, err := renderChart(t, values); err == nil || !strings.Contains(err.Error(), "gatehouse manifests") {
-			t.Errorf("%s, without webhookConfigurations: %v, want a refusal naming gatehouse manifests", name, err)
-		}
-	}
-	if _, err := renderChart(t, map[string]any{"defaultMode": "Enforce", "webhooks": map[string]any{"harness": map[string]any{"mode": "Enforce", "enabled": true}}}); err != nil {
-		t.Errorf("Enforce and enabled spelled out: %v", err)
-	}
-	given := `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: gatehouse, annotations: {cert-manager.io/inject-ca-from: gatehouse-system/gatehouse-serving}}
-webhooks:
-- name: validating-ignore.gatehouse.dev
-  failurePolicy: Ignore
-  clientConfig: {service: {name: gatehouse, namespace: gatehouse-system, path: /validate/combined-ignore}}
-  namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [gatehouse-system, kube-system]}]}
-  sideEffects: None
-  admissionReviewVersions: [v1]
-`
-	got, err := renderChart(t, map[string]any{"defaultMode": "Audit", "webhookConfigurations": given,
-		"exemptions": map[string]any{"namespaces": []any{"other"}, "usernames": []any{"alice"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got["admissionregistration.k8s.io/v1 MutatingWebhookConfiguration <nil>/gatehouse"] != nil {
-		t.Error("the chart's own configurations rendered besides the given ones")
-	}
-	if diff := cmp.Diff(objectsByKey(t, []byte(given)), webhookConfigurations(got)); diff != "" {
-		t.Errorf("the given configuration is not rendered as given (-given +chart):\n%s", diff)
-	}
-}
-
 // TestChartSchemaRefuses: values.schema.json refuses what the server would:
 // a mutating webhook in Warn, a webhook that does not exist, an unknown
 // mode, a malformed exempt service account.
 func TestChartSchemaRefuses(t *testing.T) {
 	for name, values := range map[string]map[string]any{
-		"mutating in Warn":   {"webhooks": map[string]any{"harness-proxy": map[string]any{"mode": "Warn"}}},
-		"unknown webhook":    {"webhooks": map[string]any{"secret-scopes": map[string]any{"mode": "Audit"}}},
-		"unknown mode":       {"defaultMode": "Dryrun"},
-		"service account":    {"exemptions": map[string]any{"serviceAccounts": []any{"deployer"}}},
-		"label without key":  {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"operator": "Exists"}}}},
-		"In without values":  {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"key": "k", "operator": "In"}}}},
-		"a misspelled value": {"replica": 2},
+		"mutating in Warn":                           {"webhooks": map[string]any{"harness-proxy": map[string]any{"mode": "Warn"}}},
+		"unknown webhook":                            {"webhooks": map[string]any{"secret-scopes": map[string]any{"mode": "Audit"}}},
+		"unknown mode":                               {"defaultMode": "Dryrun"},
+		"service account":                            {"exemptions": map[string]any{"serviceAccounts": []any{"deployer"}}},
+		"label without key":                          {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"operator": "Exists"}}}},
+		"In without values":                          {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"key": "k", "operator": "In"}}}},
+		"a misspelled value":                         {"replica": 2},
+		"Warn, the mutating webhooks without a mode": {"defaultMode": "Warn", "webhooks": map[string]any{"harness-proxy": map[string]any{"mode": "Audit"}}},
 	} {
 		if _, err := renderChart(t, values); err == nil || !strings.Contains(err.Error(), "schema") {
 			t.Errorf("%s: %v, want a schema error", name, err)
@@ -613,7 +461,6 @@ func TestChartSchemaRefuses(t *testing.T) {
 // write them).
 func TestChartCopiesAreCurrent(t *testing.T) {
 	for copyPath, source := range map[string]string{
-		"files/webhookconfigurations.yaml":     "deploy/webhooks/webhookconfigurations.yaml",
 		"files/prometheusrule.yaml":            "deploy/monitoring/prometheusrule.yaml",
 		"files/dashboard.json":                 "deploy/monitoring/dashboard.json",
 		"crds/vshn.net_operatorharnesses.yaml": "deploy/crds/vshn.net_operatorharnesses.yaml",
@@ -654,17 +501,16 @@ func TestChartRollsPodsWhenTheConfigurationChanges(t *testing.T) {
 	if want := fmt.Sprintf("%x", sha256.Sum256([]byte(cm))); enforce != want {
 		t.Errorf("checksum/config %s, want the sha256 of the rendered ConfigMap, %s", enforce, want)
 	}
-	warn := auditValues(t) // the same release in Warn and Audit, with its webhook configurations
+	warn := auditValues(t) // the same release in Warn and Audit
 	for name, tc := range map[string]struct {
 		values map[string]any
 		rolls  bool
 	}{
-		"Warn and Audit":          {warn, true},
-		"an exempt namespace":     {map[string]any{"exemptions": map[string]any{"namespaces": []any{"kube-system", "kube-node-lease", "legacy"}}}, true},
-		"the audit interval":      {map[string]any{"config": map[string]any{"audit": map[string]any{"interval": "5m"}}}, true},
-		"replicas":                {map[string]any{"replicas": 2}, false},
-		"a pod annotation":        {map[string]any{"podAnnotations": map[string]any{"example.org/team": "platform"}}, false},
-		"the webhook entries too": {map[string]any{"webhookConfigurations": warn["webhookConfigurations"]}, false},
+		"Warn and Audit":      {warn, true},
+		"an exempt namespace": {map[string]any{"exemptions": map[string]any{"namespaces": []any{"kube-system", "kube-node-lease", "legacy"}}}, true},
+		"the audit interval":  {map[string]any{"config": map[string]any{"audit": map[string]any{"interval": "5m"}}}, true},
+		"replicas":            {map[string]any{"replicas": 2}, false},
+		"a pod annotation":    {map[string]any{"podAnnotations": map[string]any{"example.org/team": "platform"}}, false},
 	} {
 		objs, err := renderChart(t, tc.values)
 		if err != nil {
@@ -679,43 +525,6 @@ func TestChartRollsPodsWhenTheConfigurationChanges(t *testing.T) {
 				t.Errorf("podAnnotations lost beside checksum/config: %v", annotations)
 			}
 		}
-	}
-}
-
-// TestChartRefusesWhatItsEntriesWereNotRenderedFor: a config key that
-// changes the webhook configurations (cmd/gatehouse/app entryKeys: the
-// namespace labels the entries select by, the override ConfigMap, the
-// product groups, manageSelections) set to another value than the chart's
-// own entries were rendered with is refused, naming the key, as Warn and
-// Audit are; spelled out with the rendered value it renders; with the
-// entries given it renders them as given.
-func TestChartRefusesWhatItsEntriesWereNotRenderedFor(t *testing.T) {
-	for key, config := range map[string]map[string]any{
-		"harness.failClosedNamespaceLabel": {"harness": map[string]any{"failClosedNamespaceLabel": "example.org/harnessed"}},
-		"harness.manageSelections":         {"harness": map[string]any{"manageSelections": false}},
-		"harness.scopedNamespaceLabel":     {"harness": map[string]any{"scopedNamespaceLabel": "example.org/scoped"}},
-		"podSecurity.namespaceLabel":       {"podSecurity": map[string]any{"namespaceLabel": "example.org/hardened=yes"}},
-		"overrides.namespace":              {"overrides": map[string]any{"namespace": "ops"}},
-		"overrides.configMapName":          {"overrides": map[string]any{"configMapName": "overrides"}},
-		"products.groupSuffixes":           {"products": map[string]any{"groupSuffixes": []any{".kubedoop.dev", ".example.org"}}},
-	} {
-		_, err := renderChart(t, map[string]any{"config": config})
-		if err == nil || !strings.Contains(err.Error(), "config."+key+" is ") || !strings.Contains(err.Error(), "gatehouse manifests --config") {
-			t.Errorf("config.%s changed, without webhookConfigurations: %v, want a refusal naming config.%s and gatehouse manifests", key, err, key)
-		}
-		given := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: gatehouse}\nwebhooks: []\n"
-		if _, err := renderChart(t, map[string]any{"config": config, "webhookConfigurations": given}); err != nil {
-			t.Errorf("config.%s changed, with webhookConfigurations: %v", key, err)
-		}
-	}
-	spelled := map[string]any{
-		"harness":     map[string]any{"failClosedNamespaceLabel": "gatehouse.dev/harnessed", "scopedNamespaceLabel": "gatehouse.dev/scoped", "manageSelections": true},
-		"podSecurity": map[string]any{"namespaceLabel": "gatehouse.dev/security-defaults=enabled"},
-		"overrides":   map[string]any{"namespace": "unbounded-system", "configMapName": "unbounded-component-overrides", "componentLabel": "example.org/component"},
-		"products":    map[string]any{"groupSuffixes": []any{".kubedoop.dev"}},
-	}
-	if _, err := renderChart(t, map[string]any{"config": spelled}); err != nil {
-		t.Errorf("the rendered values spelled out, and a key that shapes no entry changed: %v", err)
 	}
 }
 
