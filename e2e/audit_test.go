@@ -247,6 +247,18 @@ func TestAuditStoredObjects(t *testing.T) {
 	if stderr.Len() > 0 {
 		t.Errorf("audit wrote to stderr, which is no terminal here:\n%s", stderr.String())
 	}
+	// docs/audit.md shows this audit's output.
+	for _, c := range docSamples(t, "gatehouse audit") {
+		if c.command != "gatehouse audit" {
+			t.Errorf("%s: the sample is this audit without flags", c)
+		}
+		if c.exit >= 0 && c.exit != 1 {
+			t.Errorf("%s: exit status %d in the document, 1 from the audit", c, c.exit)
+		}
+		if err := quotes(c.quoted, stdout.String()); err != nil {
+			t.Errorf("%s: %v\n--- the audit prints:\n%s", c, err, stdout.String())
+		}
+	}
 
 	unreachable := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(unreachable, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n"+

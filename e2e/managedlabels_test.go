@@ -114,6 +114,14 @@ func TestManagedLabelsHold(t *testing.T) {
 	if !refusedByManagedLabels(err, harnessed) {
 		t.Errorf("with gatehouse down, an UPDATE dropping the harnessed label: want the policy's refusal, got %v", err)
 	}
+	// docs/operations.md shows what kubectl prints for this refusal, in
+	// its namespace team-a.
+	printed := strings.ReplaceAll(kubectlError(err), ns, "team-a")
+	for _, c := range docSamples(t, "kubectl label namespace team-a gatehouse.dev/harnessed-") {
+		if err := quotes(c.quoted, printed+"\n"); err != nil {
+			t.Errorf("%s: %v\n--- kubectl prints:\n%s", c, err, printed)
+		}
+	}
 	_, err = cs.CoreV1().Namespaces().UpdateStatus(ctx, without(scoped), metav1.UpdateOptions{})
 	if !refusedByManagedLabels(err, scoped) {
 		t.Errorf("with gatehouse down, the scoped label stripped through namespaces/status: want the policy's refusal, got %v", err)

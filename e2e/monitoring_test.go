@@ -123,7 +123,7 @@ func TestMonitoringComponent(t *testing.T) {
 			t.Errorf("rule %s: its runbook must be %s, a '#### %s' section of docs/operations.md", r.Alert, anchor, r.Alert)
 		}
 	}
-	// The four alerts issue #9 asks for, by the metric each reads.
+	// The four alerts every admission webhook needs, by the metric each reads.
 	for _, metric := range []string{"controller_runtime_webhook_latency_seconds_bucket", "gatehouse_webhook_decisions_total",
 		"certmanager_certificate_expiration_timestamp_seconds", "apiserver_admission_webhook_fail_open_count"} {
 		if !slices.ContainsFunc(rules, func(r alertRule) bool { return strings.Contains(r.Expr, metric) }) {
@@ -267,7 +267,7 @@ func withoutPending(s selector, byLabels []string) (selector, []string, string) 
 	if len(dropped) == 0 {
 		return s, byLabels, ""
 	}
-	return out, labels, s.metric + " " + strings.Join(dropped, ", ") + " (modes and exemptions, issue #16)"
+	return out, labels, s.metric + " " + strings.Join(dropped, ", ") + " (modes and exemptions)"
 }
 
 // dashboardQuery is one PromQL expression of the Grafana dashboard.

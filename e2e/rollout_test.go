@@ -203,6 +203,18 @@ func TestRolloutWalk(t *testing.T) {
 	if !strings.Contains(got, "gatehouse secret-scope (Warn, would deny): ScopeEntryEmpty at spec.volumes[0].ephemeral.volumeClaimTemplate.metadata.annotations[secrets.kubedoop.dev/scope]") {
 		t.Errorf("Warn: warnings %q", got)
 	}
+	// docs/rollout.md shows what kubectl prints for this create: each
+	// warning after "Warning: ", then the object created.
+	var printed strings.Builder
+	for _, w := range warnings.all()[n:] {
+		printed.WriteString("Warning: " + w + "\n")
+	}
+	printed.WriteString("pod/warn-new created\n")
+	for _, c := range docSamples(t, "kubectl apply -f pod.yaml") {
+		if err := quotes(c.quoted, printed.String()); err != nil {
+			t.Errorf("%s: %v\n--- kubectl prints:\n%s", c, err, printed.String())
+		}
+	}
 
 	// Mode drift: the entries are rendered for Enforce, the Warn server is
 	// not rolled (a changed configuration that never reached the pods). The

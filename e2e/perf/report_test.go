@@ -151,7 +151,7 @@ func TestPerRequest(t *testing.T) {
 	}
 }
 
-// The two evaluations issue #15 names are read from the micro-benchmarks by
+// The two evaluations with targets of their own are read from the micro-benchmarks by
 // package and name: met, MISSED, or not measured when the line is absent.
 func TestEvaluateBenchTargets(t *testing.T) {
 	r := &Report{Bench: []BenchLine{

@@ -6,7 +6,7 @@
 //
 // Files: group.go (DependencyGroup), source.go (source), refs.go (the two
 // shapes of a source's references), claims.go (ObjectKey and what an object
-// claims, for the view's indexes), manages.go (the seed's manages grammar
+// claims, for the view's indexes), manages.go (the manages string's grammar
 // and scope labels), clash.go (Clashes, Decide), state.go (State and
 // StateUnavailable), codes.go.
 //
@@ -35,9 +35,9 @@
 //     a label key has at most 63 characters, a subdomain up to 253). Only
 //     one of the two is reported per field.
 //   - Sources come in two shapes, read per field by JSON type (refs.go):
-//     helmetica's (lists of {dependencyGroup: {name, as}}) and the seed's
-//     (provides and manages strings). Paths point at the entry's name or
-//     as. An alias is a DNS-1123 label, as in the seed's grammar; an empty "as"
+//     helmetica's (lists of {dependencyGroup: {name, as}}) and the string
+//     shape (provides and manages strings). Paths point at the entry's name or
+//     as. An alias is a DNS-1123 label, as in the manages grammar; an empty "as"
 //     is no alias (helmetica's ScopeName). An alias on provides is denied
 //     (CRDSourceProvidesAliased), as helmetica's schema does.
 //   - A source with none of reference, provides, manages, a requires entry

@@ -115,7 +115,8 @@ func TestGolden(t *testing.T) {
 }
 
 // stateFor is the view a fixture is reviewed against: a cluster running
-// helmetica for helmetica's namespaced sources, the seed's otherwise.
+// helmetica for helmetica's namespaced sources, cluster-scoped string-shaped
+// ones otherwise.
 func stateFor(obj map[string]any) State {
 	if ns, _ := fields.String(obj, "metadata", "namespace"); ns != "" {
 		return upstreamState()

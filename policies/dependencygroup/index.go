@@ -15,7 +15,7 @@ import (
 
 // GroupGVK is the cluster-scoped DependencyGroup; SourceGVK the
 // CustomResourceDefinitionSource, namespaced in helmetica and
-// cluster-scoped in the seed's shape.
+// cluster-scoped in the string shape.
 var (
 	GroupGVK  = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "DependencyGroup"}
 	SourceGVK = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "CustomResourceDefinitionSource"}

@@ -8,7 +8,7 @@ import (
 )
 
 // TestSourceIndexesReadBothShapes: the view finds helmetica's list-shaped
-// sources and the seed's string-shaped ones under the same values, each by
+// sources and the string-shaped ones under the same values, each by
 // its own key.
 func TestSourceIndexesReadBothShapes(t *testing.T) {
 	seed := map[string]any{"apiVersion": "helmetica.io/v1", "kind": "CustomResourceDefinitionSource",

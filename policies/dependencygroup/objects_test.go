@@ -83,9 +83,9 @@ func (failingState) SourcesProviding(string) ([]string, error) { return nil, err
 func (failingState) SourcesManaging(string) ([]string, error)  { return nil, errUnsynced }
 func (failingState) GroupExists(string) (bool, error)          { return false, errUnsynced }
 
-// seededState holds the objects of seed 001 plus a strimzi group: the
+// seededState holds the mariadb objects plus a strimzi group: the
 // mariadb group itself (as on UPDATE, or echoed by the cache), the strimzi
-// group, and the four seed-shaped sources with provides or manages; and a
+// group, and the four string-shaped sources with provides or manages; and a
 // group and a source being deleted, whose claims are free.
 func seededState() *fakeState {
 	return withDeleting(groupsState().
@@ -201,7 +201,7 @@ func crdList(names ...any) []any {
 	return out
 }
 
-// baseGroup is the seed's mariadb DependencyGroup.
+// baseGroup is the mariadb DependencyGroup.
 func baseGroup() map[string]any {
 	return group("mariadb", "", "backups.k8s.mariadb.com", "connections.k8s.mariadb.com", "databases.k8s.mariadb.com")
 }

@@ -4,7 +4,7 @@
 //
 //   - helmetica's (upstream chrysopoeia): each a list of
 //     {dependencyGroup: {name, as}}, "as" optional;
-//   - the seed's: spec.provides a group name, spec.manages "<group>" or
+//   - the string shape: spec.provides a group name, spec.manages "<group>" or
 //     "<group> as <alias>" (ParseManages), spec.requires a list as above.
 //
 // Which shape a field has is decided per field by its JSON type.
@@ -23,13 +23,13 @@ import (
 // sourceRef is one dependency reference of a source.
 type sourceRef struct {
 	// namePath is where the group name is; aliasPath where the alias is
-	// (both spec.manages for the seed's string).
+	// (both spec.manages for a manages string).
 	namePath, aliasPath *field.Path
 	name, alias         string
 	// hasAlias: "as" is set (even to "", which upstream reads as unset);
 	// aliasNotString: it is set to something other than a string.
 	hasAlias, aliasNotString bool
-	// seed: the seed's string shape.
+	// seed: the string shape.
 	seed bool
 }
 

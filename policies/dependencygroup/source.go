@@ -7,7 +7,7 @@
 //     (helmetica's sources name a chart and may declare no dependency);
 //   - every group name: a DependencyGroup name whose scope label
 //     requires.helmetica.io/<name> is a valid label key;
-//   - an alias ("as", or the seed's "<group> as <alias>"): a DNS-1123 label
+//   - an alias ("as", or the string shape's "<group> as <alias>"): a DNS-1123 label
 //     whose scope label is a valid label key; none on provides (helmetica's
 //     schema rejects it: a group's CRDs are the same for every consumer);
 //   - provides: a group provided by no other source (State.SourcesProviding),
@@ -96,8 +96,8 @@ func (r *sourceReview) checkScopeLabel(path *field.Path, scope string) bool {
 }
 
 // checkScope checks the group and alias of a reference that names a scope
-// (manages, requires) and returns the scope, or "" when it is unusable. The
-// seed's manages string was checked by ParseManages already.
+// (manages, requires) and returns the scope, or "" when it is unusable. A
+// manages string was checked by ParseManages already.
 func (r *sourceReview) checkScope(ref sourceRef) string {
 	if ref.seed {
 		if !r.checkScopeLabel(ref.namePath, ref.scope()) {

@@ -71,7 +71,7 @@ func TestValidateSource(t *testing.T) {
 		{name: "seed provider against helmetica's, across shapes", state: upstreamState(),
 			obj:  source("mariadb-crds", map[string]any{"provides": "mariadb"}),
 			want: []result{deny(CRDSourceProvidesClaimed, "spec.provides")}},
-		{name: "helmetica provider against the seed's, across namespaces",
+		{name: "helmetica provider against a string-shaped one, across namespaces",
 			obj:  upstreamSource("team-b", "mariadb-crds", map[string]any{"provides": refList(map[string]any{"name": "mariadb"})}),
 			want: []result{deny(CRDSourceProvidesClaimed, "spec.provides[0].dependencyGroup.name")}},
 		{name: "same name in another namespace is another source", state: upstreamState(),

@@ -17,7 +17,7 @@ import (
 // StateUnavailable, never allows.
 //
 // Lookups return ObjectKeys: metadata.name for the cluster-scoped
-// DependencyGroup and a seed-shaped cluster-scoped source,
+// DependencyGroup and a string-shaped cluster-scoped source,
 // "<namespace>/<name>" for helmetica's namespaced source. Claims are
 // cluster-wide whatever the namespace. Lookups may include the object under
 // review (an UPDATE, or the cache echoing a CREATE); the policy excludes it

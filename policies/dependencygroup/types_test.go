@@ -13,7 +13,7 @@ import (
 
 // helmetica's own samples (chrysopoeia's config/samples and mariadb sample
 // manifests), in the namespace default they would be applied to, and the
-// seed's DependencyGroup. The seed's older sketch of a source (provides and
+// mariadb DependencyGroup. A source in the string shape (provides and
 // manages as strings) does not decode into these types; this policy still
 // reads it.
 const (
@@ -99,7 +99,7 @@ status:
 `
 )
 
-// TestSamplesRoundTrip: helmetica's samples and the seed's group decode
+// TestSamplesRoundTrip: helmetica's samples and the mariadb group decode
 // strictly into the Go API types, into the right fields, and lose nothing
 // when encoded again.
 func TestSamplesRoundTrip(t *testing.T) {
@@ -116,7 +116,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 	if len(group.Spec.CRDs) != 3 || group.Spec.CRDs[2].Name != "databases.k8s.mariadb.com" ||
 		group.Spec.HarnessRef.Kind != helmeticav1.HarnessKindOperatorHarness ||
 		group.Status.State != helmeticav1.StateAccepted {
-		t.Errorf("seed example decoded into the wrong fields: %+v", group)
+		t.Errorf("the mariadb group decoded into the wrong fields: %+v", group)
 	}
 }
 
@@ -125,7 +125,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 // case-mismatched fields fail) and encodes it again, losing nothing. It
 // proves that the objects this policy allows have the shape of helmetica's
 // CRDs (deploy/helmetica-crds). Fail fixtures may be deliberately malformed
-// and are not decoded; sources in the seed's string shape, which helmetica's
+// and are not decoded; sources in the string shape, which helmetica's
 // CRD does not admit but gatehouse still reads, are skipped.
 func TestPassFixturesRoundTrip(t *testing.T) {
 	golden.EachFixture(t, func(t *testing.T, data []byte) {
@@ -136,7 +136,7 @@ func TestPassFixturesRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		if seedShaped(data) {
-			t.Skip("a source in the seed's string shape")
+			t.Skip("a source in the string shape")
 		}
 		into := typedObject(kind.Kind)
 		if into == nil {
@@ -147,7 +147,7 @@ func TestPassFixturesRoundTrip(t *testing.T) {
 }
 
 // seedShaped reports whether a source states provides or manages as a
-// string, the seed's sketch.
+// string, the cluster-scoped string shape.
 func seedShaped(data []byte) bool {
 	var obj struct {
 		Spec map[string]any `json:"spec"`
@@ -168,7 +168,7 @@ func TestStrictDecodingRejectsOtherShapes(t *testing.T) {
 		"unknown field":              `{"spec":{"crds":[],"harness":{}}}`,
 		"requires as string":         `{"spec":{"requires":"mariadb"}}`,
 		"requires without the group": `{"spec":{"requires":[{"name":"mariadb"}]}}`,
-		"the seed's provides string": `{"spec":{"provides":"mariadb"}}`,
+		"provides as a string":       `{"spec":{"provides":"mariadb"}}`,
 	} {
 		for _, kind := range []string{"DependencyGroup", "CustomResourceDefinitionSource"} {
 			if errs := golden.DecodeStrict([]byte(doc), typedObject(kind)); len(errs) == 0 {

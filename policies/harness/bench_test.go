@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// BenchmarkValidateHarness is the per-review cost of the seed harness with
+// BenchmarkValidateHarness is the per-review cost of the mariadb-operator harness with
 // a dangerous rule acknowledged by the second of two entries, against a
 // State of 10,000 other harnesses (map lookups, so the count must not
 // matter).

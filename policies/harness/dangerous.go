@@ -17,9 +17,9 @@
 //     mutating/validatingwebhookconfigurations and the validating/mutating
 //     admission policies and their bindings (admissionregistration.k8s.io)
 //     without a name: a rule limited to named configurations may manage
-//     those (the seed's operator manages its own webhook configuration), it
+//     those (an operator may manage its own webhook configuration), it
 //     cannot create others nor remove them all;
-//   - the custom verb scopedlist (seed 001: the harness proxy lists objects
+//   - the custom verb scopedlist (the harness proxy lists objects
 //     carrying a scope label, and asks RBAC for scopedlist with the label
 //     key as the name) for any label other than this harness's scopeToLabel,
 //     on any resource. A rule whose resourceNames are exactly the
@@ -45,7 +45,7 @@ import (
 	"strings"
 )
 
-// RBAC vocabulary (upstream, Kubernetes; scopedlist: seed 001).
+// RBAC vocabulary (upstream, Kubernetes; scopedlist: the harness proxy's).
 const (
 	verbScopedList = "scopedlist"
 	groupCore      = ""

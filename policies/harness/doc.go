@@ -12,7 +12,7 @@
 //
 // Decisions where the contract leaves room:
 //
-//   - The shape is api/harness/v1 (seed 001 read literally): spec.clusterRoles
+//   - The shape is api/harness/v1 (its doc.go): spec.clusterRoles
 //     is one object {rules: [...]}, rules shaped like rbacv1.PolicyRule. A
 //     clusterRoles, rules or rule of any other shape, or a rule list field
 //     that is not a list, is denied (HarnessClusterRolesInvalid, at the
@@ -25,7 +25,7 @@
 //     matching (rbac.go), so "*", "*/<subresource>" and a resourceNames ""
 //     mean what they mean to the authorizer, and a wildcard that covers no
 //     dangerous request (resources "*" in the operator's own API group) is
-//     not dangerous. scopedlist (seed 001's custom verb, which the proxy
+//     not dangerous. scopedlist (the harness proxy's custom verb, which it
 //     asks with the scope label as the name) is dangerous for any name but
 //     this harness's scopeToLabel, so a verb "*" without exactly that name
 //     is too.
@@ -36,7 +36,7 @@
 //     The same list is asked of roleBindings, whose roles are bound in every
 //     scoped namespace: impersonating, exec-ing into or minting tokens for a
 //     tenant's service accounts leaves the operator's own rights. spec.roles
-//     are not reviewed (the seed grants "*" there; the contract reviews the
+//     are not reviewed (a harness may grant "*" there; the contract reviews the
 //     cluster-wide grants and the bound roles).
 //   - Dangerous rules of spec.clusterRoles are reported one per rule, at
 //     spec.clusterRoles.rules[j]; a binding's role is reported once, at the
@@ -70,7 +70,7 @@
 //     (HarnessModeInvalid) and reviewed as Enforce. Report mode softens only
 //     the grant review; clashes of scope label and identity deny in both.
 //   - scopeToLabel is required in Enforce mode (it scopes the cluster-wide
-//     grants), optional in Report mode (the seed's report example has none).
+//     grants), optional in Report mode (a harness that only reports scopes nothing).
 //     A key whose prefix is kubernetes.io, k8s.io or a subdomain of either
 //     is denied (HarnessScopeLabelReserved): Kubernetes sets those labels.
 //   - operator.namespace is required (a DNS-1123 label): every harness

@@ -24,7 +24,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
 )
 
-// Modes of a harness (upstream, seed 001).
+// Modes of a harness (spec.mode of api/harness/v1).
 const (
 	ModeEnforce = "Enforce"
 	ModeReport  = "Report"

@@ -240,7 +240,7 @@ func TestValidateHarness(t *testing.T) {
 		}), want: []result{warn(HarnessGrantAcknowledged, rule2), warn(HarnessGrantAcknowledged, "spec.clusterRoles.rules[3]")}},
 		{name: "acknowledgement of a safe rule", obj: tweak(withAcks(ack("pods", core, strs("pods"), strs("list"), reason))),
 			want: []result{warn(HarnessAcknowledgementUnused, ackAt0)}},
-		{name: "acknowledgement of the seed's scoped list", obj: tweak(withAcks(ack("scoped", core, strs("secrets"), strs("scopedlist"), reason))),
+		{name: "acknowledgement of a scoped list", obj: tweak(withAcks(ack("scoped", core, strs("secrets"), strs("scopedlist"), reason))),
 			want: []result{warn(HarnessAcknowledgementUnused, ackAt0)}},
 		{name: "second acknowledgement of one grant", obj: withRule(listSecrets,
 			withAcks(ackSecrets("list"), ack("again", core, strs("secrets"), strs("list"), reason))),

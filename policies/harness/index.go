@@ -18,7 +18,7 @@ import (
 )
 
 // OperatorHarness comes in two groups, both read wherever a harness is read:
-// the seed's vshn.net/v1 (GVK) and helmetica's helmetica.io/v1 (HelmeticaGVK:
+// gatehouse's own vshn.net/v1 (GVK) and helmetica's helmetica.io/v1 (HelmeticaGVK:
 // scopeToLabel and operator only, Enforce mode). Both are cluster-scoped.
 var (
 	GVK          = schema.GroupVersionKind{Group: "vshn.net", Version: "v1", Kind: "OperatorHarness"}

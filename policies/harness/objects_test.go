@@ -162,7 +162,7 @@ func storedRoles() []map[string]any {
 	}
 }
 
-// seededState holds the seed's mariadb-operator (as on UPDATE), a strimzi
+// seededState holds the mariadb-operator harness (as on UPDATE), a strimzi
 // harness, a harness claiming the whole namespace ops, and storedRoles.
 func seededState() *fakeState {
 	return newFakeState().
@@ -190,10 +190,10 @@ func rule(groups, resources, verbs []any, names ...string) map[string]any {
 	return r
 }
 
-// baseHarness is the seed's mariadb-operator harness, in the shape of
+// baseHarness is the mariadb-operator harness, in the shape of
 // api/harness/v1 (the pass fixtures decode strictly into it), except that
-// its roleBindings bind the aggregated ClusterRole view where the seed binds
-// admin: admin grants exec, impersonation and tokens in every scoped
+// its roleBindings bind the aggregated ClusterRole view where seedHarness
+// binds admin: admin grants exec, impersonation and tokens in every scoped
 // namespace, which is dangerous (see seedHarness).
 func baseHarness() map[string]any {
 	return map[string]any{
@@ -229,7 +229,7 @@ func baseHarness() map[string]any {
 	}
 }
 
-// seedHarness is the seed's harness as written: it binds ClusterRole admin
+// seedHarness is the mariadb-operator harness binding ClusterRole admin
 // in every scoped namespace.
 func seedHarness() map[string]any {
 	obj := baseHarness()

@@ -9,8 +9,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
-// The seed's examples (ADR0008), re-indented: the seed lost its indentation,
-// so the nesting follows its keys and dashes. The acknowledgement example is
+// The vshn.net/v1 examples, in the shapes api/harness/v1/doc.go describes
+// (an enforcing and a reporting harness). The acknowledgement example is
 // the API's own design (api/harness/v1/doc.go). upstreamHarness is
 // helmetica's own sample of its OperatorHarness (helmetica.io/v1).
 const (
@@ -105,7 +105,7 @@ spec:
 `
 )
 
-// TestSamplesRoundTrip: the seed's examples and helmetica's sample decode
+// TestSamplesRoundTrip: the vshn.net/v1 examples and helmetica's sample decode
 // strictly into the Go API types, into the right fields, and lose nothing
 // when encoded again.
 func TestSamplesRoundTrip(t *testing.T) {

@@ -18,7 +18,7 @@ type Config struct {
 	CAConfigMap string
 }
 
-// BuiltinConfig returns the seed's defaults.
+// BuiltinConfig returns the defaults the contract names.
 func BuiltinConfig() Config {
 	return Config{Host: "proxy-service.proxy-namespace.svc", Port: 443, CAConfigMap: "proxy-root-ca.crt"}
 }

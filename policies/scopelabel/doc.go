@@ -18,7 +18,7 @@
 // Decisions where the contract leaves room:
 //
 //   - On cluster-scoped objects the label's value is ClusterScopedValue,
-//     "true". The seed's policy "adds the label" without a value, and what
+//     "true". The contract "adds the label" without a value, and what
 //     scopes an operator is the label key (the harness proxy's scoped list
 //     and the scopedlist verb name the key); "true" is the conventional
 //     value of a presence label. The harness name was rejected: two

@@ -1,19 +1,18 @@
 // Package v1 contains the OperatorHarness API (vshn.net/v1), the permission
-// harness of ADR0008 "Operator Harness / Dependencies" (seed 001). gatehouse
+// harness that confines an operator to the namespaces of its scope. gatehouse
 // does not reconcile harnesses; it ships the CRD (deploy/crds) and reviews the
 // objects at admission (docs/contracts.md §4 PROXY, §5 LABEL, §8 HARNESS).
 //
-// # Shapes taken from the seed
+// # Shapes
 //
-// The seed's YAML lost its indentation, so the shapes follow its keys and
-// dashes literally: spec.roles and spec.clusterRoles are objects holding
+// The shapes follow the design's keys and dashes literally: spec.roles and spec.clusterRoles are objects holding
 // "rules" (no dash before "rules"), spec.roleBindings is an object holding
-// "roleRefs", and spec.clusterRoleBindings is a list (the seed writes "[]"),
+// "roleRefs", and spec.clusterRoleBindings is a list (written "[]" when empty),
 // here a list of role references bound cluster-wide. spec.admissions is a
 // list of {apiVersion, kind, name, labelInjectionStrategy}.
 //
-// spec.scopeToLabel is required in Enforce mode only: the seed's Report-mode
-// example carries none, and a harness that only reports scopes nothing. A CEL
+// spec.scopeToLabel is required in Enforce mode only: a harness that only
+// reports scopes nothing. A CEL
 // rule on spec states this; mode defaults to Enforce before it runs.
 //
 // # Acknowledging dangerous cluster-wide grants

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// GroupName is the API group of OperatorHarness, as in the seed. The
+// GroupName is the API group of OperatorHarness. The
 // +groupName marker in doc.go must agree with it.
 const GroupName = "vshn.net"
 

@@ -11,7 +11,7 @@ import (
 	harnessv1 "github.com/gatehouse-dev/gatehouse/api/harness/v1"
 )
 
-// The seed's examples are decoded strictly into these types and round-tripped
+// The vshn.net/v1 examples are decoded strictly into these types and round-tripped
 // by policies/harness (types_test.go), with the policy's pass fixtures, through
 // the shared helper in policies/internal/golden: the policies are where these
 // objects are read, and that helper is internal to policies/.

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -364,4 +365,40 @@ func withoutStateWebhooks(cfg configv1alpha1.ServerConfig) configv1alpha1.Server
 	}
 	cfg.Webhooks = hooks
 	return cfg
+}
+
+// TestServeDevAnswersTheDocumentedReview: the curl of docs/configuration.md
+// posts a file of the repository to a path `serve --dev` serves, and gets
+// the denial the document says.
+func TestServeDevAnswersTheDocumentedReview(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`https://localhost:9443(/\S+) -d @(\S+)`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatal("docs/configuration.md has no curl of https://localhost:9443/... -d @FILE")
+	}
+	path, file := m[1], m[2]
+	review, err := os.ReadFile(filepath.Join("..", "..", "..", filepath.FromSlash(file)))
+	if err != nil {
+		t.Fatalf("docs/configuration.md posts %s: %v", file, err)
+	}
+	dir := t.TempDir()
+	s := startServe(t, "--dev", "--dev-dir", dir)
+	eventually(t, "ready", s.readyz)
+	resp, err := clientFor(t, filepath.Join(dir, certs.CAFile)).Post("https://127.0.0.1:"+s.port+path, "application/json", bytes.NewReader(review))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var answer admissionv1.AdmissionReview
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		t.Fatal(err)
+	}
+	r := answer.Response
+	if r == nil || r.Allowed || r.Result == nil || r.Result.Code != 422 || r.Result.Details == nil || len(r.Result.Details.Causes) == 0 ||
+		r.Result.Details.Causes[0].Type != "ScopeUnexpectedValue" {
+		t.Fatalf("%s posted to %s: %+v, want the denial ScopeUnexpectedValue", file, path, r)
+	}
 }
