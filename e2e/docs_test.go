@@ -135,9 +135,6 @@ func TestNothingCitesADocumentOutsideTheRepository(t *testing.T) {
 			}
 		}
 		rel, _ := filepath.Rel(repo, path)
-		if historyPending[filepath.ToSlash(rel)] {
-			return nil
-		}
 		for _, m := range history.FindAllStringIndex(string(raw), -1) {
 			// A fuzz target's seed corpus is Go's term, not history.
 			if strings.HasPrefix(string(raw[m[1]:]), " corpus") {
@@ -153,23 +150,6 @@ func TestNothingCitesADocumentOutsideTheRepository(t *testing.T) {
 	if seen < 100 {
 		t.Fatalf("read only %d files; the walk no longer sees the repository", seen)
 	}
-	for rel := range historyPending {
-		if _, err := os.Stat(filepath.Join(repo, rel)); err != nil {
-			t.Errorf("historyPending names %s, which is gone: drop it", rel)
-		}
-	}
-}
-
-// historyPending are the files that still cite the design's sketches: the
-// CRD descriptions generated from api/ (`make crds`) and their copies in
-// deploy/ and the chart, which change together. Remove an entry when its
-// file no longer does.
-var historyPending = map[string]bool{
-	"api/harness/v1/types.go":                                                 true,
-	"api/helmetica/v1/customresourcedefinitionsource_types.go":                true,
-	"deploy/crds/vshn.net_operatorharnesses.yaml":                             true,
-	"deploy/helmetica-crds/helmetica.io_customresourcedefinitionsources.yaml": true,
-	"charts/gatehouse/crds/vshn.net_operatorharnesses.yaml":                   true,
 }
 
 // TestDocsQuoteThePerformanceReport: every figure (ratios like 1.28x, sizes

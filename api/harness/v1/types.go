@@ -19,13 +19,13 @@ const (
 )
 
 // AdmissionKind is a kind of admission object whose namespace selector the
-// harness scopes to its label (seed: "Admission injection").
+// harness scopes to its label (admission injection).
 // +kubebuilder:validation:Enum=ValidatingWebhookConfiguration;MutatingWebhookConfiguration;ValidatingAdmissionPolicy;ValidatingAdmissionPolicyBinding;MutatingAdmissionPolicy;MutatingAdmissionPolicyBinding
 type AdmissionKind string
 
 // LabelInjectionStrategy says how the namespace selector is injected.
-// The seed names only ApplyPatch (server-side apply); it mentions proxy-side
-// injection as a possible later strategy, which would be a new enum value.
+// Only ApplyPatch (server-side apply) is defined; proxy-side injection, should
+// it come, would be a new enum value.
 // +kubebuilder:validation:Enum=ApplyPatch
 type LabelInjectionStrategy string
 
@@ -96,8 +96,8 @@ type OperatorHarnessSpec struct {
 	// +optional
 	ClusterRoles *RoleRules `json:"clusterRoles,omitempty"`
 
-	// ClusterRoleBindings bind existing cluster roles cluster-wide. The seed
-	// writes this one as a list ("clusterRoleBindings: []").
+	// ClusterRoleBindings bind existing cluster roles cluster-wide, as a list
+	// ("clusterRoleBindings: []").
 	// +optional
 	// +listType=atomic
 	ClusterRoleBindings []rbacv1.RoleRef `json:"clusterRoleBindings,omitempty"`

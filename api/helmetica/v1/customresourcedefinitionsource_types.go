@@ -10,8 +10,8 @@ import (
 // which dependency groups that chart provides (ships the CRDs of), manages
 // (runs the operator for) or requires (consumes). This is the shape of
 // helmetica's public implementation (chrysopoeia): namespaced, with lists of
-// dependency references. gatehouse also reads the seed's older sketch, where
-// provides and manages are strings; see docs/harness-dependencies.md.
+// dependency references. gatehouse also reads an older shape, where provides
+// and manages are strings; see docs/harness-dependencies.md.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
