@@ -134,7 +134,6 @@ func TestNothingCitesADocumentOutsideTheRepository(t *testing.T) {
 				t.Errorf("%s cites %q, a document a clone does not have; cite docs/contracts.md", path, s)
 			}
 		}
-		rel, _ := filepath.Rel(repo, path)
 		for _, m := range history.FindAllStringIndex(string(raw), -1) {
 			// A fuzz target's seed corpus is Go's term, not history.
 			if strings.HasPrefix(string(raw[m[1]:]), " corpus") {
