@@ -89,7 +89,8 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 		if current != nil {
 			current.Stop(30 * time.Second) // releases the Lease
 		}
-		args := append([]string{"--manage-webhook-configurations", "--webhook-url", url, "--leader-election-namespace", leases}, flags...)
+		args := append([]string{"--manage-webhook-configurations", "--webhook-url", url, "--leader-election-namespace", leases,
+			"--webhook-configurations-interval", "1s"}, flags...)
 		if current, err = localcluster.LaunchGatehouse(ctx, localcluster.GatehouseOptions{
 			CertDir: e.local.CertDir, WorkDir: e.local.WorkDir(), Kubeconfig: kubeconfig, Binary: bin, Port: port,
 			LogName: "gatehouse-managed.log", Args: args,
@@ -160,6 +161,34 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	}
 	setWebhooks(t, e, "ValidatingWebhookConfiguration", hooks)
 	waitForWritten(t, e, enforce, ca)
+
+	// Break glass: the configurations deleted while gatehouse runs stay
+	// deleted (the leader fills them, it never creates them).
+	var deleted []*unstructured.Unstructured
+	for _, kind := range configurationKinds {
+		live := getConfiguration(t, e, kind)
+		if err := e.client.Delete(ctx, live); err != nil {
+			t.Fatal(err)
+		}
+		deleted = append(deleted, live)
+	}
+	t.Cleanup(func() { // before restore, which updates them
+		for _, old := range deleted {
+			again := &unstructured.Unstructured{Object: map[string]any{"apiVersion": old.GetAPIVersion(), "kind": old.GetKind(),
+				"metadata": map[string]any{"name": old.GetName(), "labels": old.GetLabels(), "annotations": old.GetAnnotations()}}}
+			if err := e.client.Create(context.Background(), again); err != nil && !apierrors.IsAlreadyExists(err) {
+				t.Errorf("recreating %s: %v", old.GetKind(), err)
+			}
+		}
+	})
+	time.Sleep(5 * time.Second) // five of the leader's intervals
+	for _, old := range deleted {
+		again := &unstructured.Unstructured{}
+		again.SetGroupVersionKind(old.GroupVersionKind())
+		if err := e.client.Get(ctx, types.NamespacedName{Name: old.GetName()}, again); !apierrors.IsNotFound(err) {
+			t.Errorf("%s deleted while gatehouse runs: %v, want it to stay deleted", old.GetKind(), err)
+		}
+	}
 }
 
 // waitForWritten waits until both stored configurations hold what o renders
@@ -242,7 +271,15 @@ func savePolicy(t *testing.T, e *env) func() {
 		for _, old := range saved {
 			live := &unstructured.Unstructured{}
 			live.SetGroupVersionKind(old.GroupVersionKind())
-			if err := e.client.Get(ctx, types.NamespacedName{Name: old.GetName()}, live); err != nil {
+			switch err := e.client.Get(ctx, types.NamespacedName{Name: old.GetName()}, live); {
+			case apierrors.IsNotFound(err): // collected with the validating configuration it was given to
+				again := &unstructured.Unstructured{Object: map[string]any{"apiVersion": old.GetAPIVersion(), "kind": old.GetKind(),
+					"metadata": map[string]any{"name": old.GetName(), "labels": old.GetLabels()}, "spec": old.Object["spec"]}}
+				if err := e.client.Create(ctx, again); err != nil {
+					t.Errorf("restoring %s: %v", old.GetKind(), err)
+				}
+				continue
+			case err != nil:
 				t.Errorf("restoring %s: %v", old.GetKind(), err)
 				continue
 			}

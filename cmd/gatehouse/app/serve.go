@@ -72,6 +72,7 @@ type serveFlags struct {
 	// serviceAccount) or webhookURL.
 	writeConfigs   bool
 	printConfigs   bool
+	configsEvery   time.Duration
 	service        string
 	serviceAccount string
 	webhookURL     string
@@ -169,6 +170,7 @@ pod (serve --dev reads no cluster unless given one).`,
 			if err != nil {
 				return err
 			}
+			srv.configsInterval = f.configsEvery
 			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageSelections, f.managedConfigs(cfg)); err != nil {
 				srv.probeListener.Close() // Run, which owns it from here on, never ran
 				return err
@@ -210,6 +212,8 @@ pod (serve --dev reads no cluster unless given one).`,
 	fl.StringVar(&f.service, "service", DefaultService, "with --manage-webhook-configurations: the Service in front of gatehouse, in --namespace")
 	fl.StringVar(&f.serviceAccount, "service-account", webhooks.DefaultServiceAccount,
 		"with --manage-webhook-configurations: the ServiceAccount gatehouse runs as, the only requester that may change the managed namespace labels")
+	fl.DurationVar(&f.configsEvery, "webhook-configurations-interval", 15*time.Second,
+		"with --manage-webhook-configurations: how often the leader compares the written configurations with its rendering (two reads; a dry run only when either changed)")
 	fl.StringVar(&f.webhookURL, "webhook-url", "", "with --manage-webhook-configurations: the base URL the API server calls instead of the Service (local control planes)")
 	f.modes.register(cmd)
 	return cmd
@@ -300,8 +304,10 @@ type Server struct {
 	// drift compares the registered webhook configurations with the
 	// server's modes, when gatehouse reads a cluster (/readyz/mode-drift).
 	drift *controllers.ModeDrift
-	// configs writes them, with --manage-webhook-configurations.
-	configs *controllers.WebhookConfigurations
+	// configs writes them, with --manage-webhook-configurations, every
+	// configsInterval.
+	configs         *controllers.WebhookConfigurations
+	configsInterval time.Duration
 }
 
 // modeDriftInterval is how often every replica reads the registered webhook
@@ -365,7 +371,10 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 	}
 	if configs != nil {
 		s.configs = &controllers.WebhookConfigurations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Manifests: *configs,
-			CAFile: filepath.Join(s.cfg.Serving.CertDir, "ca.crt"), Interval: webhookConfigurationsInterval}
+			CAFile: filepath.Join(s.cfg.Serving.CertDir, "ca.crt"), Interval: s.configsInterval}
+		if s.configsInterval <= 0 {
+			return usageError("--webhook-configurations-interval must be positive")
+		}
 		if err := mgr.Add(s.configs); err != nil {
 			return err
 		}
@@ -393,12 +402,6 @@ func printWebhookConfigurations(w io.Writer, o webhooks.ManifestOptions) error {
 	}
 	return nil
 }
-
-// webhookConfigurationsInterval is how often the leader compares the
-// written webhook configurations with its rendering (two reads, and a dry
-// run only when either changed): a configuration edited by hand, or a
-// renewed CA, is written again within it.
-const webhookConfigurationsInterval = 15 * time.Second
 
 // NewServer assembles the server; nothing listens until Run.
 func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kube kubeFlags, namespace string) (*Server, error) {
