@@ -37,9 +37,10 @@ import (
 //   - restarted in Enforce with a namespace exempt and the selections
 //     managed, the entries fail closed, the pod is denied with its code and
 //     the same pod in the exempt namespace is admitted, and the
-//     managed-labels policy is created, owned by the validating
-//     configuration;
-//   - an entry edited by hand is written back.
+//     managed-labels policy is created, owned by gatehouse's ClusterRole;
+//   - an entry edited by hand is written back;
+//   - deleted (break glass), the configurations stay deleted and the
+//     policy stays.
 //
 // Each state is compared, after the API server's own defaulting (a dry
 // run), with the rendering of `gatehouse manifests` for the same flags.
@@ -90,7 +91,7 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 			current.Stop(30 * time.Second) // releases the Lease
 		}
 		args := append([]string{"--manage-webhook-configurations", "--webhook-url", url, "--leader-election-namespace", leases,
-			"--webhook-configurations-interval", "1s"}, flags...)
+			"--webhook-configurations-interval", "1s", "--policy-owner", user}, flags...)
 		if current, err = localcluster.LaunchGatehouse(ctx, localcluster.GatehouseOptions{
 			CertDir: e.local.CertDir, WorkDir: e.local.WorkDir(), Kubeconfig: kubeconfig, Binary: bin, Port: port,
 			LogName: "gatehouse-managed.log", Args: args,
@@ -149,10 +150,14 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	if err := e.client.Get(ctx, types.NamespacedName{Name: webhooks.ManagedLabelsPolicyName}, policy); err != nil {
 		t.Fatalf("the managed-labels policy: %v", err)
 	}
-	validating := getConfiguration(t, e, "ValidatingWebhookConfiguration")
-	if !slices.ContainsFunc(policy.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == validating.GetUID() }) {
-		t.Errorf("the managed-labels policy is owned by %v, not the validating configuration", policy.GetOwnerReferences())
+	role := &rbacv1.ClusterRole{}
+	if err := e.client.Get(ctx, types.NamespacedName{Name: user}, role); err != nil {
+		t.Fatal(err)
 	}
+	if !slices.ContainsFunc(policy.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == role.UID && r.Kind == "ClusterRole" }) {
+		t.Errorf("the managed-labels policy is owned by %v, not gatehouse's ClusterRole", policy.GetOwnerReferences())
+	}
+	validating := getConfiguration(t, e, "ValidatingWebhookConfiguration")
 
 	// A hand edit is written back.
 	hooks, _, _ := unstructured.NestedSlice(validating.Object, "webhooks")
@@ -163,7 +168,8 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	waitForWritten(t, e, enforce, ca)
 
 	// Break glass: the configurations deleted while gatehouse runs stay
-	// deleted (the leader fills them, it never creates them).
+	// deleted (the leader fills them, it never creates them), and the
+	// managed-labels policy stays in force.
 	var deleted []*unstructured.Unstructured
 	for _, kind := range configurationKinds {
 		live := getConfiguration(t, e, kind)
@@ -188,6 +194,9 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 		if err := e.client.Get(ctx, types.NamespacedName{Name: old.GetName()}, again); !apierrors.IsNotFound(err) {
 			t.Errorf("%s deleted while gatehouse runs: %v, want it to stay deleted", old.GetKind(), err)
 		}
+	}
+	if err := e.client.Get(ctx, types.NamespacedName{Name: webhooks.ManagedLabelsPolicyName}, policy); err != nil {
+		t.Errorf("the managed-labels policy after break glass: %v, want it in force", err)
 	}
 }
 

@@ -262,13 +262,24 @@ func overlay(t *testing.T, components ...string) map[string]map[string]any {
 	return renderKustomize(t, dir)
 }
 
-// TestChartDefaultIsDeployDefault: the chart with its default values is
-// deploy/default with the deploy/managed-webhooks component (the server
-// writes the entries), object by object.
+// TestChartDefaultIsDeployDefault: the chart with its default values and
+// namespace.create is deploy/default with the deploy/managed-webhooks
+// component (the server writes the entries), object by object; without
+// namespace.create the same less the Namespace.
 func TestChartDefaultIsDeployDefault(t *testing.T) {
-	got, err := renderChart(t, nil)
+	defaults, err := renderChart(t, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ns := defaults["v1 Namespace <nil>/"+namespace]; ns != nil {
+		t.Error("the default values render the release Namespace, which helm install needs before it applies anything")
+	}
+	got, err := renderChart(t, map[string]any{"namespace": map[string]any{"create": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(defaults)+1 {
+		t.Errorf("namespace.create renders %d objects, the defaults %d: it must add the Namespace alone", len(got), len(defaults))
 	}
 	sameObjects(t, "the chart", withoutConfigChecksum(t, got), "deploy/default+managed-webhooks", overlay(t, "managed-webhooks"))
 }
@@ -278,7 +289,7 @@ func TestChartDefaultIsDeployDefault(t *testing.T) {
 // deploy/monitoring component (and managed-webhooks), as an overlay that
 // opts in renders it.
 func TestChartMonitoringIsDeployMonitoring(t *testing.T) {
-	got, err := renderChart(t, map[string]any{"monitoring": map[string]any{
+	got, err := renderChart(t, map[string]any{"namespace": map[string]any{"create": true}, "monitoring": map[string]any{
 		"serviceMonitor": map[string]any{"enabled": true},
 		"prometheusRule": map[string]any{"enabled": true},
 		"dashboard":      map[string]any{"enabled": true},

@@ -43,9 +43,10 @@ import (
 // other writer owns part of an entry and a webhook switched off leaves no
 // remnant. The harnessed-accounts condition Selections applies is carried
 // over to the entries that keep it. The policy gatehouse-managed-labels and
-// its binding are created when rendered, owned by the validating
-// configuration (the garbage collector removes them with it), and deleted
-// when no longer rendered.
+// its binding are created when rendered, owned by gatehouse's ClusterRole
+// (PolicyOwner: the garbage collector removes them with the installation,
+// while deleting the webhook configurations, break glass, leaves them in
+// force), and deleted when no longer rendered.
 //
 // A write is an update of the whole object, made only when a server-side
 // dry run of it differs from the stored object: the API server's defaults
@@ -61,8 +62,11 @@ type WebhookConfigurations struct {
 	// Certificate must be empty (no cainjector annotation).
 	Manifests webhooks.ManifestOptions
 	// CAFile holds the PEM bundle every caBundle carries.
-	CAFile   string
-	Interval time.Duration
+	CAFile string
+	// PolicyOwner names the ClusterRole that owns the managed-labels policy
+	// and its binding (gatehouse's own).
+	PolicyOwner string
+	Interval    time.Duration
 
 	// seen remembers, per object, the rendering and stored version last
 	// found equal, to skip the dry run while neither changes.
@@ -121,8 +125,8 @@ var webhookConfigurationWrites = prometheus.NewCounterVec(prometheus.CounterOpts
 
 func init() { metrics.Registry.MustRegister(webhookConfigurationWrites) }
 
-// The kinds Sync writes, in order: the validating configuration first, as
-// it owns the policies.
+// The kinds Sync writes, in order: the configurations first, so that a
+// deleted one (break glass) stops the write before the policies.
 var (
 	validatingKind = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"}
 	mutatingKind   = schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"}
@@ -152,14 +156,17 @@ func (w *WebhookConfigurations) Sync(ctx context.Context) (written []string, err
 	for _, obj := range objs {
 		rendered[obj.GroupVersionKind()] = obj
 	}
-	var owner *metav1.OwnerReference
+	owner, err := w.owner(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, gvk := range []schema.GroupVersionKind{validatingKind, mutatingKind, policyKind, bindingKind} {
 		name := webhooks.ConfigurationName
 		if gvk == policyKind || gvk == bindingKind {
 			name = webhooks.ManagedLabelsPolicyName
 		}
 		want := rendered[gvk]
-		wrote, live, err := w.write(ctx, gvk, name, want, owner)
+		wrote, _, err := w.write(ctx, gvk, name, want, owner)
 		if err != nil {
 			webhookConfigurationWrites.WithLabelValues(gvk.Kind, "error").Inc()
 			return written, err
@@ -168,12 +175,26 @@ func (w *WebhookConfigurations) Sync(ctx context.Context) (written []string, err
 			webhookConfigurationWrites.WithLabelValues(gvk.Kind, wrote).Inc()
 			written = append(written, fmt.Sprintf("%s %s (%s)", gvk.Kind, name, wrote))
 		}
-		if gvk == validatingKind {
-			owner = metav1.NewControllerRef(live, gvk)
-		}
 	}
 	return written, nil
 }
+
+// owner is the reference the policy and its binding carry: to the
+// ClusterRole PolicyOwner, which the chart installs and an uninstall
+// removes.
+func (w *WebhookConfigurations) owner(ctx context.Context) (*metav1.OwnerReference, error) {
+	role := &metav1.PartialObjectMetadata{}
+	role.SetGroupVersionKind(clusterRoleKind)
+	if err := w.Reader.Get(ctx, client.ObjectKey{Name: w.PolicyOwner}, role); err != nil {
+		return nil, fmt.Errorf("reading the ClusterRole %s, which owns the managed-labels policy: %w", w.PolicyOwner, err)
+	}
+	// No blockOwnerDeletion: it would need update on the ClusterRole's
+	// finalizers where OwnerReferencesPermissionEnforcement runs.
+	return &metav1.OwnerReference{APIVersion: clusterRoleKind.GroupVersion().String(), Kind: clusterRoleKind.Kind,
+		Name: role.Name, UID: role.UID}, nil
+}
+
+var clusterRoleKind = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}
 
 // Objects are what the leader writes, in the order `gatehouse manifests`
 // prints them, with every entry's caBundle set to ca (left out when ca is

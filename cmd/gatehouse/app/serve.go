@@ -73,6 +73,7 @@ type serveFlags struct {
 	writeConfigs   bool
 	printConfigs   bool
 	configsEvery   time.Duration
+	policyOwner    string
 	service        string
 	serviceAccount string
 	webhookURL     string
@@ -170,7 +171,7 @@ pod (serve --dev reads no cluster unless given one).`,
 			if err != nil {
 				return err
 			}
-			srv.configsInterval = f.configsEvery
+			srv.configsInterval, srv.policyOwner = f.configsEvery, f.policyOwner
 			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageSelections, f.managedConfigs(cfg)); err != nil {
 				srv.probeListener.Close() // Run, which owns it from here on, never ran
 				return err
@@ -214,6 +215,8 @@ pod (serve --dev reads no cluster unless given one).`,
 		"with --manage-webhook-configurations: the ServiceAccount gatehouse runs as, the only requester that may change the managed namespace labels")
 	fl.DurationVar(&f.configsEvery, "webhook-configurations-interval", 15*time.Second,
 		"with --manage-webhook-configurations: how often the leader compares the written configurations with its rendering (two reads; a dry run only when either changed)")
+	fl.StringVar(&f.policyOwner, "policy-owner", "gatehouse",
+		"with --manage-webhook-configurations: the ClusterRole (gatehouse's own) that owns the managed-labels policy, so that uninstalling removes it")
 	fl.StringVar(&f.webhookURL, "webhook-url", "", "with --manage-webhook-configurations: the base URL the API server calls instead of the Service (local control planes)")
 	f.modes.register(cmd)
 	return cmd
@@ -308,6 +311,7 @@ type Server struct {
 	// configsInterval.
 	configs         *controllers.WebhookConfigurations
 	configsInterval time.Duration
+	policyOwner     string
 }
 
 // modeDriftInterval is how often every replica reads the registered webhook
@@ -371,7 +375,7 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 	}
 	if configs != nil {
 		s.configs = &controllers.WebhookConfigurations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Manifests: *configs,
-			CAFile: filepath.Join(s.cfg.Serving.CertDir, "ca.crt"), Interval: s.configsInterval}
+			CAFile: filepath.Join(s.cfg.Serving.CertDir, "ca.crt"), Interval: s.configsInterval, PolicyOwner: s.policyOwner}
 		if s.configsInterval <= 0 {
 			return usageError("--webhook-configurations-interval must be positive")
 		}
