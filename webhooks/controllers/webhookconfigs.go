@@ -50,7 +50,8 @@ import (
 //
 // A write is an update of the whole object, made only when a server-side
 // dry run of it differs from the stored object: the API server's defaults
-// are its own, and an unchanged configuration costs two reads per Interval.
+// are its own, and an unchanged configuration costs five reads per Interval
+// (the owner, the two configurations, the policy and its binding).
 // Leader-elected: during a rollout the replica that leads writes its own
 // configuration, and the server's modes decide safely either way
 // (webhooks/drift.go).
