@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -37,7 +38,9 @@ type DevBundle struct {
 }
 
 // DevHosts are the names the development serving certificate is valid for.
-var DevHosts = []string{"localhost", "127.0.0.1", "::1"}
+func DevHosts() []string { return slices.Clone(devHosts) }
+
+var devHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // Dev creates a self-signed CA and a serving certificate for hosts, signed
 // by it, in dir: tls.crt, tls.key and ca.crt. The certificate is valid for

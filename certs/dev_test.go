@@ -45,7 +45,7 @@ func readCert(t *testing.T, path string) *x509.Certificate {
 
 func TestDevFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nested", "certs")
-	b, err := Dev(dir, DevHosts, time.Hour)
+	b, err := Dev(dir, devHosts, time.Hour)
 	if err != nil {
 		t.Fatalf("Dev() error = %v", err)
 	}
@@ -99,7 +99,7 @@ func TestDevFiles(t *testing.T) {
 func TestDevCertificates(t *testing.T) {
 	dir := t.TempDir()
 	before := time.Now()
-	b, err := Dev(dir, DevHosts, 24*time.Hour)
+	b, err := Dev(dir, devHosts, 24*time.Hour)
 	if err != nil {
 		t.Fatalf("Dev() error = %v", err)
 	}
@@ -283,14 +283,14 @@ func TestDevHosts(t *testing.T) {
 // three files with a new CA and serving certificate.
 func TestDevTwice(t *testing.T) {
 	dir := t.TempDir()
-	b1, err := Dev(dir, DevHosts, time.Hour)
+	b1, err := Dev(dir, devHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ca1, leaf1 := readCert(t, b1.CAFile), readCert(t, b1.CertFile)
 	key1 := readPEM(t, b1.KeyFile, "PRIVATE KEY")
 
-	b2, err := Dev(dir, DevHosts, time.Hour)
+	b2, err := Dev(dir, devHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestDevUnwritableDir(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := Dev(filepath.Join(file, "certs"), DevHosts, time.Hour); err == nil {
+	if b, err := Dev(filepath.Join(file, "certs"), devHosts, time.Hour); err == nil {
 		t.Errorf("Dev() under a regular file = %+v, nil; want error", b)
 	}
 }
@@ -383,7 +383,7 @@ func TestDevRejectsNoHostsAndNoValidity(t *testing.T) {
 	if _, err := Dev(t.TempDir(), nil, time.Hour); err == nil {
 		t.Error("Dev without hosts succeeded")
 	}
-	if _, err := Dev(t.TempDir(), DevHosts, 0); err == nil {
+	if _, err := Dev(t.TempDir(), devHosts, 0); err == nil {
 		t.Error("Dev with zero validity succeeded")
 	}
 }

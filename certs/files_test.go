@@ -115,7 +115,7 @@ func TestFileSourceLoadAndReload(t *testing.T) {
 	}
 
 	// The files appear.
-	b1, err := Dev(dir, DevHosts, time.Hour)
+	b1, err := Dev(dir, devHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestFileSourceLoadAndReload(t *testing.T) {
 	}
 
 	// The files are replaced: the new certificate is served without a restart.
-	b2, err := Dev(dir, DevHosts, time.Hour)
+	b2, err := Dev(dir, devHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestFileSourceLoadAndReload(t *testing.T) {
 
 func TestFileSourceAlreadyPresent(t *testing.T) {
 	dir := t.TempDir()
-	b, err := Dev(dir, DevHosts, time.Hour)
+	b, err := Dev(dir, devHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +196,11 @@ func TestFileSourceAlreadyPresent(t *testing.T) {
 // not belong together are not served, that Ready says why, and that the
 // source recovers once the pair is fixed.
 func TestFileSourceMismatchedPair(t *testing.T) {
-	a, err := Dev(t.TempDir(), DevHosts, time.Hour)
+	a, err := Dev(t.TempDir(), devHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := Dev(t.TempDir(), DevHosts, time.Hour)
+	other, err := Dev(t.TempDir(), devHosts, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestAuditKeepsTheServingReplicasBounded(t *testing.T) {
 	storeLargePods(ctx, t, b)
 
 	work := t.TempDir()
-	bundle, err := certs.Dev(filepath.Join(work, "tls"), certs.DevHosts, time.Hour)
+	bundle, err := certs.Dev(filepath.Join(work, "tls"), certs.DevHosts(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func TestEveryWorkloadKindOnCreateAndUpdate(t *testing.T) {
 	// Every validating webhook that reads pods must have its violation in
 	// the table, so a new pod-spec contract cannot skip these paths.
 	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	for _, def := range webhooks.Registry {
+	for _, def := range webhooks.Registry() {
 		if def.Type == webhooks.Validating && def.Intercept.Matches(admissionregistrationv1.Create, pods, "", serverOptions()) &&
 			!slices.ContainsFunc(podSpecViolations, func(v podSpecViolation) bool { return v.webhook == def.Name }) {
 			t.Errorf("validating webhook %s reads pods but has no entry in podSpecViolations", def.Name)
@@ -136,7 +136,7 @@ func TestEveryWorkloadKindOnCreateAndUpdate(t *testing.T) {
 	e := requireCluster(t)
 	ctx := context.Background()
 	ns := bypassNamespace(t, e, t.Name())
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		t.Run(k.Kind, func(t *testing.T) {
 			base, _ := ownedSample(t, k, ns, "bypass-"+strings.ToLower(k.Kind))
 			for _, v := range podSpecViolations {

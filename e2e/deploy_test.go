@@ -822,7 +822,7 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 	// with its failure policy and the matchConditions the registry renders
 	// for the deployed configuration; every registry webhook is a member of
 	// a rendered group.
-	for _, g := range webhooks.Groups {
+	for _, g := range webhooks.Groups() {
 		names := g.EntryNames(webhooks.OptionsFromConfig(*cfg))
 		n := 0
 		for _, h := range all {
@@ -941,12 +941,12 @@ func checkDeployManagedLabels(t *testing.T, r *deployRender, d *appsv1.Deploymen
 }
 
 func deployLookupPath(path string) (string, bool) {
-	for _, d := range webhooks.Registry {
+	for _, d := range webhooks.Registry() {
 		if d.Path == path {
 			return d.Name, true
 		}
 	}
-	for _, g := range webhooks.Groups {
+	for _, g := range webhooks.Groups() {
 		if g.Path == path {
 			return g.Name, true
 		}

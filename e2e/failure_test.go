@@ -61,7 +61,7 @@ func entriesOf(def webhooks.Definition) []string {
 	if def.FailClosedOnlyInHarnessed {
 		out = append(out, def.Name+"-unlabelled")
 	}
-	for _, g := range webhooks.Groups {
+	for _, g := range webhooks.Groups() {
 		if g.Type == def.Type && (g.FailurePolicy == def.FailurePolicy || def.FailClosedOnlyInHarnessed) {
 			out = append(out, g.Name)
 		}
@@ -71,7 +71,7 @@ func entriesOf(def webhooks.Definition) []string {
 
 // entryPolicy returns the type and failure policy of a configuration entry.
 func entryPolicy(name string) (webhooks.Type, admissionregistrationv1.FailurePolicyType, bool) {
-	for _, g := range webhooks.Groups {
+	for _, g := range webhooks.Groups() {
 		if g.Name == name || g.Name+"-namespaces" == name {
 			return g.Type, g.FailurePolicy, true
 		}
@@ -101,7 +101,7 @@ type placed struct {
 func placeSamples(t *testing.T, e *env, seed string) []placed {
 	t.Helper()
 	var out []placed
-	for _, def := range webhooks.Registry {
+	for _, def := range webhooks.Registry() {
 		if def.FailurePolicy != admissionregistrationv1.Fail {
 			continue
 		}

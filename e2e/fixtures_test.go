@@ -315,7 +315,7 @@ func liveCauses(t *testing.T, err error) (string, []string) {
 	// combined group it is a member of (the default layout), or their
 	// entry of Namespaces' own requests.
 	entries := []string{webhook, webhook + "-unlabelled", webhook + "-namespaces"}
-	for _, g := range webhooks.Groups {
+	for _, g := range webhooks.Groups() {
 		entries = append(entries, g.Name, g.Name+"-namespaces")
 	}
 	if !slices.ContainsFunc(entries, func(e string) bool {

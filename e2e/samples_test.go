@@ -252,7 +252,7 @@ func coverOf(t *testing.T, def webhooks.Definition) coveredObject {
 func interceptors(gvr schema.GroupVersionResource, ns, name string, labels map[string]string) map[string]webhooks.Definition {
 	opts := serverOptions()
 	out := map[string]webhooks.Definition{}
-	for _, d := range webhooks.Registry {
+	for _, d := range webhooks.Registry() {
 		if d.Intercept.Matches(admissionregistrationv1.Create, gvr, "", opts) &&
 			(ns == "" || d.Intercept.NamespaceMatches(labels, opts)) &&
 			d.Intercept.ObjectMatches(ns, name, opts) {
@@ -266,7 +266,7 @@ func interceptors(gvr schema.GroupVersionResource, ns, name string, labels map[s
 // read, from the one list the policies use.
 func templateKinds() []workload.Kind {
 	var out []workload.Kind
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		if len(k.Template) > 0 {
 			out = append(out, k)
 		}

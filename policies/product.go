@@ -15,8 +15,11 @@ type ProductSelector struct {
 	GroupSuffixes []string
 }
 
-// DefaultProducts is the selection used when the server configuration names none.
-var DefaultProducts = ProductSelector{GroupSuffixes: []string{DefaultProductGroupSuffix}}
+// DefaultProducts is the selection used when the server configuration names
+// none (a new value each call).
+func DefaultProducts() ProductSelector {
+	return ProductSelector{GroupSuffixes: []string{DefaultProductGroupSuffix}}
+}
 
 // Matches reports whether group holds product custom resources.
 func (s ProductSelector) Matches(group string) bool {

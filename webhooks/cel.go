@@ -19,19 +19,19 @@ import (
 // object a webhook may watch.
 func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.MatchCondition {
 	var out []admissionregistrationv1.MatchCondition
-	if in.Products {
+	if in.Beyond == ProductResources {
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name:       "gatehouse-resources",
 			Expression: in.matchConditionExpression(opts.Products),
 		})
 	}
-	if in.UpdatesByServiceAccountsOnly {
+	if in.Updates.Has(UpdatesByServiceAccounts) {
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name:       "gatehouse-updates-by-service-accounts",
 			Expression: fmt.Sprintf("request.operation != 'UPDATE' || request.userInfo.username.startsWith(%q)", serviceAccountUsers),
 		})
 	}
-	if in.LabelChangesOnly {
+	if in.Updates.Has(UpdatesChangingLabels) {
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name:       "gatehouse-label-changes",
 			Expression: labelsChangedExpression,
@@ -43,7 +43,7 @@ func (in Intercept) matchConditions(opts Options) []admissionregistrationv1.Matc
 			Expression: in.Acts(opts),
 		})
 	}
-	if in.OneObject {
+	if in.Object == OverrideConfigMapOnly {
 		out = append(out, admissionregistrationv1.MatchCondition{
 			Name:       "gatehouse-object",
 			Expression: fmt.Sprintf("request.namespace == %q && request.name == %q", opts.Overrides.Namespace, opts.Overrides.ConfigMapName),
@@ -95,14 +95,14 @@ func (m member) placeExpression(p placement, opts Options) string {
 		alts = append(alts, fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q && %s && %s)",
 			r.GVR.Group, r.GVR.Resource, subresourceIs(r.Subresource), operationsIn(r.operations(in))))
 	}
-	if in.AllResources {
+	if in.Beyond.AllGroups() {
 		subresources := subresourceIs("")
-		if in.StatusSubresources {
+		if in.Beyond == EveryResourceAndStatus {
 			subresources = "(" + subresources + " || " + subresourceIs("status") + ")"
 		}
 		alts = append(alts, fmt.Sprintf("(%s && %s)", subresources, operationsIn(in.Operations)))
 	}
-	if in.Products {
+	if in.Beyond == ProductResources {
 		var suffixes []string
 		for _, s := range opts.Products.GroupSuffixes {
 			suffixes = append(suffixes, fmt.Sprintf("request.resource.group.endsWith(%q)", s))

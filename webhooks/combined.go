@@ -29,12 +29,15 @@ type Group struct {
 	Accounts bool
 }
 
-// Groups are the combined endpoints, as few as the failure policies and
+// Groups are the combined endpoints (groupTable), a copy as Registry is.
+func Groups() []Group { return slices.Clone(groupTable) }
+
+// groupTable holds the combined endpoints, as few as the failure policies and
 // selections require, in the order the API server calls them
 // (the registry's order of their members: pod security defaults first). A group with no member in a configuration
 // (mutating-ignore-scoped without managed namespace labels) is not
 // rendered.
-var Groups = []Group{
+var groupTable = []Group{
 	{Name: "mutating-ignore-opted-in", Path: "/mutate/combined-ignore-opted-in", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Namespaces: optedIn},
 	{Name: "mutating-ignore", Path: "/mutate/combined-ignore", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore},
 	{Name: "mutating-ignore-accounts", Path: "/mutate/combined-ignore-accounts", Type: Mutating, FailurePolicy: admissionregistrationv1.Ignore, Accounts: true},
@@ -173,16 +176,16 @@ func (in Intercept) namespaceResources(opts Options) []Resource {
 // with failurePolicy Ignore.
 func (def Definition) placements(opts Options) []placement {
 	p := placement{failurePolicy: opts.failurePolicy(def.Name, def.FailurePolicy), scope: admissionregistrationv1.AllScopes,
-		accounts: def.Intercept.UpdatesByServiceAccountsOnly && opts.ManagedSelections}
+		accounts: def.Intercept.Updates.Has(UpdatesByServiceAccounts) && opts.ManagedSelections}
 	switch {
-	case def.Intercept.OptIn:
+	case def.Intercept.Namespaces == OptedInNamespaces:
 		p.namespaces = optedIn
 	case def.FailClosedOnlyInHarnessed:
 		p.namespaces = harnessedNamespaces
 		if !opts.ManagedSelections {
 			return []placement{p, {suffix: "-unlabelled", failurePolicy: admissionregistrationv1.Ignore, unharnessed: true, scope: p.scope}}
 		}
-	case def.Intercept.ScopedNamespaces && opts.ManagedSelections:
+	case def.Intercept.Namespaces == ScopedNamespaces && opts.ManagedSelections:
 		p.namespaces, p.scope = scopedNamespaces, admissionregistrationv1.NamespacedScope
 		return []placement{p,
 			{suffix: "-cluster", failurePolicy: p.failurePolicy, scope: admissionregistrationv1.ClusterScope, accounts: true, namespaceObjects: withoutNamespaces},
@@ -199,7 +202,7 @@ func (def Definition) placements(opts Options) []placement {
 // takesNamespaces reports whether the webhook takes requests of Namespaces
 // themselves (through every resource, or by name).
 func (in Intercept) takesNamespaces() bool {
-	if in.AllResources {
+	if in.Beyond.AllGroups() {
 		return true
 	}
 	for _, r := range in.Resources {
@@ -216,7 +219,7 @@ func (in Intercept) takesNamespaces() bool {
 // requests by an entry of their own).
 func (g Group) members(opts Options) []member {
 	var out []member
-	for _, def := range Registry {
+	for _, def := range registry {
 		if def.Type != g.Type {
 			continue
 		}
@@ -317,7 +320,7 @@ func (p placement) selects(labels map[string]string, opts Options) bool {
 // namespace yet.
 func (m member) needsNamespace(offline bool) bool {
 	for _, p := range m.places {
-		if p.unharnessed || (offline && (p.namespaces != allNamespaces || m.def.Intercept.OptIn)) {
+		if p.unharnessed || (offline && (p.namespaces != allNamespaces || m.def.Intercept.Namespaces == OptedInNamespaces)) {
 			return true
 		}
 	}

@@ -156,7 +156,7 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 	base.Layout = LayoutCombined
 	combined := renderEntries(t, base)
 	var withMembers, entries int
-	for _, g := range Groups {
+	for _, g := range groupTable {
 		if len(g.members(opts)) > 0 {
 			withMembers++
 		}
@@ -206,7 +206,7 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 	}
 	users := []string{"system:serviceaccount:ops:operator", "alice"}
 	groupMembers := map[string][]member{}
-	for _, g := range Groups {
+	for _, g := range groupTable {
 		for _, name := range g.EntryNames(opts) {
 			groupMembers[name] = g.members(opts)
 		}

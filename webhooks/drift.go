@@ -83,7 +83,7 @@ func (g Group) servedMembers(opts Options) []member {
 	own := g.members(opts)
 	readings := [][]member{g.members(opts.everyWebhookIn(configv1alpha1.ModeEnforce)), g.members(opts.everyWebhookIn(configv1alpha1.ModeAudit))}
 	var out []member
-	for _, def := range Registry {
+	for _, def := range registry {
 		if m, ok := memberNamed(own, def.Name); ok {
 			out = append(out, m)
 			continue
@@ -113,7 +113,7 @@ func (o Options) everyWebhookIn(mode configv1alpha1.Mode) Options {
 	o.Modes = nil
 	if mode != configv1alpha1.ModeEnforce {
 		o.Modes = map[string]configv1alpha1.Mode{}
-		for _, def := range Registry {
+		for _, def := range registry {
 			o.Modes[def.Name] = mode
 		}
 	}

@@ -90,7 +90,7 @@ func ModeDrifts(opts Options, enabled func(name string) bool, registered []Regis
 		byName[key{e.Type, e.Name}] = e
 	}
 	var out []EntryDrift
-	for _, def := range Registry {
+	for _, def := range registry {
 		if !enabled(def.Name) {
 			continue
 		}
@@ -108,7 +108,7 @@ func ModeDrifts(opts Options, enabled func(name string) bool, registered []Regis
 				}
 			}
 			term := member{def: def, places: []placement{p}}.memberExpression(opts)
-			for _, g := range Groups {
+			for _, g := range groupTable {
 				if g.Type != def.Type || g.Namespaces != p.namespaces || g.Accounts != p.accounts {
 					continue
 				}

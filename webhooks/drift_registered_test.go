@@ -96,7 +96,7 @@ func TestModeDriftsCompareTheRegisteredEntries(t *testing.T) {
 			// Audit everywhere behind Enforce entries: every webhook that
 			// fails closed in Enforce; a disabled one is not the server's.
 			want := map[string]bool{}
-			for _, def := range Registry {
+			for _, def := range registry {
 				if def.FailurePolicy == admissionregistrationv1.Fail {
 					want[def.Name] = true
 				}

@@ -164,7 +164,7 @@ func TestServedMembersHoldBothReadings(t *testing.T) {
 	for _, managed := range []bool{false, true} {
 		opts := OptionsFromConfig(configv1alpha1.Default())
 		opts.ManagedSelections = managed
-		for _, g := range Groups {
+		for _, g := range groupTable {
 			own := g.members(opts)
 			served := g.servedMembers(opts)
 			seen := map[string]bool{}
@@ -198,7 +198,7 @@ func TestServedMembersHoldBothReadings(t *testing.T) {
 
 func groupNamed(t *testing.T, name string) Group {
 	t.Helper()
-	for _, g := range Groups {
+	for _, g := range groupTable {
 		if g.Name == name {
 			return g
 		}
@@ -218,7 +218,7 @@ func TestMemberExpressionsAreDistinct(t *testing.T) {
 		base := OptionsFromConfig(configv1alpha1.Default())
 		base.ManagedSelections = managed
 		for _, opts := range []Options{base.everyWebhookIn(configv1alpha1.ModeEnforce), base.everyWebhookIn(configv1alpha1.ModeAudit)} {
-			for _, def := range Registry {
+			for _, def := range registry {
 				for _, p := range def.placements(opts) {
 					k := [3]any{def.Type, p.namespaces, p.accounts}
 					bySelection[k] = append(bySelection[k], candidate{def.Name, member{def: def, places: []placement{p}}.memberExpression(opts)})

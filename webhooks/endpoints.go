@@ -31,7 +31,7 @@ type Combined struct {
 // each with its evaluator built once from opts.
 func Build(opts Options, enabled func(name string) bool) []*Webhook {
 	var out []*Webhook
-	for _, def := range Registry {
+	for _, def := range registry {
 		if !enabled(def.Name) {
 			continue
 		}
@@ -52,7 +52,7 @@ func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 		byName[w.Name] = w
 	}
 	var out []*Combined
-	for _, g := range Groups {
+	for _, g := range groupTable {
 		c := &chain{name: g.Name, failurePolicy: g.FailurePolicy, opts: opts}
 		for _, m := range g.servedMembers(opts) {
 			if w, ok := byName[m.def.Name]; ok {

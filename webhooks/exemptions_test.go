@@ -164,7 +164,7 @@ func entryRunsGuard(name string, opts Options) bool {
 	if strings.HasPrefix(name, "harness-labels-guard") {
 		return true
 	}
-	for _, g := range Groups {
+	for _, g := range groupTable {
 		if !slices.Contains(g.EntryNames(opts), name) {
 			continue
 		}

@@ -26,7 +26,7 @@ func (v harnessView) objects(index, value string) ([]map[string]any, error) {
 		return nil, errNoClusterState
 	}
 	var out []map[string]any
-	for _, gvk := range harness.GVKs {
+	for _, gvk := range harness.GVKs() {
 		objs, err := v.state.Objects(gvk, index, value)
 		if err != nil {
 			return nil, err

@@ -219,7 +219,7 @@ func scopeLocations() []scopeLocation {
 		maps:     "(has(object.metadata) && has(object.metadata.annotations) ? [object.metadata.annotations] : [])",
 		paths:    "(has(object.metadata) && has(object.metadata.annotations) ? ['metadata.annotations'] : [])",
 	})
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		spec := []string{"spec"}
 		if len(k.Template) > 0 {
 			spec = append(append([]string{}, k.Template...), "spec")
@@ -436,7 +436,7 @@ type podSpecLocation struct {
 
 func podSpecLocations() []podSpecLocation {
 	var out []podSpecLocation
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		spec := []string{"spec"}
 		if len(k.Template) > 0 {
 			spec = append(append([]string{}, k.Template...), "spec")

@@ -368,7 +368,7 @@ func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
 	for i, w := range narrowed.Webhooks {
 		want := plain.Webhooks[i].MatchConditions[0].Expression
 		replaced := 0
-		for _, g := range Groups {
+		for _, g := range groupTable {
 			if g.Name+".gatehouse.dev" != w.Name {
 				continue
 			}

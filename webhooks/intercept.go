@@ -32,36 +32,14 @@ type Resource struct {
 type Intercept struct {
 	Operations []admissionregistrationv1.OperationType
 	Resources  []Resource
-	// Products adds every resource in the configured product API groups
-	// (rendered as a wildcard rule narrowed by a matchConditions expression,
-	// since rules cannot match a group suffix).
-	Products bool
-	// OptIn limits the webhook to namespaces that carry the security-defaults
-	// label (Options.SecurityDefaultsLabel), rendered as a namespaceSelector.
-	OptIn bool
-	// OneObject limits the webhook to the single object named by
-	// Options.Overrides (the component-override ConfigMap), rendered as a
-	// matchConditions expression so no other object is ever sent.
-	OneObject bool
-	// AllResources adds every resource of every API group (no
-	// subresources), rendered as a wildcard rule.
-	AllResources bool
-	// UpdatesByServiceAccountsOnly limits UPDATEs to those a service
-	// account makes, rendered as a matchConditions expression on
-	// request.userInfo.
-	UpdatesByServiceAccountsOnly bool
-	// StatusSubresources adds the status subresource of every resource
-	// that AllResources covers, rendered as "*/status" in the wildcard rule.
-	StatusSubresources bool
-	// LabelChangesOnly limits UPDATEs to those whose object's
-	// metadata.labels differ from the old object's, rendered as a
-	// matchConditions expression on object and oldObject.
-	LabelChangesOnly bool
-	// ScopedNamespaces: the webhook acts on namespaced objects only in
-	// namespaces that carry a scope label; when gatehouse keeps
-	// Options.ScopedNamespaceLabel current, only those are sent
-	// (Definition.placements).
-	ScopedNamespaces bool
+	// Beyond adds resources besides Resources, as a wildcard rule.
+	Beyond Beyond
+	// Namespaces limits the namespaced objects that reach the webhook.
+	Namespaces NamespaceScope
+	// Object limits the webhook to one object.
+	Object ObjectScope
+	// Updates limits the UPDATEs that reach the webhook.
+	Updates UpdateFilter
 	// Acts, when set, is the CEL predicate over request, object and
 	// oldObject that is true for every request the evaluator could deny,
 	// warn about or patch (narrowing.go), rendered as the matchCondition
@@ -69,12 +47,80 @@ type Intercept struct {
 	Acts func(Options) string
 }
 
+// Beyond says which resources a webhook takes besides its Resources.
+type Beyond int
+
+const (
+	// NothingBeyond: Resources alone.
+	NothingBeyond Beyond = iota
+	// ProductResources: every resource in the configured product API
+	// groups, rendered as a wildcard rule narrowed by a matchConditions
+	// expression, since rules cannot match a group suffix.
+	ProductResources
+	// EveryResource: every resource of every API group (no subresources),
+	// rendered as a wildcard rule.
+	EveryResource
+	// EveryResourceAndStatus: EveryResource and the status subresource of
+	// each, rendered as "*" and "*/status".
+	EveryResourceAndStatus
+)
+
+// AllGroups reports whether b takes every resource of every API group.
+func (b Beyond) AllGroups() bool { return b == EveryResource || b == EveryResourceAndStatus }
+
+// NamespaceScope says which namespaces' objects reach a webhook.
+type NamespaceScope int
+
+const (
+	// AnyNamespace: every namespace but the exempt ones.
+	AnyNamespace NamespaceScope = iota
+	// OptedInNamespaces: the namespaces that carry the security-defaults
+	// label (Options.SecurityDefaultsLabel), rendered as a
+	// namespaceSelector.
+	OptedInNamespaces
+	// ScopedNamespaces: the webhook acts on namespaced objects only in
+	// namespaces that carry a scope label; when gatehouse keeps
+	// Options.ScopedNamespaceLabel current, only those are sent
+	// (Definition.placements).
+	ScopedNamespaces
+)
+
+// ObjectScope says which objects of the intercepted resources reach a
+// webhook.
+type ObjectScope int
+
+const (
+	// AnyObject: all of them.
+	AnyObject ObjectScope = iota
+	// OverrideConfigMapOnly: the single object named by Options.Overrides
+	// (the component-override ConfigMap), rendered as a matchConditions
+	// expression so no other object is ever sent.
+	OverrideConfigMapOnly
+)
+
+// UpdateFilter limits the UPDATEs that reach a webhook; filters combine
+// (every one must hold), and none means every UPDATE.
+type UpdateFilter uint8
+
+const (
+	// UpdatesByServiceAccounts: only UPDATEs a service account makes,
+	// rendered as a matchConditions expression on request.userInfo.
+	UpdatesByServiceAccounts UpdateFilter = 1 << iota
+	// UpdatesChangingLabels: only UPDATEs whose object's metadata.labels
+	// differ from the old object's, rendered as a matchConditions
+	// expression on object and oldObject.
+	UpdatesChangingLabels
+)
+
+// Has reports whether f includes every filter of x.
+func (f UpdateFilter) Has(x UpdateFilter) bool { return f&x == x }
+
 // serviceAccountUsers is the user name prefix of every service account.
 const serviceAccountUsers = "system:serviceaccount:"
 
 func podResources() []Resource {
-	out := make([]Resource, 0, len(workload.Kinds))
-	for _, k := range workload.Kinds {
+	out := make([]Resource, 0, len(workload.Kinds()))
+	for _, k := range workload.Kinds() {
 		out = append(out, Resource{GVR: k.Resource, Kind: k.Kind})
 	}
 	return out
@@ -83,7 +129,7 @@ func podResources() []Resource {
 // podTemplateResources are the workload kinds that carry a pod template.
 func podTemplateResources() []Resource {
 	var out []Resource
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		if len(k.Template) > 0 {
 			out = append(out, Resource{GVR: k.Resource, Kind: k.Kind})
 		}
@@ -111,17 +157,17 @@ func (in Intercept) Matches(op admissionregistrationv1.OperationType, gvr schema
 	if r, ok := in.builtin(gvr.GroupResource(), subresource); ok {
 		return slices.Contains(r.operations(in), op)
 	}
-	if in.AllResources {
-		return (subresource == "" || (in.StatusSubresources && subresource == "status")) && slices.Contains(in.Operations, op)
+	if in.Beyond.AllGroups() {
+		return (subresource == "" || (in.Beyond == EveryResourceAndStatus && subresource == "status")) && slices.Contains(in.Operations, op)
 	}
-	return subresource == "" && in.Products && opts.Products.Matches(gvr.Group) && slices.Contains(in.Operations, op)
+	return subresource == "" && in.Beyond == ProductResources && opts.Products.Matches(gvr.Group) && slices.Contains(in.Operations, op)
 }
 
 // NamespaceMatches reports whether an object in a namespace with these labels
 // reaches the webhook; the API server decides it with the rendered
 // namespaceSelector, `gatehouse check` with this.
 func (in Intercept) NamespaceMatches(namespaceLabels map[string]string, opts Options) bool {
-	return !in.OptIn || optedInLabels(namespaceLabels, opts)
+	return in.Namespaces != OptedInNamespaces || optedInLabels(namespaceLabels, opts)
 }
 
 // optedInLabels reports whether a namespace's labels opt it in to the pod
@@ -134,7 +180,7 @@ func optedInLabels(namespaceLabels map[string]string, opts Options) bool {
 // UserMatches reports whether a request of op by username reaches the
 // webhook: always, unless it takes UPDATEs from service accounts only.
 func (in Intercept) UserMatches(op admissionregistrationv1.OperationType, username string) bool {
-	return !in.UpdatesByServiceAccountsOnly || op != admissionregistrationv1.Update || strings.HasPrefix(username, serviceAccountUsers)
+	return !in.Updates.Has(UpdatesByServiceAccounts) || op != admissionregistrationv1.Update || strings.HasPrefix(username, serviceAccountUsers)
 }
 
 // ChangeMatches reports whether a request of op with these raw object and
@@ -142,7 +188,7 @@ func (in Intercept) UserMatches(op admissionregistrationv1.OperationType, userna
 // change labels. It decides as the rendered expression does; objects it
 // cannot read are sent (the webhook then judges or refuses them).
 func (in Intercept) ChangeMatches(op admissionregistrationv1.OperationType, object, oldObject []byte) bool {
-	if !in.LabelChangesOnly || op != admissionregistrationv1.Update {
+	if !in.Updates.Has(UpdatesChangingLabels) || op != admissionregistrationv1.Update {
 		return true
 	}
 	labels, ok := labelsForMatch(object)
@@ -169,7 +215,7 @@ func labelsForMatch(raw []byte) (any, bool) {
 // ObjectMatches reports whether the object namespace/name reaches the
 // webhook: always, unless the webhook watches one object only.
 func (in Intercept) ObjectMatches(namespace, name string, opts Options) bool {
-	return !in.OneObject || (namespace == opts.Overrides.Namespace && name == opts.Overrides.ConfigMapName)
+	return in.Object != OverrideConfigMapOnly || (namespace == opts.Overrides.Namespace && name == opts.Overrides.ConfigMapName)
 }
 
 // builtin returns the intercepted built-in resource for gr and subresource.

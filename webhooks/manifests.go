@@ -73,19 +73,19 @@ func WebhookConfigurations(o ManifestOptions) ([]byte, error) {
 	var entries []entry
 	switch layout {
 	case LayoutSeparate:
-		for _, def := range Registry {
+		for _, def := range registry {
 			for _, w := range o.entries(def) {
 				entries = append(entries, entry{def.Type, w})
 			}
 		}
 	case LayoutCombined:
-		for _, g := range Groups {
+		for _, g := range groupTable {
 			for _, w := range o.groupEntries(g) {
 				entries = append(entries, entry{g.Type, w})
 			}
 		}
 	case LayoutInProcess:
-		for _, g := range Groups {
+		for _, g := range groupTable {
 			for _, w := range o.groupEntries(g) {
 				entries = append(entries, entry{g.Type, o.inProcessEntry(g, w)})
 			}
@@ -308,10 +308,10 @@ func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.Webho
 }
 
 // rules groups the built-in resources by API group, version and operations
-// (subresources as "<resource>/<subresource>"); Products adds a wildcard rule
-// that the match condition narrows to product groups, AllResources one for
-// every resource (and "*/status" with StatusSubresources). Every rule has
-// scope.
+// (subresources as "<resource>/<subresource>"); Beyond adds a wildcard rule:
+// for ProductResources one that the match condition narrows to product
+// groups, for EveryResource one for every resource (and "*/status" for
+// EveryResourceAndStatus). Every rule has scope.
 func (in Intercept) rules(scope admissionregistrationv1.ScopeType) []admissionregistrationv1.RuleWithOperations {
 	allScopes := scope
 	var out []admissionregistrationv1.RuleWithOperations
@@ -336,9 +336,9 @@ func (in Intercept) rules(scope admissionregistrationv1.ScopeType) []admissionre
 		}
 		out[i].Resources = append(out[i].Resources, name)
 	}
-	if in.Products || in.AllResources {
+	if in.Beyond != NothingBeyond {
 		resources := []string{"*"}
-		if in.AllResources && in.StatusSubresources {
+		if in.Beyond == EveryResourceAndStatus {
 			resources = append(resources, "*/status")
 		}
 		out = append(out, admissionregistrationv1.RuleWithOperations{

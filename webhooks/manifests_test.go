@@ -87,7 +87,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 	}
 	users := []string{"system:serviceaccount:ops:operator", "alice", "system:node:n1"}
 
-	for _, def := range Registry {
+	for _, def := range registry {
 		w, ok := byName[def.Name+".gatehouse.dev"]
 		if !ok {
 			t.Fatalf("%s is not rendered", def.Name)
@@ -277,7 +277,7 @@ func rulesMatchIn(rules []admissionregistrationv1.RuleWithOperations, op admissi
 // Registry itself needs no case: init panics when it does not validate, so
 // the test binary would not start.
 func TestRegistryValidatesItself(t *testing.T) {
-	first := Registry[0]
+	first := registry[0]
 	for _, tc := range []struct {
 		name   string
 		mutate func(defs []Definition) []Definition
@@ -298,7 +298,7 @@ func TestRegistryValidatesItself(t *testing.T) {
 		{"no operations", func(defs []Definition) []Definition { defs[0].Intercept.Operations = nil; return defs },
 			fmt.Sprintf("webhook %s: no evaluator or no operations", first.Name)},
 	} {
-		err := validateRegistry(tc.mutate(slices.Clone(Registry)))
+		err := validateRegistry(tc.mutate(slices.Clone(registry)))
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: validateRegistry = %v, want %q", tc.name, err, tc.want)
 		}

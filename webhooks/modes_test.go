@@ -142,13 +142,13 @@ func TestModesRenderFailurePolicyIgnore(t *testing.T) {
 				c.DefaultMode = mode
 				c.Harness.ManageSelections = managed
 			})
-			for _, def := range Registry {
+			for _, def := range registry {
 				for _, p := range def.placements(opts) {
 					if mode != configv1alpha1.ModeEnforce && p.failurePolicy != admissionregistrationv1.Ignore {
 						t.Errorf("managed=%v %s%s in %s: failurePolicy %s", managed, def.Name, p.suffix, mode, p.failurePolicy)
 					}
 					n := 0
-					for _, g := range Groups {
+					for _, g := range groupTable {
 						if g.Type == def.Type && g.FailurePolicy == p.failurePolicy && g.Namespaces == p.namespaces && g.Accounts == p.accounts {
 							n++
 						}

@@ -42,7 +42,7 @@ func scopeActs(Options) string {
 	}
 	var cases []string
 	cases = append(cases, fmt.Sprintf("%s ? (%s && %s)", resourceIs(pvcs), hasPath([]string{"metadata", "annotations"}), secretKeys("object.metadata.annotations")))
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		spec := []string{"spec"}
 		if len(k.Template) > 0 {
 			spec = append(append([]string{}, k.Template...), "spec")

@@ -126,7 +126,7 @@ func serviceAccountNaming(cfg configv1alpha1.ServiceAccounts) serviceaccount.Nam
 // modes lists the mode of every webhook that does not enforce.
 func modes(cfg configv1alpha1.ServerConfig) map[string]configv1alpha1.Mode {
 	var out map[string]configv1alpha1.Mode
-	for _, def := range Registry {
+	for _, def := range registry {
 		if m := cfg.ModeOf(def.Name); m != configv1alpha1.ModeEnforce {
 			if out == nil {
 				out = map[string]configv1alpha1.Mode{}

@@ -6,6 +6,7 @@ package webhooks
 
 import (
 	"fmt"
+	"slices"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -68,14 +69,19 @@ var (
 )
 
 // Registry lists every webhook gatehouse serves, in the order the API server
-// would call them within one kind (mutating first, then validating).
-var Registry = []Definition{
+// would call them within one kind (mutating first, then validating): a
+// copy, so that no caller changes the table serve, check and the manifests
+// share (a Definition's slices are the table's: read them only).
+func Registry() []Definition { return slices.Clone(registry) }
+
+// registry is Registry's table.
+var registry = []Definition{
 	{
 		Name:          "pod-security-defaults",
 		Path:          "/mutate/pod-security-defaults",
 		Type:          Mutating,
 		FailurePolicy: admissionregistrationv1.Ignore,
-		Intercept:     Intercept{Operations: create, Resources: []Resource{pods, ephemeralContainers}, OptIn: true},
+		Intercept:     Intercept{Operations: create, Resources: []Resource{pods, ephemeralContainers}, Namespaces: OptedInNamespaces},
 		New:           newPodSecurityDefaults,
 	},
 	{
@@ -97,7 +103,7 @@ var Registry = []Definition{
 		// Every resource (subresources create nothing): any namespaced
 		// object may be created in a scoped namespace. UPDATEs are
 		// harness-labels-guard's.
-		Intercept: Intercept{Operations: create, AllResources: true, ScopedNamespaces: true, Acts: labelActs,
+		Intercept: Intercept{Operations: create, Beyond: EveryResource, Namespaces: ScopedNamespaces, Acts: labelActs,
 			Resources: []Resource{namespaces}},
 		New: newHarnessLabels,
 	},
@@ -106,7 +112,7 @@ var Registry = []Definition{
 		Path:          "/validate/secret-scope",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: append(podResources(), pvcs), Products: true, Acts: scopeActs},
+		Intercept:     Intercept{Operations: createUpdate, Resources: append(podResources(), pvcs), Beyond: ProductResources, Acts: scopeActs},
 		New:           newSecretScope,
 	},
 	{
@@ -114,7 +120,7 @@ var Registry = []Definition{
 		Path:          "/validate/service-account",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: podResources(), Products: true, Acts: serviceAccountActs},
+		Intercept:     Intercept{Operations: createUpdate, Resources: podResources(), Beyond: ProductResources, Acts: serviceAccountActs},
 		New:           newServiceAccount,
 	},
 	{
@@ -122,7 +128,7 @@ var Registry = []Definition{
 		Path:          "/validate/component-overrides",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{configMaps}, OneObject: true},
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{configMaps}, Object: OverrideConfigMapOnly},
 		New:           newComponentOverrides,
 	},
 	{
@@ -159,9 +165,9 @@ var Registry = []Definition{
 		Path:          "/validate/harness-labels-guard",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept: Intercept{Operations: update, AllResources: true, StatusSubresources: true,
-			Resources:                    []Resource{namespaceFinalize, csrApproval},
-			UpdatesByServiceAccountsOnly: true, LabelChangesOnly: true},
+		Intercept: Intercept{Operations: update, Beyond: EveryResourceAndStatus,
+			Resources: []Resource{namespaceFinalize, csrApproval},
+			Updates:   UpdatesByServiceAccounts | UpdatesChangingLabels},
 		New: newHarnessLabelsGuard,
 	},
 	{
@@ -169,15 +175,15 @@ var Registry = []Definition{
 		Path:          "/validate/pod-security",
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: append([]Resource{pods, ephemeralContainers}, podTemplateResources()...), OptIn: true},
+		Intercept:     Intercept{Operations: createUpdate, Resources: append([]Resource{pods, ephemeralContainers}, podTemplateResources()...), Namespaces: OptedInNamespaces},
 		New:           newPodSecurity,
 	},
 }
 
 // Names returns the registry's webhook names in order.
 func Names() []string {
-	out := make([]string, len(Registry))
-	for i, d := range Registry {
+	out := make([]string, len(registry))
+	for i, d := range registry {
 		out[i] = d.Name
 	}
 	return out
@@ -185,7 +191,7 @@ func Names() []string {
 
 // Lookup returns the definition named name.
 func Lookup(name string) (Definition, bool) {
-	for _, d := range Registry {
+	for _, d := range registry {
 		if d.Name == name {
 			return d, true
 		}
@@ -220,7 +226,7 @@ func validateRegistry(defs []Definition) error {
 }
 
 func init() {
-	if err := validateRegistry(Registry); err != nil {
+	if err := validateRegistry(registry); err != nil {
 		panic(err)
 	}
 }

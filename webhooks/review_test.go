@@ -43,12 +43,12 @@ func podEndpoints(opts Options) []podEndpoint {
 		sub string
 	}{{admissionv1.Create, ""}, {admissionv1.Update, "ephemeralcontainers"}} {
 		op := admissionregistrationv1.OperationType(req.op)
-		for _, def := range Registry {
+		for _, def := range registry {
 			if def.Intercept.Matches(op, pods, req.sub, opts) {
 				out = append(out, podEndpoint{def.Name, def.Path, req.op, req.sub})
 			}
 		}
-		for _, g := range Groups {
+		for _, g := range groupTable {
 			for _, m := range g.members(opts) {
 				if m.def.Intercept.Matches(op, pods, req.sub, opts) {
 					out = append(out, podEndpoint{g.Name, g.Path, req.op, req.sub})

@@ -57,7 +57,7 @@ func withManagedLabels(opts Options, name string, labels map[string]string) (map
 		return labels, nil
 	}
 	var harnesses []map[string]any
-	for _, gvk := range harness.GVKs {
+	for _, gvk := range harness.GVKs() {
 		named, err := opts.ClusterState.Objects(gvk, harness.IndexClaimNamespace, name)
 		if err != nil {
 			return nil, err
@@ -102,7 +102,7 @@ const maxAccountsExpression = 8192
 func HarnessedAccountsExpression(harnesses []map[string]any) string {
 	var users, prefixes []string
 	for _, h := range harnesses {
-		for _, claim := range policies.IndexValues(harness.Indexes(), harness.GVKs[0], harness.IndexClaim, h) {
+		for _, claim := range policies.IndexValues(harness.Indexes(), harness.GVKs()[0], harness.IndexClaim, h) {
 			namespace, account, _ := strings.Cut(claim, "/")
 			if account == "*" {
 				prefixes = append(prefixes, fmt.Sprintf("request.userInfo.username.startsWith(%q)", serviceAccountUsers+namespace+":"))
@@ -133,14 +133,14 @@ func HarnessedAccountsExpression(harnesses []map[string]any) string {
 // opts (none unless gatehouse manages the selections).
 func HarnessedAccountEntries(opts Options) []string {
 	var out []string
-	for _, def := range Registry {
+	for _, def := range registry {
 		for _, p := range def.placements(opts) {
 			if p.accounts {
 				out = append(out, def.Name+p.suffix+".gatehouse.dev")
 			}
 		}
 	}
-	for _, g := range Groups {
+	for _, g := range groupTable {
 		if g.Accounts {
 			out = append(out, g.EntryNames(opts)...)
 		}

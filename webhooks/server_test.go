@@ -75,7 +75,7 @@ func startServer(t testing.TB) *testServer {
 // startServerWith serves every webhook of the registry built from opts.
 func startServerWith(t testing.TB, opts Options) *testServer {
 	t.Helper()
-	bundle, err := certs.Dev(t.TempDir(), certs.DevHosts, time.Hour)
+	bundle, err := certs.Dev(t.TempDir(), certs.DevHosts(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

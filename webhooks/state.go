@@ -78,7 +78,7 @@ func (p policyState) GroupExists(name string) (bool, error) {
 // vshn.net harness of the same name are two harnesses.
 func (p policyState) harnessLookup(index, value string) ([]string, error) {
 	var out []string
-	for _, gvk := range harness.GVKs {
+	for _, gvk := range harness.GVKs() {
 		names, err := p.lookup(gvk, index, value)
 		if err != nil {
 			return nil, err

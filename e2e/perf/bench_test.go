@@ -45,7 +45,7 @@ func BenchmarkAdapterCorpus(b *testing.B) {
 		b.Fatal(err)
 	}
 	opts := webhooks.OptionsFromConfig(configv1alpha1.Default())
-	corpus, err := Build(fixtures, webhooks.Registry, opts)
+	corpus, err := Build(fixtures, webhooks.Registry(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func BenchmarkFloorCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	corpus, err := Build(fixtures, webhooks.Registry, webhooks.OptionsFromConfig(configv1alpha1.Default()))
+	corpus, err := Build(fixtures, webhooks.Registry(), webhooks.OptionsFromConfig(configv1alpha1.Default()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func chainAnswers(t *testing.T) map[string]string {
 		name  string
 		dress func(map[string]any, int) (map[string]any, error)
 	}{{"written", asWritten}, {"sent", Dress}} {
-		corpus, err := build(fixtures, webhooks.Registry, opts, variant.dress)
+		corpus, err := build(fixtures, webhooks.Registry(), opts, variant.dress)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func chainAnswers(t *testing.T) map[string]string {
 						body = asUpdateOfItself(t, body)
 					}
 					paths := []string{r.Path}
-					for _, c := range webhooks.Groups {
+					for _, c := range webhooks.Groups() {
 						// A combined endpoint trusts its entry's
 						// namespaceSelector: it is sent what the API
 						// server would send it.

@@ -23,7 +23,7 @@ func readCorpus(t *testing.T) ([]Fixture, webhooks.Options, *Corpus) {
 		t.Fatal(err)
 	}
 	opts := webhooks.OptionsFromConfig(configv1alpha1.Default())
-	c, err := Build(fixtures, webhooks.Registry, opts)
+	c, err := Build(fixtures, webhooks.Registry(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestCorpusCoversEveryRegistryWebhook(t *testing.T) {
 			t.Errorf("webhook %s has no reviews", name)
 		}
 	}
-	for _, def := range webhooks.Registry {
+	for _, def := range webhooks.Registry() {
 		if !slices.Contains(servedWithFixtures, def.Name) {
 			t.Logf("webhook %s (not in servedWithFixtures): %d reviews", def.Name, counts[def.Name])
 		}
@@ -102,7 +102,7 @@ func TestCorpusCoversEveryRegistryWebhook(t *testing.T) {
 func TestBuildReportsUncoveredWebhooks(t *testing.T) {
 	fixtures, opts, _ := readCorpus(t)
 	secrets := webhooks.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
-	registry := append(slices.Clone(webhooks.Registry), webhooks.Definition{
+	registry := append(slices.Clone(webhooks.Registry()), webhooks.Definition{
 		Name: "no-fixtures", Path: "/validate/no-fixtures", Type: webhooks.Validating,
 		Intercept: webhooks.Intercept{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Resources: []webhooks.Resource{secrets}},
 	})
@@ -130,7 +130,7 @@ func TestBuildReportsUncoveredWebhooks(t *testing.T) {
 // no webhook's verdict or findings.
 func TestDressKeepsEveryVerdict(t *testing.T) {
 	fixtures, opts, dressed := readCorpus(t)
-	plain, err := build(fixtures, webhooks.Registry, opts, func(obj map[string]any, _ int) (map[string]any, error) { return deepCopy(obj) })
+	plain, err := build(fixtures, webhooks.Registry(), opts, func(obj map[string]any, _ int) (map[string]any, error) { return deepCopy(obj) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func startServeOnce(b *testing.B) *servedGatehouse {
 				return err
 			}
 			// serve --dev reads no cluster, so it serves no cluster-state webhook.
-			registry := slices.DeleteFunc(slices.Clone(webhooks.Registry), func(d webhooks.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
+			registry := slices.DeleteFunc(slices.Clone(webhooks.Registry()), func(d webhooks.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
 			corpus, err := Build(fixtures, registry, webhooks.OptionsFromConfig(configv1alpha1.Default()))
 			if err != nil {
 				return err

@@ -12,10 +12,15 @@ package harness
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"slices"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
 )
+
+// GVKs are both kinds of OperatorHarness, in the order their objects are
+// read.
+func GVKs() []schema.GroupVersionKind { return slices.Clone(gvks) }
 
 // OperatorHarness comes in two groups, both read wherever a harness is read:
 // gatehouse's own vshn.net/v1 (GVK) and helmetica's helmetica.io/v1 (HelmeticaGVK:
@@ -23,8 +28,8 @@ import (
 var (
 	GVK          = schema.GroupVersionKind{Group: "vshn.net", Version: "v1", Kind: "OperatorHarness"}
 	HelmeticaGVK = schema.GroupVersionKind{Group: "helmetica.io", Version: "v1", Kind: "OperatorHarness"}
-	// GVKs are both kinds, in the order their objects are read.
-	GVKs = []schema.GroupVersionKind{GVK, HelmeticaGVK}
+	// gvks are both kinds, in the order their objects are read (GVKs).
+	gvks = []schema.GroupVersionKind{GVK, HelmeticaGVK}
 	// ClusterRoleGVK and RoleGVK: the review reads the roles that a
 	// harness's bindings reference.
 	ClusterRoleGVK = schema.GroupVersionKind{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRole"}
@@ -57,7 +62,7 @@ func Indexes() []policies.Index {
 		{GVK: ClusterRoleGVK, Name: IndexAll, Values: func(map[string]any) []string { return []string{AllObjects} }},
 		{GVK: RoleGVK, Name: IndexName, Values: objectName},
 	}
-	for _, gvk := range GVKs {
+	for _, gvk := range gvks {
 		out = append(out,
 			policies.Index{GVK: gvk, Name: IndexScopeLabel, Values: scopeLabelOf},
 			policies.Index{GVK: gvk, Name: IndexClaim, Values: claimKeys},

@@ -37,7 +37,7 @@ func TestHarnessIndexes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := map[string]any{"metadata": map[string]any{"name": "h"}, "spec": tt.spec}
-			for _, gvk := range GVKs {
+			for _, gvk := range gvks {
 				for index, want := range map[string][]string{IndexScopeLabel: tt.scopeLabel, IndexClaim: tt.claim, IndexClaimNamespace: tt.namespace} {
 					if got := policies.IndexValues(Indexes(), gvk, index, h); !slices.Equal(got, want) {
 						t.Errorf("%s %s = %v, want %v", gvk.Group, index, got, want)

@@ -70,7 +70,7 @@
 //     (the webhook ratchets the unchanged ones), rule 2 on the new ephemeral
 //     containers only, and the pod level is neither defaulted nor checked.
 //   - ValidateTemplate applies to the kinds with a pod template in
-//     workload.Kinds; a Pod, which has no template, gets nil (ValidatePod is
+//     workload.Kinds(); a Pod, which has no template, gets nil (ValidatePod is
 //     its guard), as does every other kind.
 //   - A Pod without a spec object is not defaulted and gets no findings.
 //   - Defaults.Validate accepts seccomp type RuntimeDefault or Unconfined

@@ -54,7 +54,7 @@ func Defaulted(obj map[string]any, d Defaults) (map[string]any, bool) {
 	root := rootInUserNamespaceOf(specObj)
 	defaultPodSecurityContext(&spec, d, linux, root.pod)
 	inherit := inheritedFrom(spec.m, d)
-	for _, list := range workload.ContainerLists {
+	for _, list := range workload.ContainerLists() {
 		items, _ := fields.Slice(spec.m, list)
 		var changed []any
 		for i, item := range items {

@@ -36,7 +36,7 @@ func rootInUserNamespaceOf(spec map[string]any) rootInUserNamespace {
 	podSC, _ := fields.Map(spec, "securityContext")
 	user, ok := numberOf(podSC["runAsUser"])
 	r.podUserIsRoot = ok && user == 0
-	for _, list := range workload.ContainerLists {
+	for _, list := range workload.ContainerLists() {
 		items, _ := fields.Slice(spec, list)
 		for _, item := range items {
 			if c, ok := item.(map[string]any); ok && r.container(c) {

@@ -83,7 +83,7 @@ func ValidatePod(obj, oldObj map[string]any) []policies.Finding {
 }
 
 // ValidateTemplate applies rule 1 to the pod template of a workload kind
-// (every kind in workload.Kinds that has a template) as its pods will look
+// (every kind in workload.Kinds() that has a template) as its pods will look
 // once the mutating webhook has filled in d, so that a workload whose pods
 // the kubelet would refuse (or ValidatePod would deny) is denied when it is
 // created instead of failing in its controller's events. The template itself

@@ -385,7 +385,7 @@ func TestValidateTemplate(t *testing.T) {
 // TestValidateTemplateEveryKind runs rule 1 over the template of every
 // workload kind that has one.
 func TestValidateTemplateEveryKind(t *testing.T) {
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		if len(k.Template) == 0 {
 			continue
 		}

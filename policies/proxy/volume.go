@@ -162,7 +162,7 @@ func envIndex(want []map[string]any, name string) int {
 // usedVolumes returns the names mounted or attached by any container.
 func usedVolumes(spec map[string]any) map[string]bool {
 	used := map[string]bool{}
-	for _, list := range workload.ContainerLists {
+	for _, list := range workload.ContainerLists() {
 		containers, _ := fields.Slice(spec, list)
 		for _, item := range containers {
 			c, ok := item.(map[string]any)

@@ -2,7 +2,7 @@
 // annotations. It reads:
 //
 //   - PersistentVolumeClaim: metadata.annotations
-//   - Pod and every kind in workload.Kinds:
+//   - Pod and every kind in workload.Kinds():
 //     <pod spec>.volumes[*].ephemeral.volumeClaimTemplate.metadata.annotations
 //   - StatefulSet, in addition: spec.volumeClaimTemplates[*].metadata.annotations
 //   - any other kind: the whole object, walked generically (crwalk.go)
@@ -87,7 +87,7 @@ var persistentVolumeClaim = schema.GroupKind{Kind: "PersistentVolumeClaim"}
 var statefulSet = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
 
 // Validate evaluates one object of kind gk. A PersistentVolumeClaim and the
-// kinds in workload.Kinds are read by their known shape; any other kind is
+// kinds in workload.Kinds() are read by their known shape; any other kind is
 // taken for a product custom resource (the caller passes only the selected
 // ones) and walked generically. Findings come back sorted.
 func Validate(gk schema.GroupKind, obj map[string]any) []policies.Finding {

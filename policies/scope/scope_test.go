@@ -101,7 +101,7 @@ func TestValidateShapes(t *testing.T) {
 
 // TestEveryWorkloadKind: every kind that runs pods has its volumes read.
 func TestEveryWorkloadKind(t *testing.T) {
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		obj := map[string]any{}
 		pod := obj
 		for _, key := range k.Template {

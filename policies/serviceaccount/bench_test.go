@@ -52,7 +52,7 @@ func BenchmarkValidate(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = Validate(bc.gk, bc.obj, policies.DefaultProducts, derivedNaming)
+				_ = Validate(bc.gk, bc.obj, policies.DefaultProducts(), derivedNaming)
 			}
 		})
 	}

@@ -24,20 +24,20 @@ func FuzzValidate(f *testing.F) {
 	f.Add([]byte(`podOverrides: podOverrides`))
 
 	golden.FuzzObjects(f, func(t *testing.T, obj map[string]any) {
-		cr := Validate(hdfsGK, obj, policies.DefaultProducts, derivedNaming)
+		cr := Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming)
 		checkFindings(t, cr, CodeOverridden, CodeOverrideRedundant, CodeWalkTooDeep)
 		if overriddenAtUpstreamPath(obj) && !policies.Denied(cr) {
 			t.Fatalf("a podOverrides ServiceAccount other than the derived name was not denied: %v", summarize(cr))
 		}
-		if again := Validate(hdfsGK, obj, policies.DefaultProducts, derivedNaming); !reflect.DeepEqual(cr, again) {
+		if again := Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming); !reflect.DeepEqual(cr, again) {
 			t.Fatalf("not deterministic:\n%v\n%v", cr, again)
 		}
-		sts := Validate(statefulSetGK, obj, policies.DefaultProducts, derivedNaming)
+		sts := Validate(statefulSetGK, obj, policies.DefaultProducts(), derivedNaming)
 		checkFindings(t, sts, CodeMismatch)
 		if mismatchedPod(obj, "spec", "template", "spec") && !policies.Denied(sts) {
 			t.Fatalf("a StatefulSet with a mismatching ServiceAccount was not denied: %v", summarize(sts))
 		}
-		p := Validate(podGK, obj, policies.DefaultProducts, derivedNaming)
+		p := Validate(podGK, obj, policies.DefaultProducts(), derivedNaming)
 		checkFindings(t, p, CodeMismatch)
 		if mismatchedPod(obj, "spec") && !policies.Denied(p) {
 			t.Fatalf("a Pod with a mismatching ServiceAccount was not denied: %v", summarize(p))
@@ -118,7 +118,7 @@ func mismatchedPod(obj map[string]any, specPath ...string) bool {
 	if !strings.Contains(apiVersion, "/") {
 		group = ""
 	}
-	if !controller || kind == "" || name == "" || !policies.DefaultProducts.Matches(group) {
+	if !controller || kind == "" || name == "" || !policies.DefaultProducts().Matches(group) {
 		return false
 	}
 	sa, ok := fields.String(obj, append(specPath, "serviceAccountName")...)

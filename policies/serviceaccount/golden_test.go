@@ -14,7 +14,7 @@ import (
 // configuration (the Released preset): its group and kind come from its own
 // apiVersion and kind.
 func evalFixture(obj map[string]any) []policies.Finding {
-	return Validate(fixtureGK(obj), obj, policies.DefaultProducts, releasedNaming)
+	return Validate(fixtureGK(obj), obj, policies.DefaultProducts(), releasedNaming)
 }
 
 var releasedNaming, _ = Preset(PresetReleased)

@@ -61,7 +61,7 @@ func gatehouseReads(t testing.TB, doc []byte) []policies.Finding {
 	}
 	obj := hdfsCluster()
 	getMap(obj, "spec", "nameNode")["podOverrides"] = override
-	return Validate(hdfsGK, obj, policies.DefaultProducts, derivedNaming)
+	return Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming)
 }
 
 // foldOrbit returns the runes that Unicode simple case folding makes equal

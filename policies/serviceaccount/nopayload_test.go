@@ -80,7 +80,7 @@ func TestNoPayloadInFindings(t *testing.T) {
 	inputs = append(inputs, input{hdfsGK, deep})
 
 	for i, in := range inputs {
-		findings := Validate(in.gk, in.obj, policies.DefaultProducts, derivedNaming)
+		findings := Validate(in.gk, in.obj, policies.DefaultProducts(), derivedNaming)
 		if !policies.Denied(findings) {
 			t.Errorf("input %d (%s): a planted ServiceAccount was not denied", i, in.gk)
 		}

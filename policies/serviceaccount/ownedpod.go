@@ -4,7 +4,7 @@
 // Reads: metadata.ownerReferences[*].controller, .apiVersion, .kind and .name
 // of the object; serviceAccountName and deprecated serviceAccount of the pod
 // spec (a Pod's spec, or the pod template spec of every workload kind in
-// workload.Kinds).
+// workload.Kinds()).
 // Allows: anything when no controller ownerReference has a product API group;
 // otherwise each of the two fields absent, null, "" or equal to
 // Naming.ServiceAccount(owner group and kind, owner name). Any other value,

@@ -98,7 +98,7 @@ func TestValidate(t *testing.T) {
 		name     string
 		gk       schema.GroupKind
 		obj      map[string]any
-		products *policies.ProductSelector // nil: policies.DefaultProducts
+		products *policies.ProductSelector // nil: policies.DefaultProducts()
 		want     []want
 	}{
 		// Rule 1: product custom resources.
@@ -461,7 +461,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			products := policies.DefaultProducts
+			products := policies.DefaultProducts()
 			if tc.products != nil {
 				products = *tc.products
 			}
@@ -493,7 +493,7 @@ func TestValidateMessagesAndEvidence(t *testing.T) {
 	}{
 		{
 			name:     "product CR",
-			findings: Validate(hdfsGK, cr, policies.DefaultProducts, derivedNaming),
+			findings: Validate(hdfsGK, cr, policies.DefaultProducts(), derivedNaming),
 			messages: []string{
 				msgOverrideRedundant,
 				`podOverrides may not change the workload ServiceAccount; this HdfsCluster's pods run as "hdfscluster-prod" (remove the field)`,
@@ -502,7 +502,7 @@ func TestValidateMessagesAndEvidence(t *testing.T) {
 		},
 		{
 			name:     "product CR without a name",
-			findings: Validate(hdfsGK, unnamed, policies.DefaultProducts, derivedNaming),
+			findings: Validate(hdfsGK, unnamed, policies.DefaultProducts(), derivedNaming),
 			messages: []string{
 				"podOverrides may not change the workload ServiceAccount; this HdfsCluster has no metadata.name yet, " +
 					"so the ServiceAccount its pods will run as cannot be known (remove the field)",
@@ -511,7 +511,7 @@ func TestValidateMessagesAndEvidence(t *testing.T) {
 		},
 		{
 			name:     "StatefulSet",
-			findings: Validate(statefulSetGK, sts, policies.DefaultProducts, derivedNaming),
+			findings: Validate(statefulSetGK, sts, policies.DefaultProducts(), derivedNaming),
 			messages: []string{
 				`pods controlled by HdfsCluster "prod" run as the ServiceAccount its operator gives them, "hdfscluster-prod"; set the field to that name or remove it`,
 			},
@@ -556,7 +556,7 @@ func TestEvidenceOfNonStrings(t *testing.T) {
 func TestValidateSelfReferencingMap(t *testing.T) {
 	obj := hdfsCluster()
 	obj["a"] = obj // sorts first, so the walk goes down it first
-	findings := Validate(hdfsGK, obj, policies.DefaultProducts, derivedNaming)
+	findings := Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming)
 	want := []want{deny(CodeWalkTooDeep, strings.TrimSuffix(strings.Repeat("a.", maxWalkDepth+1), "."))}
 	if got := summarize(findings); !reflect.DeepEqual(got, want) {
 		t.Fatalf("findings\n got %v\nwant %v", abbreviate(got), abbreviate(want))
@@ -592,7 +592,7 @@ func TestWalkCoversEveryDecodableObject(t *testing.T) {
 			t.Fatalf("%s refuses the deepest object: %v", name, err)
 		}
 		want := []want{deny(CodeOverridden, "spec"+strings.Repeat(".n", chain)+".podOverrides.spec.serviceAccountName")}
-		if got := summarize(Validate(hdfsGK, obj, policies.DefaultProducts, derivedNaming)); !reflect.DeepEqual(got, want) {
+		if got := summarize(Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: findings\n got %v\nwant %v", name, abbreviate(got), abbreviate(want))
 		}
 		if err := decode(doc(chain+1), &obj); err == nil {

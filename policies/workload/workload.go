@@ -6,6 +6,7 @@ package workload
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"slices"
 
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
 )
@@ -20,8 +21,11 @@ type Kind struct {
 	Template []string
 }
 
-// Kinds lists every kind that runs pods, in a fixed order.
-var Kinds = []Kind{
+// Kinds lists every kind that runs pods, in a fixed order (a copy; a Kind's
+// Template is the table's: read it only).
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+var kinds = []Kind{
 	{Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Kind: "Pod"},
 	{Resource: schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}, Kind: "PodTemplate", Template: []string{"template"}},
 	{Resource: schema.GroupVersionResource{Version: "v1", Resource: "replicationcontrollers"}, Kind: "ReplicationController", Template: []string{"spec", "template"}},
@@ -35,7 +39,7 @@ var Kinds = []Kind{
 
 // Lookup returns the Kind entry for a group and kind.
 func Lookup(gk schema.GroupKind) (Kind, bool) {
-	for _, k := range Kinds {
+	for _, k := range kinds {
 		if k.Resource.Group == gk.Group && k.Kind == gk.Kind {
 			return k, true
 		}
@@ -90,7 +94,9 @@ func child(base *field.Path, name string) *field.Path {
 
 // ContainerLists are the pod spec fields that hold containers, in the order
 // the kubelet starts them.
-var ContainerLists = []string{"initContainers", "containers", "ephemeralContainers"}
+func ContainerLists() []string { return slices.Clone(containerLists) }
+
+var containerLists = []string{"initContainers", "containers", "ephemeralContainers"}
 
 // Container is one container of a pod spec with its path.
 type Container struct {
@@ -102,7 +108,7 @@ type Container struct {
 // spec at specPath. Entries that are not objects are skipped.
 func Containers(specPath *field.Path, spec map[string]any) []Container {
 	var out []Container
-	for _, list := range ContainerLists {
+	for _, list := range containerLists {
 		items, _ := fields.Slice(spec, list)
 		for i, item := range items {
 			if c, ok := item.(map[string]any); ok {

@@ -60,7 +60,7 @@ func TestKinds(t *testing.T) {
 		t.Fatal("no kind of k8s.io/api holds a pod spec: the walk over the types is broken")
 	}
 	listed := map[schema.GroupKind]bool{}
-	for _, k := range workload.Kinds {
+	for _, k := range workload.Kinds() {
 		gk := schema.GroupKind{Group: k.Resource.Group, Kind: k.Kind}
 		listed[gk] = true
 		gvk, ok := upstream[gk]
@@ -130,8 +130,8 @@ func TestPodOf(t *testing.T) {
 		{schema.GroupKind{Group: "batch", Kind: "Job"}, []string{"spec", "template"}, "spec.template.metadata", "spec.template.spec"},
 		{schema.GroupKind{Group: "batch", Kind: "CronJob"}, []string{"spec", "jobTemplate", "spec", "template"}, "spec.jobTemplate.spec.template.metadata", "spec.jobTemplate.spec.template.spec"},
 	}
-	if len(tests) != len(workload.Kinds) {
-		t.Fatalf("test covers %d kinds, Kinds has %d", len(tests), len(workload.Kinds))
+	if len(tests) != len(workload.Kinds()) {
+		t.Fatalf("test covers %d kinds, kinds has %d", len(tests), len(workload.Kinds()))
 	}
 	for _, tt := range tests {
 		t.Run(tt.gk.String(), func(t *testing.T) {

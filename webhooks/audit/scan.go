@@ -152,10 +152,12 @@ func (s *Scanner) intercepted(gvr schema.GroupVersionResource) (taken, oneObject
 	oneObject = true
 	for _, h := range s.hooks {
 		in := h.Intercept
-		in.AllResources = false
+		if in.Beyond.AllGroups() {
+			in.Beyond = webhooks.NothingBeyond
+		}
 		if in.Matches(admissionregistrationv1.Create, gvr, "", s.opts) {
 			taken = true
-			oneObject = oneObject && in.OneObject
+			oneObject = oneObject && in.Object == webhooks.OverrideConfigMapOnly
 		}
 	}
 	return taken, taken && oneObject

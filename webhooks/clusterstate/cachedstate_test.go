@@ -29,7 +29,7 @@ func TestCachedStateDeniesUntilSynced(t *testing.T) {
 	if _, err := s.Exists(dependencygroup.GroupGVK, "mariadb"); err == nil {
 		t.Error("an existence check answered before the caches synced")
 	}
-	for _, gvk := range harness.GVKs {
+	for _, gvk := range harness.GVKs() {
 		if _, err := s.Objects(gvk, harness.IndexClaim, "ns/sa"); err == nil {
 			t.Errorf("a %s lookup answered before the caches synced", gvk)
 		}

@@ -80,7 +80,7 @@ func (r *Selections) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r); err != nil {
 		return err
 	}
-	for _, gvk := range harness.GVKs {
+	for _, gvk := range harness.GVKs() {
 		watched := &unstructured.Unstructured{}
 		watched.SetGroupVersionKind(gvk)
 		name := "selections-" + gvk.Group
@@ -100,7 +100,7 @@ func (r *Selections) SetupWithManager(mgr ctrl.Manager) error {
 // of the webhook configurations up to date.
 func (r *Selections) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	var harnesses []map[string]any
-	for _, gvk := range harness.GVKs {
+	for _, gvk := range harness.GVKs() {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := r.Client.List(ctx, list); err != nil {

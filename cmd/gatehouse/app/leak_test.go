@@ -85,7 +85,7 @@ func TestNoMarkerLeaves(t *testing.T) {
 	}
 	var sends []send
 	perWebhook := map[string]int{}
-	for _, def := range webhooks.Registry {
+	for _, def := range webhooks.Registry() {
 		for i, p := range corpus {
 			gvk := schema.FromAPIVersionAndKind(p.apiVersion, p.kind)
 			gvr, _ := meta.UnsafeGuessKindToResource(gvk)
@@ -111,7 +111,7 @@ func TestNoMarkerLeaves(t *testing.T) {
 			}
 		}
 	}
-	for _, def := range webhooks.Registry {
+	for _, def := range webhooks.Registry() {
 		if perWebhook[def.Name] == 0 {
 			t.Errorf("no fixture reaches webhook %s; add fixtures for it under policies/*/testdata", def.Name)
 		}

@@ -73,7 +73,7 @@ func TestChartSchemaNamesTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	inSchema := schema.Properties.Webhooks.Properties
-	for _, d := range webhooks.Registry {
+	for _, d := range webhooks.Registry() {
 		modes, ok := inSchema[d.Name]
 		if !ok {
 			t.Errorf("values.schema.json: webhooks.%s is missing", d.Name)

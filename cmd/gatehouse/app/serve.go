@@ -153,7 +153,7 @@ pod (serve --dev reads no cluster unless given one).`,
 						return err
 					}
 				}
-				bundle, err := certs.Dev(dir, certs.DevHosts, 30*24*time.Hour)
+				bundle, err := certs.Dev(dir, certs.DevHosts(), 30*24*time.Hour)
 				if err != nil {
 					return fmt.Errorf("bootstrapping development certificates: %w", err)
 				}

@@ -203,14 +203,14 @@ func TestServeReloadsCertificate(t *testing.T) {
 		return nil
 	})
 
-	first, err := certs.Dev(dir, certs.DevHosts, time.Hour)
+	first, err := certs.Dev(dir, certs.DevHosts(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "ready after the certificate appeared", s.readyz)
 	eventually(t, "first certificate served", func() error { return servedIs(s.port, first.CertFile) })
 
-	second, err := certs.Dev(dir, certs.DevHosts, time.Hour)
+	second, err := certs.Dev(dir, certs.DevHosts(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -242,11 +242,11 @@ func (s *clusterState) neededByName(gvk schema.GroupVersionKind, index, value st
 	switch {
 	case index == harness.IndexName:
 		return gvk.Kind + " " + value, true
-	case index == harness.IndexClaimNamespace && slices.Contains(harness.GVKs, gvk) && s.harnessedLabel != "":
+	case index == harness.IndexClaimNamespace && slices.Contains(harness.GVKs(), gvk) && s.harnessedLabel != "":
 		if _, harnessed := s.namespaceLabels[value][s.harnessedLabel]; !harnessed {
 			return "", false
 		}
-		for _, other := range harness.GVKs {
+		for _, other := range harness.GVKs() {
 			if len(s.byIndex[indexKey{other, index, value}]) > 0 {
 				return "", false
 			}

@@ -143,7 +143,7 @@ func run(f flags) (err error) {
 	if err != nil {
 		return err
 	}
-	registry := webhooks.Registry
+	registry := webhooks.Registry()
 	if !f.e2e {
 		// serve --dev reads no cluster, so it serves no cluster-state webhook.
 		registry = slices.DeleteFunc(slices.Clone(registry), func(d webhooks.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
