@@ -254,27 +254,6 @@ func byResource(locs []scopeLocation, pick func(scopeLocation) string, fallback 
 	return b.String()
 }
 
-// Keys of the secret-operator annotations (upstream), as scope.AnnotationPrefix
-// plus the name.
-func secretKey(name string) string { return scope.AnnotationPrefix + name }
-
-// scopeDecidableMaps is the predicate over a list of annotation maps that CEL
-// decides all of them.
-func scopeDecidableMaps(maps string) string {
-	known := []string{"class", "scope", "format", "kerberosServiceNames", "pod-info"}
-	quoted := make([]string, len(known))
-	for i, k := range known {
-		quoted[i] = fmt.Sprintf("%q", secretKey(k))
-	}
-	// Every entry's key (the text before its first "=") is empty or known.
-	entry := "(node|pod|service|listener-volume)?(=[^,]*)?"
-	return fmt.Sprintf("%s.all(a, a.all(k, !k.startsWith(%q) || k in [%s]) && "+
-		"(!(%q in a) || a[%q] in ['tls-pem', 'kerberos']) && "+
-		"(!(%q in a) || a[%q] != '' && a[%q].matches(%q)))",
-		maps, scope.AnnotationPrefix, strings.Join(quoted, ", "),
-		secretKey("format"), secretKey("format"), secretKey("scope"), secretKey("scope"), secretKey("scope"), "^"+entry+"(,"+entry+")*$")
-}
-
 // scopeResources are the resources SCOPE's policy takes.
 func scopeResources() []Resource {
 	var out []Resource
@@ -291,62 +270,12 @@ func secretScopeDecided(Options) string {
 		resources = append(resources, resourceIs(l.resource))
 	}
 	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s",
-		strings.Join(resources, " || "), scopeDecidableMaps("("+byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")+")"))
+		strings.Join(resources, " || "), scope.DecidableCEL("("+byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")+")"))
 }
 
-// Messages of the policy's findings: the evaluator's, where they do not
-// depend on what CEL cannot compute.
-const (
-	attributionSecretScope = " (gatehouse secret-scope)"
-	dns1035Label           = "^[a-z]([-a-z0-9]*[a-z0-9])?$"
-	dns1123Label           = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-)
-
-// scopeMapFindings is the CEL list of the findings (strings) of the
-// annotation map a at the field path p (a CEL string expression).
-func scopeMapFindings(p string) string {
-	class, scopeKey := secretKey("class"), secretKey("scope")
-	finding := func(key, code, message string) string {
-		return fmt.Sprintf("%s + %q + %q", p, "["+key+"]: "+code+": ", message+attributionSecretScope)
-	}
-	return fmt.Sprintf("!a.exists(k, k.startsWith(%q)) ? [] : "+
-		"((!(%q in a) || a[%q] == '') ? [%s] : []) + "+
-		"((%q in a) ? %s : [])",
-		scope.AnnotationPrefix,
-		class, class, finding(class, "SecretClassMissing", "secrets.kubedoop.dev/ annotations need a non-empty "+class+" naming the SecretClass that provisions the volume"),
-		scopeKey, scopeEntryFindings("a["+fmt.Sprintf("%q", scopeKey)+"]", p+" + "+fmt.Sprintf("%q", "["+scopeKey+"]")))
-}
-
-// scopeEntryFindings is the CEL list of the findings of the scope value s
-// (a CEL string) at the field path path (a CEL string), one per invalid
-// entry, as grammar.go's checkEntry reports them.
-func scopeEntryFindings(s, path string) string {
-	key := "e.split('=')[0]"
-	value := "(e.split('=').size() > 1 ? e.split('=')[1] : '')"
-	n := "string(j + 1)"
-	msg := func(code string, parts ...string) string {
-		return fmt.Sprintf("%s + %q + %s + %q", path, ": "+code+": ", strings.Join(parts, " + "), attributionSecretScope)
-	}
-	lit := func(s string) string { return fmt.Sprintf("%q", s) }
-	entry := fmt.Sprintf("(%s == 'node' || %s == 'pod') ? (e.contains('=') ? %s : '') : "+
-		"(%s == 'service' || %s == 'listener-volume') ? ("+
-		"%s == '' ? %s : "+
-		"e.split('=').size() > 2 ? %s : "+
-		"(%s == 'service' && !(%s.size() <= 63 && %s.matches(%q))) ? %s : "+
-		"(%s == 'listener-volume' && !(%s.size() <= 63 && %s.matches(%q))) ? %s : '') : "+
-		"(%s == '' && e.contains('=')) ? %s : "+
-		"e == '' ? %s : ''",
-		key, key, msg("ScopeUnexpectedValue", lit("entry "), n, lit(" of the scope is a "), key, lit(" scope with \"=\"; a "), key, lit(" scope takes no name")),
-		key, key,
-		value, msg("ScopeValueMissing", lit("entry "), n, lit(" of the scope is a "), key, lit(" scope without a name; write "), key, lit("=<name> (secret-operator cannot resolve it)")),
-		msg("ScopeValueHasDelimiter", lit("entry "), n, lit(" of the scope is a "), key, lit(" scope whose name contains \"=\"; secret-operator would keep only the part before the second \"=\" and silently drop the rest")),
-		key, value, value, dns1035Label, msg("ScopeServiceNameInvalid", lit("entry "), n, lit(" of the scope is a service scope whose name is not a Service name; a Service name is a DNS-1035 label: at most 63 lowercase letters, digits and \"-\", starting with a letter and ending with a letter or digit")),
-		key, value, value, dns1123Label, msg("ScopeListenerVolumeNameInvalid", lit("entry "), n, lit(" of the scope is a listener-volume scope whose name is not a volume name; a volume name is a DNS-1123 label: at most 63 lowercase letters, digits and \"-\", starting and ending with a letter or digit")),
-		key, msg("ScopeKeyMissing", lit("entry "), n, lit(" of the scope has no key before \"=\"; write node, pod, service=<name> or listener-volume=<name> (operator-go rejects an entry without a key)")),
-		msg("ScopeEntryEmpty", lit("entry "), n, lit(" of the scope is empty; entries are separated by a single \",\" with none leading or trailing")),
-	)
-	return fmt.Sprintf("%s.split(',').transformList(j, e, %s).filter(m, m != '')", s, entry)
-}
+// attributionSecretScope ends each finding of SCOPE's policy, as the
+// webhook's response names the webhook.
+const attributionSecretScope = " (gatehouse secret-scope)"
 
 // createsOf are a policy's match constraints: CREATE of resources. The
 // selectors are stated as the API server defaults them, so that `gatehouse
@@ -372,8 +301,8 @@ func secretScopePolicy(Options) admissionregistrationv1.ValidatingAdmissionPolic
 		Variables: []admissionregistrationv1.Variable{
 			{Name: "maps", Expression: byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")},
 			{Name: "paths", Expression: byResource(locs, func(l scopeLocation) string { return l.paths }, "[]")},
-			{Name: "decidable", Expression: scopeDecidableMaps("variables.maps")},
-			{Name: "findings", Expression: fmt.Sprintf("variables.maps.transformList(i, a, %s).flatten()", scopeMapFindings("variables.paths[i]"))},
+			{Name: "decidable", Expression: scope.DecidableCEL("variables.maps")},
+			{Name: "findings", Expression: fmt.Sprintf("variables.maps.transformList(i, a, %s).flatten()", scope.FindingsCEL("variables.paths[i]", attributionSecretScope))},
 		},
 		Validations: []admissionregistrationv1.Validation{{
 			Expression:        "!variables.decidable || variables.findings.size() == 0",
@@ -466,17 +395,6 @@ func productController(opts Options) string {
 	return fmt.Sprintf("has(r.controller) && r.controller == true && has(r.apiVersion) && (%s)", strings.Join(groups, " || "))
 }
 
-// scopeAllowsMaps is the predicate over annotation maps, for maps that
-// scopeDecidableMaps decides, that SCOPE finds nothing in them.
-func scopeAllowsMaps(maps string) string {
-	name := func(first string) string { return first + "([-a-z0-9]{0,61}[a-z0-9])?" }
-	entry := "(node|pod|service=" + name("[a-z]") + "|listener-volume=" + name("[a-z0-9]") + ")"
-	class, format, scopeKey := secretKey("class"), secretKey("format"), secretKey("scope")
-	return fmt.Sprintf("%s.all(a, !a.exists(k, k.startsWith(%q)) || ("+
-		"%q in a && a[%q] != '' && (!(%q in a) || a[%q] in ['tls-pem', 'tls-p12', 'kerberos']) && (!(%q in a) || a[%q].matches(%q))))",
-		maps, scope.AnnotationPrefix, class, class, format, format, scopeKey, scopeKey, "^"+entry+"(,"+entry+")*$")
-}
-
 func serviceAccountDecided(opts Options) string {
 	var resources []string
 	for _, l := range podSpecLocations() {
@@ -487,7 +405,7 @@ func serviceAccountDecided(opts Options) string {
 		productController(opts))
 	maps := "(" + byResource(scopeLocations(), func(l scopeLocation) string { return l.maps }, "[]") + ")"
 	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s && %s && %s",
-		strings.Join(resources, " || "), refs, scopeDecidableMaps(maps), scopeAllowsMaps(maps))
+		strings.Join(resources, " || "), refs, scope.DecidableCEL(maps), scope.AllowsCEL(maps))
 }
 
 const attributionServiceAccount = " (gatehouse service-account)"

@@ -79,8 +79,7 @@ func checkAnnotations(path *field.Path, annotations map[string]string) []policie
 	}
 	var findings []policies.Finding
 	if class := annotations[annotationClass]; class == "" {
-		findings = append(findings, policies.Denial(SecretClassMissing, path.Key(annotationClass), class,
-			"secrets.kubedoop.dev/ annotations need a non-empty %s naming the SecretClass that provisions the volume", annotationClass))
+		findings = append(findings, policies.Denial(SecretClassMissing, path.Key(annotationClass), class, "%s", msgSecretClassMissing))
 	}
 	for _, key := range keys {
 		findings = append(findings, checkAnnotation(path, key, annotations[key])...)

@@ -98,37 +98,29 @@ func checkEntry(n, total int, p piece, path *field.Path, value string) (policies
 	switch p.Key {
 	case scopeNode, scopePod:
 		if p.assigned {
-			return policies.Denial(ScopeUnexpectedValue, path, value,
-				"entry %d of the scope is a %s scope with \"=\"; a %s scope takes no name", n, p.Key, p.Key), true
+			return policies.Denial(ScopeUnexpectedValue, path, value, "%s", entryMessages[ScopeUnexpectedValue].text(n, p.Key, "")), true
 		}
 	case scopeService, scopeListenerVolume:
 		switch {
 		case p.Value == "":
-			return policies.Denial(ScopeValueMissing, path, value,
-				"entry %d of the scope is a %s scope without a name; write %s=<name> (secret-operator cannot resolve it)", n, p.Key, p.Key), true
+			return policies.Denial(ScopeValueMissing, path, value, "%s", entryMessages[ScopeValueMissing].text(n, p.Key, "")), true
 		case p.dropped:
-			return policies.Denial(ScopeValueHasDelimiter, path, value,
-				"entry %d of the scope is a %s scope whose name contains \"=\"; secret-operator would keep only the part before the second \"=\" and silently drop the rest", n, p.Key), true
+			return policies.Denial(ScopeValueHasDelimiter, path, value, "%s", entryMessages[ScopeValueHasDelimiter].text(n, p.Key, "")), true
 		case p.Key == scopeService && !validServiceName(p.Value):
-			return policies.Denial(ScopeServiceNameInvalid, path, value,
-				"entry %d of the scope is a service scope whose name is not a Service name; secret-operator would put into the certificate %s; %s",
-				n, describeServiceSAN(p.Value), msgServiceNameRule), true
+			return policies.Denial(ScopeServiceNameInvalid, path, value, "%s",
+				entryMessages[ScopeServiceNameInvalid].text(n, p.Key, "secret-operator would put into the certificate "+describeServiceSAN(p.Value))), true
 		case p.Key == scopeListenerVolume && !validVolumeName(p.Value):
-			return policies.Denial(ScopeListenerVolumeNameInvalid, path, value,
-				"entry %d of the scope is a listener-volume scope whose name is not a volume name; %s; %s",
-				n, msgListenerVolumeUnmatched, msgVolumeNameRule), true
+			return policies.Denial(ScopeListenerVolumeNameInvalid, path, value, "%s",
+				entryMessages[ScopeListenerVolumeNameInvalid].text(n, p.Key, msgListenerVolumeUnmatched)), true
 		}
 	default:
 		switch {
 		case p.Key == "" && p.assigned:
-			return policies.Denial(ScopeKeyMissing, path, value,
-				"entry %d of the scope has no key before \"=\"; write node, pod, service=<name> or listener-volume=<name> (operator-go rejects an entry without a key)", n), true
+			return policies.Denial(ScopeKeyMissing, path, value, "%s", entryMessages[ScopeKeyMissing].text(n, p.Key, "")), true
 		case p.empty:
-			return policies.Denial(ScopeEntryEmpty, path, value,
-				"entry %d of the scope is empty; entries are separated by a single \",\" with none leading or trailing", n), true
+			return policies.Denial(ScopeEntryEmpty, path, value, "%s", entryMessages[ScopeEntryEmpty].text(n, p.Key, "")), true
 		default:
-			return policies.Warning(ScopeUnknownKey, path, value,
-				"entry %d of the scope has a key secret-operator does not know, so it skips the entry; known keys are node, pod, service and listener-volume", n), true
+			return policies.Warning(ScopeUnknownKey, path, value, "%s", entryMessages[ScopeUnknownKey].text(n, p.Key, "")), true
 		}
 	}
 	return policies.Finding{}, false
