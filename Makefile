@@ -5,7 +5,7 @@ FUZZTIME ?= 30s
 # Each new interesting input is minimized for up to this long; the default
 # (60s) spends most of a short run minimizing the large fixture seeds.
 FUZZMINIMIZETIME ?= 2s
-# kube-apiserver and etcd built from module sources (e2e/tools), cached here.
+# kube-apiserver and etcd built from module sources (tools/controlplane), cached here.
 E2E_CACHE ?= $(CURDIR)/.cache/e2e
 # The e2e module is separate (cert-manager, kustomize, envtest stay out of the
 # product module) and must never be upgraded by a newer toolchain on its own.
@@ -29,7 +29,7 @@ release: ## build the image ghcr.io/gatehouse-dev/gatehouse:VERSION, release and
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE):$(VERSION) .
 
 run: e2e-bin ## start a local control plane with cert-manager and gatehouse, apply deploy/examples/, keep serving
-	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) run ./cmd/localcluster --repo .. $(RUN_ARGS)
+	cd e2e && KUBEBUILDER_ASSETS=$$(../tools/controlplane/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) run ./cmd/localcluster --repo .. $(RUN_ARGS)
 
 # The examples include denied objects on purpose, so check's exit status 1
 # (denied) is the expected outcome here; 2 (unreadable input) still fails,
@@ -69,21 +69,21 @@ chart-files: ## copy into charts/gatehouse the files it shares with deploy/
 	cp deploy/crds/vshn.net_operatorharnesses.yaml charts/gatehouse/crds/
 
 e2e-bin: ## build (once, then cached) kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kubemark from module sources
-	e2e/tools/build.sh $(E2E_CACHE) >/dev/null
+	tools/controlplane/build.sh $(E2E_CACHE) >/dev/null
 
 e2e: e2e-bin ## the e2e suite: fixtures, UPDATE, ratcheting, dry run, cert rotation on a real API server with real cert-manager
-	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) test -count=1 -timeout 20m ./...
+	cd e2e && KUBEBUILDER_ASSETS=$$(../tools/controlplane/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) test -count=1 -timeout 20m ./...
 
 # The soak is not part of `make test`: it runs for SOAK_DURATION (10 minutes).
 SOAK_DURATION ?= 10m
 soak: e2e-bin ## reviews at a fixed rate for SOAK_DURATION (10m) while cert-manager re-issues the serving certificate; checks failures, RSS, goroutines
-	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) run ./soak --repo .. --duration $(SOAK_DURATION) $(SOAK_ARGS)
+	cd e2e && KUBEBUILDER_ASSETS=$$(../tools/controlplane/build.sh $(E2E_CACHE) | tail -1) $(E2E_GO) run ./soak --repo .. --duration $(SOAK_DURATION) $(SOAK_ARGS)
 
 e2e-kind: ## the same suite on a kind cluster (needs Docker and network)
 	e2e/kind/run.sh
 
-e2e-matrix: ## the e2e suite against other kube-apiserver minors (see e2e/tools/README.md)
-	e2e/tools/matrix.sh
+e2e-matrix: ## the e2e suite against other kube-apiserver minors (see tools/controlplane/README.md)
+	tools/controlplane/matrix.sh
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -93,8 +93,8 @@ manifests: ## regenerate deploy/webhooks from the webhook registry
 	$(GO) run ./cmd/gatehouse manifests --manage-selections > deploy/webhooks/webhookconfigurations.yaml
 	$(MAKE) chart-files
 
-crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-gen
-	e2e/tools/controller-gen/generate.sh
+crds: ## regenerate deploy/crds and the deepcopy code of api/ with controller-gen (pinned in tools/controller-gen)
+	tools/controller-gen/generate.sh
 	$(MAKE) chart-files
 
 golden: ## regenerate the policies' golden fixtures (review the diff!)
@@ -128,7 +128,7 @@ bench: build e2e-bin ## measure gatehouse against its floor, end to end, under m
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./policies/... ./webhooks/ > bin/bench.txt
 	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./perf/ >> ../bin/bench.txt
 	cd e2e && $(E2E_GO) build -o ../bin/floor ./perf/cmd/floor && $(E2E_GO) build -o ../bin/gatehouse-load ./perf/cmd/gatehouse-load
-	cd e2e && KUBEBUILDER_ASSETS=$$(../e2e/tools/build.sh $(E2E_CACHE) | tail -1) ../bin/gatehouse-load --repo .. \
+	cd e2e && KUBEBUILDER_ASSETS=$$(../tools/controlplane/build.sh $(E2E_CACHE) | tail -1) ../bin/gatehouse-load --repo .. \
 	  --gatehouse ../bin/gatehouse --floor ../bin/floor --bench ../bin/bench.txt \
 	  --json ../bin/performance.json --doc ../docs/performance.md $(BENCH_ARGS)
 

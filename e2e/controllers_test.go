@@ -261,7 +261,7 @@ func startControllers(ctx context.Context, t *testing.T, e *env) {
 	m, err := e.local.StartControllerManager(ctx)
 	if errors.Is(err, localcluster.ErrNoControllerManager) {
 		// make e2e-matrix runs other kube-apiserver minors, built
-		// without it; make test always builds it (e2e/tools/build.sh).
+		// without it; make test always builds it (tools/controlplane/build.sh).
 		t.Skip(err)
 	}
 	if err != nil {

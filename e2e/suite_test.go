@@ -18,8 +18,8 @@ import (
 
 // The suite runs against one of two clusters, with the same test code:
 //   - the local control plane (KUBEBUILDER_ASSETS names the directory of the
-//     kube-apiserver and etcd binaries e2e/tools/build.sh built), started once
-//     by the first test that needs it;
+//     kube-apiserver and etcd binaries tools/controlplane/build.sh built),
+//     started once by the first test that needs it;
 //   - an existing cluster where gatehouse is installed from deploy/default
 //     (E2E_KUBECONFIG, the kind path of `make e2e-kind`).
 var (

@@ -1,5 +1,5 @@
 // Package localcluster starts the real thing on one machine, without Docker:
-// kube-apiserver and etcd built from pinned module sources (e2e/tools),
+// kube-apiserver and etcd built from pinned module sources (tools/controlplane),
 // started by controller-runtime's envtest with the ServiceAccount admission
 // plugin on; cert-manager's controllers and cainjector in-process; the
 // Issuer chain and webhook configurations rendered from deploy/e2e; and
@@ -96,7 +96,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		o.BinaryDir = os.Getenv("KUBEBUILDER_ASSETS")
 	}
 	if o.BinaryDir == "" {
-		return nil, errors.New("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS (make e2e builds them with e2e/tools/build.sh)")
+		return nil, errors.New("no kube-apiserver/etcd: set KUBEBUILDER_ASSETS (make e2e builds them with tools/controlplane/build.sh)")
 	}
 	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 
 // Component is a control-plane binary other than kube-apiserver and etcd
 // (kube-controller-manager, kube-scheduler, a hollow node), built from the
-// pinned module sources like kube-apiserver (e2e/tools/build.sh) and run as
+// pinned module sources like kube-apiserver (tools/controlplane/build.sh) and run as
 // a process of its own group. The cluster's Stop does not stop it: Stop it.
 type Component struct {
 	cmd  *exec.Cmd

@@ -39,7 +39,7 @@ const controllers = "serviceaccount-token-controller,serviceaccount-controller,r
 func (c *Cluster) StartControllerManager(ctx context.Context) (*Component, error) {
 	binary := filepath.Join(c.opts.BinaryDir, "kube-controller-manager")
 	if _, err := os.Stat(binary); err != nil {
-		return nil, fmt.Errorf("%w in %s (e2e/tools/build.sh builds it)", ErrNoControllerManager, c.opts.BinaryDir)
+		return nil, fmt.Errorf("%w in %s (tools/controlplane/build.sh builds it)", ErrNoControllerManager, c.opts.BinaryDir)
 	}
 	api := c.env.ControlPlane.GetAPIServer()
 	dir := filepath.Join(c.opts.WorkDir, "controller-manager")

@@ -25,7 +25,7 @@ var ErrNoNode = errors.New("no kube-scheduler or kubemark")
 func (c *Cluster) StartScheduler(ctx context.Context) (*Component, error) {
 	binary := filepath.Join(c.opts.BinaryDir, "kube-scheduler")
 	if _, err := os.Stat(binary); err != nil {
-		return nil, fmt.Errorf("%w: %s has no kube-scheduler (e2e/tools/build.sh builds it)", ErrNoNode, c.opts.BinaryDir)
+		return nil, fmt.Errorf("%w: %s has no kube-scheduler (tools/controlplane/build.sh builds it)", ErrNoNode, c.opts.BinaryDir)
 	}
 	dir := filepath.Join(c.opts.WorkDir, "scheduler")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -51,7 +51,7 @@ func (c *Cluster) StartScheduler(ctx context.Context) (*Component, error) {
 func (c *Cluster) StartHollowNode(ctx context.Context, name, taint string) (*Component, error) {
 	binary := filepath.Join(c.opts.BinaryDir, "kubemark")
 	if _, err := os.Stat(binary); err != nil {
-		return nil, fmt.Errorf("%w: %s has no kubemark (e2e/tools/build.sh builds it)", ErrNoNode, c.opts.BinaryDir)
+		return nil, fmt.Errorf("%w: %s has no kubemark (tools/controlplane/build.sh builds it)", ErrNoNode, c.opts.BinaryDir)
 	}
 	dir := filepath.Join(c.opts.WorkDir, "node-"+name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

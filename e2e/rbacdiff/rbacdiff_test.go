@@ -2,8 +2,8 @@
 // differentially against the Kubernetes RBAC authorizer's own RuleAllows
 // (k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac), on generated rules and
 // requests. It is a module of its own so that k8s.io/kubernetes stays out of
-// the product module and does not move the versions that e2e/tools builds
-// the control plane from.
+// the product module and does not move the versions that tools/controlplane
+// builds the control plane from.
 package rbacdiff
 
 import (

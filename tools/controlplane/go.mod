@@ -1,4 +1,4 @@
-module github.com/gatehouse-dev/gatehouse/e2e/tools
+module github.com/gatehouse-dev/gatehouse/tools/controlplane
 
 go 1.26.8
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubemark (the hollow
-# node) and etcd from the module sources pinned in e2e/tools/go.mod, for the e2e suite
-# (controller-runtime envtest). No Docker, no prebuilt downloads.
+# node) and etcd from the module sources pinned in tools/controlplane/go.mod, for the
+# e2e suite (controller-runtime envtest) and `make run`. No Docker, no prebuilt
+# downloads.
 #
-# usage: e2e/tools/build.sh [CACHE_DIR]     (default CACHE_DIR: <repo root>/.cache/e2e)
+# usage: tools/controlplane/build.sh [CACHE_DIR]     (default CACHE_DIR: <repo root>/.cache/e2e)
 #
 # Output: $CACHE_DIR/bin/<BIN_DIR_NAME from versions.env>/{kube-apiserver,kube-controller-manager,
 # kube-scheduler,kubemark,etcd}.
 # A binary already present there is not rebuilt. Progress goes to stderr; the only
 # line on stdout is the binary directory, printed last, so both
-#   dir=$(e2e/tools/build.sh)   and   dir=$(e2e/tools/build.sh | tail -1)
+#   dir=$(tools/controlplane/build.sh)   and   dir=$(tools/controlplane/build.sh | tail -1)
 # work while CI logs still show the progress and heartbeat lines.
 set -euo pipefail
 
@@ -37,8 +38,9 @@ k8s_major=${k8s_semver%%.*}
 k8s_minor=${k8s_semver#*.}
 k8s_minor=${k8s_minor%%.*}
 
-# The go command must see e2e/tools/go.mod exactly as committed: no workspace, no
-# implicit go.mod/go.sum edits (-mod=readonly also overrides a GOFLAGS=-mod=mod).
+# The go command must see tools/controlplane/go.mod exactly as committed: no
+# workspace, no implicit go.mod/go.sum edits (-mod=readonly also overrides a
+# GOFLAGS=-mod=mod).
 export GOWORK=off
 export CGO_ENABLED=0
 
@@ -108,11 +110,11 @@ build() {
 
 # go.mod and versions.env must agree, or the directory name would lie about its contents.
 [[ "$(gomod_version k8s.io/kubernetes)" == "$K8S_VERSION" ]] ||
-	die "e2e/tools/go.mod requires k8s.io/kubernetes $(gomod_version k8s.io/kubernetes), versions.env says $K8S_VERSION"
+	die "tools/controlplane/go.mod requires k8s.io/kubernetes $(gomod_version k8s.io/kubernetes), versions.env says $K8S_VERSION"
 [[ "$(gomod_version k8s.io/apiserver)" == "$K8S_STAGING_VERSION" ]] ||
-	die "e2e/tools/go.mod pins k8s.io/apiserver $(gomod_version k8s.io/apiserver), versions.env says $K8S_STAGING_VERSION"
+	die "tools/controlplane/go.mod pins k8s.io/apiserver $(gomod_version k8s.io/apiserver), versions.env says $K8S_STAGING_VERSION"
 [[ "$(gomod_version go.etcd.io/etcd/server/v3)" == "$ETCD_VERSION" ]] ||
-	die "e2e/tools/go.mod requires go.etcd.io/etcd/server/v3 $(gomod_version go.etcd.io/etcd/server/v3), versions.env says $ETCD_VERSION"
+	die "tools/controlplane/go.mod requires go.etcd.io/etcd/server/v3 $(gomod_version go.etcd.io/etcd/server/v3), versions.env says $ETCD_VERSION"
 
 mkdir -p "$BIN_DIR"
 

@@ -1,4 +1,4 @@
-module github.com/gatehouse-dev/gatehouse/e2e/tools/controller-gen
+module github.com/gatehouse-dev/gatehouse/tools/controller-gen
 
 go 1.26.8
 
