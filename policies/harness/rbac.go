@@ -6,7 +6,7 @@
 // pkg/apis/rbac/v1: VerbMatches, APIGroupMatches, ResourceMatches,
 // ResourceNameMatches), re-stated here because those packages live in
 // k8s.io/kubernetes, which a product module does not import. A differential
-// test in e2e/tools runs the upstream function against this one.
+// test in e2e/rbacdiff runs the upstream function against this one.
 //
 //   - "*" in verbs, apiGroups or resources matches everything of that kind;
 //   - a resource matches "<resource>/<subresource>" exactly, and a rule

@@ -3,7 +3,7 @@ package harness
 import "testing"
 
 // TestRuleAllows states the RBAC authorizer's matching on the cases that
-// decide the review; e2e/tools/rbacdiff compares RuleAllows with the
+// decide the review; e2e/rbacdiff compares RuleAllows with the
 // upstream function on generated rules and requests.
 func TestRuleAllows(t *testing.T) {
 	r := func(verbs, groups, resources, names []string) Rule {
