@@ -17,6 +17,14 @@ import (
 // they appear in denials, audit annotations, metrics and `gatehouse check`.
 type Code string
 
+// StateUnavailable: the webhook's view of other objects (namespaces,
+// OperatorHarnesses, roles, DependencyGroups, ...) could not answer a lookup
+// the review needs (cache unsynced or failed, no cluster access), so the
+// review cannot be completed. It is the one code every policy that reads
+// that view denies with; it is never excused by ratcheting (it carries no
+// evidence: policies.Unratcheted) and always denies, never allows.
+const StateUnavailable Code = "StateUnavailable"
+
 // Severity says whether a finding denies the request or only warns.
 type Severity int
 

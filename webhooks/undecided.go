@@ -2,15 +2,10 @@ package webhooks
 
 import (
 	"errors"
-	"slices"
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
-	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
-	"github.com/gatehouse-dev/gatehouse/policies/harness"
-	"github.com/gatehouse-dev/gatehouse/policies/proxy"
-	"github.com/gatehouse-dev/gatehouse/policies/scopelabel"
 )
 
 // Undecided reviews: `gatehouse check` decides against the objects it is
@@ -51,12 +46,6 @@ type StateGaps interface {
 	TakeGaps() []string
 }
 
-// stateUnavailable are the codes the policies deny with when their view
-// cannot answer a lookup.
-var stateUnavailable = []policies.Code{
-	dependencygroup.StateUnavailable, harness.StateUnavailable, proxy.StateUnavailable, scopelabel.StateUnavailable,
-}
-
 // undecided is the decision of the member name that could not decide for
 // want of missing.
 func undecided(name string, missing []string) Decision {
@@ -83,7 +72,7 @@ func withMissing(d Decision, missing []string) Decision {
 	var content []policies.Finding
 	denies := false
 	for _, f := range d.Findings {
-		if slices.Contains(stateUnavailable, f.Code) {
+		if f.Code == policies.StateUnavailable {
 			continue
 		}
 		content = append(content, f)

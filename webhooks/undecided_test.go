@@ -127,7 +127,7 @@ func TestOfflineReferenceNotGivenIsUndecided(t *testing.T) {
 // the view lacked something go; a decision other findings deny stays
 // denied and says what was missing; any other is undecided.
 func TestWithMissing(t *testing.T) {
-	unavailable := policies.Finding{Code: dependencygroup.StateUnavailable, Field: "spec", Severity: policies.Deny}
+	unavailable := policies.Finding{Code: policies.StateUnavailable, Field: "spec", Severity: policies.Deny}
 	content := policies.Finding{Code: "DependencyGroupCRDClaimed", Field: "spec.crds[0].name", Severity: policies.Deny}
 	warning := policies.Finding{Code: "DependencyGroupMissing", Field: "spec.requires[0]", Severity: policies.Warn}
 	missing := []string{"DependencyGroup x"}

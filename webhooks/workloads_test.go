@@ -78,7 +78,7 @@ overrides:
 		for _, f := range findings {
 			codes = append(codes, f.Code)
 		}
-		want := []policies.Code{overrides.CodeSelectorLabel, overrides.CodeNodeSelectorOwned}
+		want := []policies.Code{overrides.OverrideSelectorLabel, overrides.OverrideNodeSelectorOwned}
 		if !slices.Equal(codes, want) {
 			t.Errorf("order %d: codes %v, want %v", i, codes, want)
 		}
@@ -129,11 +129,11 @@ func TestOverrideLimitsNeverRatchet(t *testing.T) {
 		ratchets bool
 	}{
 		{"content finding", "overrides:\n- {component: storage, kind: DaemonSet, patch: {spec: {template: {spec: {hostNetwork: true}}}}}\n",
-			overrides.CodePathProtected, true},
-		{"too deep", deep, overrides.CodeDocumentTooDeep, false},
+			overrides.OverridePathProtected, true},
+		{"too deep", deep, overrides.OverrideDocumentTooDeep, false},
 		{"past the parser's depth", "overrides: " + strings.Repeat("[", 11000) + strings.Repeat("]", 11000) + "\n",
-			overrides.CodeDocumentTooDeep, false},
-		{"not YAML", "overrides: [\n", overrides.CodeDocumentInvalid, false},
+			overrides.OverrideDocumentTooDeep, false},
+		{"not YAML", "overrides: [\n", overrides.OverrideDocumentInvalid, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			old, obj := configMap(tc.doc), configMap(tc.doc)
@@ -238,7 +238,7 @@ func TestValidateConfigComponents(t *testing.T) {
 	table := OptionsFromConfig(cfg).OverrideTable
 	if findings := overrides.Validate(table, map[string]string{"o.yaml": "apiVersion: " + overrides.APIVersion +
 		"\noverrides:\n- {component: net, kind: DaemonSet, extraArgs: {node: [-v]}}\n"}, nil); len(findings) != 1 ||
-		findings[0].Code != overrides.CodeComponentUnknown {
+		findings[0].Code != overrides.OverrideComponentUnknown {
 		t.Errorf("net outside the configured table: %v", findings)
 	}
 }

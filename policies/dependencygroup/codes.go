@@ -44,7 +44,6 @@ const (
 	// DependencyGroup that does not exist (yet).
 	CRDSourceRequiresMissing policies.Code = "CRDSourceRequiresMissing"
 
-	// StateUnavailable: the view of other objects could not answer a lookup
-	// (unsynced or failed cache), so the review cannot be completed.
-	StateUnavailable policies.Code = "StateUnavailable"
+	// A view of other objects that cannot answer a lookup denies with
+	// policies.StateUnavailable.
 )

@@ -7,8 +7,8 @@
 // Files: group.go (DependencyGroup), source.go (source), refs.go (the two
 // shapes of a source's references), claims.go (ObjectKey and what an object
 // claims, for the view's indexes), manages.go (the manages string's grammar
-// and scope labels), clash.go (Clashes, Decide), state.go (State and
-// StateUnavailable), codes.go.
+// and scope labels), clash.go (Clashes, Decide), state.go (State, and its
+// denial with policies.StateUnavailable), codes.go.
 //
 // Decisions where the contract leaves room:
 //

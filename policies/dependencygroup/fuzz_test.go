@@ -37,7 +37,7 @@ func fuzzValidate(t *testing.T, obj map[string]any, validate func(map[string]any
 	}
 	n := 0
 	for _, f := range failed {
-		if f.Code == StateUnavailable {
+		if f.Code == policies.StateUnavailable {
 			n++
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 func TestValidateGroup(t *testing.T) {
@@ -97,12 +99,12 @@ func TestValidateGroup(t *testing.T) {
 			return obj
 		}},
 		{name: "state error: one denial at the first lookup", obj: baseGroup, state: failingState{},
-			want: []result{deny(StateUnavailable, crd0)}},
+			want: []result{deny(policies.StateUnavailable, crd0)}},
 		{name: "state error after invalid names", state: failingState{}, obj: func() map[string]any {
 			return group("x", "", "BAD", "a.example.com", "b.example.com")
 		}, want: []result{
 			deny(DependencyGroupCRDNameInvalid, crd0),
-			deny(StateUnavailable, crd1),
+			deny(policies.StateUnavailable, crd1),
 		}},
 		{name: "malformed", obj: func() map[string]any {
 			return map[string]any{"metadata": "x", "spec": map[string]any{"crds": []any{map[string]any{"name": []any{}}}, "harnessRef": "x"}}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 func TestValidateSource(t *testing.T) {
@@ -61,10 +63,10 @@ func TestValidateSource(t *testing.T) {
 		}(), want: []result{deny(CRDSourceProvidesClaimed, "spec.provides")}},
 		{name: "state error at provides stops lookups", state: failingState{},
 			obj:  source("x", map[string]any{"provides": "a", "manages": "b", "requires": requiresList("c")}),
-			want: []result{deny(StateUnavailable, "spec.provides")}},
+			want: []result{deny(policies.StateUnavailable, "spec.provides")}},
 		{name: "state error at requires denies", state: failingState{},
 			obj:  source("x", map[string]any{"manages": "a as B", "requires": requiresList("c")}),
-			want: []result{deny(CRDSourceManagesInvalid, "spec.manages"), deny(StateUnavailable, "spec.requires[0].dependencyGroup.name")}},
+			want: []result{deny(CRDSourceManagesInvalid, "spec.manages"), deny(policies.StateUnavailable, "spec.requires[0].dependencyGroup.name")}},
 		{name: "helmetica's source in a view containing itself", state: upstreamState(),
 			obj: chrysopoeiaSample("v26.mariadb-operator")()},
 		{name: "reference alone", obj: upstreamSource("default", "v6.podinfo", nil)},

@@ -43,7 +43,7 @@ const msgStateUnavailable = "the webhook's view of other objects is not availabl
 // stateUnavailable is the one finding a review reports when a lookup fails;
 // path is the field that needed the lookup.
 func stateUnavailable(path *field.Path) policies.Finding {
-	return policies.Unratcheted(StateUnavailable, path, msgStateUnavailable)
+	return policies.Unratcheted(policies.StateUnavailable, path, msgStateUnavailable)
 }
 
 // others returns names without self, sorted, without allocating when

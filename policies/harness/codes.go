@@ -65,8 +65,6 @@ const (
 	// aggregationRule selects, is stored in a shape the review cannot read.
 	HarnessRoleUnreadable policies.Code = "HarnessRoleUnreadable"
 
-	// StateUnavailable: the view of other harnesses, or of roles, could not
-	// answer a lookup (unsynced or failed cache), so the review cannot be
-	// completed.
-	StateUnavailable policies.Code = "StateUnavailable"
+	// A view of other harnesses, or of roles, that cannot answer a lookup
+	// denies with policies.StateUnavailable.
 )

@@ -38,7 +38,7 @@ func FuzzValidateHarness(f *testing.F) {
 		}
 		n := 0
 		for _, f := range failed {
-			if f.Code == StateUnavailable {
+			if f.Code == policies.StateUnavailable {
 				n++
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
 const (
@@ -352,7 +354,7 @@ func TestValidateHarness(t *testing.T) {
 		{name: "a role bound twice is reported at each binding", obj: roleBindings(roleRefTo(kindClusterRole, "cluster-admin"), roleRefTo(kindClusterRole, "cluster-admin")),
 			want: []result{deny(HarnessGrantDangerous, refAt0), deny(HarnessGrantDangerous, "spec.roleBindings.roleRefs[1]")}},
 		{name: "view of roles fails", obj: baseHarness, state: seededState().withRolesError(),
-			want: []result{deny(StateUnavailable, refAt0)}},
+			want: []result{deny(policies.StateUnavailable, refAt0)}},
 		{name: "aggregation selector unreadable", obj: bindings(roleRefTo(kindClusterRole, "odd")), state: seededState().withRoles(
 			map[string]any{"kind": kindClusterRole, "metadata": map[string]any{"name": "odd"},
 				"aggregationRule": map[string]any{"clusterRoleSelectors": []any{map[string]any{"matchExpressions": []any{
@@ -370,11 +372,11 @@ func TestValidateHarness(t *testing.T) {
 
 		// State.
 		{name: "state error: one denial at the first lookup", obj: baseHarness, state: failingState{},
-			want: []result{deny(StateUnavailable, "spec.scopeToLabel")}},
+			want: []result{deny(policies.StateUnavailable, "spec.scopeToLabel")}},
 		{name: "state error in Report mode without label", state: failingState{}, obj: tweak(func(o map[string]any) {
 			report(o)
 			delete(spec(o), "scopeToLabel")
-		}), want: []result{warn(HarnessGrantDangerous, "spec.clusterRoles.rules[1]"), deny(StateUnavailable, "spec.operator.serviceAccounts[0]")}},
+		}), want: []result{warn(HarnessGrantDangerous, "spec.clusterRoles.rules[1]"), deny(policies.StateUnavailable, "spec.operator.serviceAccounts[0]")}},
 		{name: "nil object", obj: func() map[string]any { return nil },
 			want: []result{deny(HarnessOperatorInvalid, "spec.operator.namespace"), deny(HarnessScopeLabelInvalid, "spec.scopeToLabel")}},
 	}

@@ -46,7 +46,7 @@ const (
 )
 
 func stateUnavailable(path *field.Path, view string) policies.Finding {
-	return policies.Unratcheted(StateUnavailable, path,
+	return policies.Unratcheted(policies.StateUnavailable, path,
 		"the webhook's view of %s is not available (cache not synced or failed), "+
 			"so this harness cannot be checked against it; retry later", view)
 }

@@ -121,7 +121,7 @@ func (w *walker) checkAdditions(e *entry) {
 			}
 		}
 		if !found {
-			w.deny(CodeAdditionUndefined, a.path, a.name, msgAdditionUndefined,
+			w.deny(OverrideAdditionUndefined, a.path, a.name, msgAdditionUndefined,
 				addField(a.init), a.name, containerNoun(a.init), containerList(a.init))
 		}
 	}

@@ -72,7 +72,7 @@ func (w *walker) applyChecks(e *entry) {
 		return
 	}
 	if replicas := lookup(e.patch, "spec", "replicas"); replicas != nil && e.component == "metalman" && e.kind == deployment {
-		w.deny(CodeFieldOwnedBySite, e.path.Child(fieldPatch, "spec", "replicas"), w.evidence(replicas), msgFieldOwnedBySite)
+		w.deny(OverrideFieldOwnedBySite, e.path.Child(fieldPatch, "spec", "replicas"), w.evidence(replicas), msgFieldOwnedBySite)
 	}
 	for _, c := range e.containers {
 		env := lookup(c.node, "env")
@@ -81,7 +81,7 @@ func (w *walker) applyChecks(e *entry) {
 		}
 		for i, item := range env.content {
 			if lookup(item, "value") != nil && lookup(item, "valueFrom") != nil {
-				w.deny(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), w.evidence(item), msgEnvValueAndValueFrom)
+				w.deny(OverrideEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), w.evidence(item), msgEnvValueAndValueFrom)
 			}
 		}
 	}
@@ -95,12 +95,12 @@ func (w *walker) applyChecks(e *entry) {
 			continue
 		}
 		if !isString(typ) || (typ.value != r.types[0] && typ.value != r.types[1]) {
-			w.deny(CodeStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "type"), w.evidence(typ), msgStrategyType,
+			w.deny(OverrideStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "type"), w.evidence(typ), msgStrategyType,
 				"spec."+r.field+".type", r.types[0]+" or "+r.types[1])
 			continue
 		}
 		if typ.value == r.exclusive && lookup(strategy, "rollingUpdate") != nil {
-			w.deny(CodeStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "rollingUpdate"), w.evidence(strategy),
+			w.deny(OverrideStrategyInvalid, e.path.Child(fieldPatch, "spec", r.field, "rollingUpdate"), w.evidence(strategy),
 				msgStrategyRolling, "a strategy of type", r.exclusive)
 		}
 	}
@@ -122,9 +122,9 @@ func (w *walker) checkAffinity(e *entry) {
 		path := below(requiredTerms...)
 		switch {
 		case terms.kind != yaml.SequenceNode:
-			w.deny(CodeAffinityInvalid, path, w.evidence(terms), msgAffinityNotList, "nodeSelectorTerms")
+			w.deny(OverrideAffinityInvalid, path, w.evidence(terms), msgAffinityNotList, "nodeSelectorTerms")
 		case len(terms.content) == 0:
-			w.deny(CodeAffinityInvalid, path, "", msgTermsEmpty)
+			w.deny(OverrideAffinityInvalid, path, "", msgTermsEmpty)
 		default:
 			e.terms, e.termsPath = len(terms.content), path
 			for i, term := range terms.content {
@@ -145,7 +145,7 @@ func (w *walker) checkTerm(e *entry, term *node, path *field.Path) {
 	case term == nil || isNull(term):
 		return
 	case term.kind != yaml.MappingNode:
-		w.deny(CodeAffinityInvalid, path, w.evidence(term), msgAffinityNotMapping, "nodeSelectorTerms")
+		w.deny(OverrideAffinityInvalid, path, w.evidence(term), msgAffinityNotMapping, "nodeSelectorTerms")
 		return
 	}
 	requirements := 0
@@ -174,12 +174,12 @@ func (w *walker) checkMappings(n *node, path *field.Path, name string) {
 	case n == nil || isNull(n):
 		return
 	case n.kind != yaml.SequenceNode:
-		w.deny(CodeAffinityInvalid, path, w.evidence(n), msgAffinityNotList, name)
+		w.deny(OverrideAffinityInvalid, path, w.evidence(n), msgAffinityNotList, name)
 		return
 	}
 	for i, item := range n.content {
 		if item = deref(item); !isNull(item) && item.kind != yaml.MappingNode {
-			w.deny(CodeAffinityInvalid, path.Index(i), w.evidence(item), msgAffinityNotMapping, name)
+			w.deny(OverrideAffinityInvalid, path.Index(i), w.evidence(item), msgAffinityNotMapping, name)
 		}
 	}
 }

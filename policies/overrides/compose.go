@@ -351,8 +351,8 @@ func (c *composition) addClaims(e *entry) {
 		case !ok:
 			setFirst(&c.claims, ec.key, ec.claim)
 		case first.entry != e && first.value != ec.value:
-			c.report(CodeConflict, first.path, first.value+"\x00"+ec.value, msgConflict, e.path)
-			c.report(CodeConflict, ec.path, ec.value+"\x00"+first.value, msgConflict, first.entry.path)
+			c.report(OverrideConflict, first.path, first.value+"\x00"+ec.value, msgConflict, e.path)
+			c.report(OverrideConflict, ec.path, ec.value+"\x00"+first.value, msgConflict, first.entry.path)
 		}
 	}
 	for _, a := range e.args {
@@ -361,8 +361,8 @@ func (c *composition) addClaims(e *entry) {
 		case !ok:
 			setFirst(&c.args, a.name, claim{entry: e, value: a.name, path: a.path})
 		case first.entry != e:
-			c.report(CodeConflict, first.path, a.name, msgConflictArgs, e.path, a.name)
-			c.report(CodeConflict, a.path, a.name, msgConflictArgs, first.entry.path, a.name)
+			c.report(OverrideConflict, first.path, a.name, msgConflictArgs, e.path, a.name)
+			c.report(OverrideConflict, a.path, a.name, msgConflictArgs, first.entry.path, a.name)
 		}
 	}
 	for _, pc := range e.containers {
@@ -375,8 +375,8 @@ func (c *composition) addClaims(e *entry) {
 				own, other = other, own
 			}
 			if first, ok := c.first(theirs, key); ok && first.entry != e {
-				c.report(CodeEnvValueAndValueFrom, first.path, name, msgEnvSourcesCombined, e.path, own, other)
-				c.report(CodeEnvValueAndValueFrom, at, name, msgEnvSourcesCombined, first.entry.path, other, own)
+				c.report(OverrideEnvValueAndValueFrom, first.path, name, msgEnvSourcesCombined, e.path, own, other)
+				c.report(OverrideEnvValueAndValueFrom, at, name, msgEnvSourcesCombined, first.entry.path, other, own)
 			}
 			if _, ok := (*mine)[key]; !ok {
 				setFirst(mine, key, claim{entry: e, value: name, path: at})
@@ -392,8 +392,8 @@ func (c *composition) addClaims(e *entry) {
 			setFirst(&c.added, key, claim{entry: e, value: value, path: pc.path(e.path)})
 		case first.entry != e && first.value != value:
 			noun := containerNoun(pc.init)
-			c.report(CodeConflict, first.path, first.value, msgConflictAddition, e.path, noun, pc.name)
-			c.report(CodeConflict, pc.path(e.path), value, msgConflictAddition, first.entry.path, noun, pc.name)
+			c.report(OverrideConflict, first.path, first.value, msgConflictAddition, e.path, noun, pc.name)
+			c.report(OverrideConflict, pc.path(e.path), value, msgConflictAddition, first.entry.path, noun, pc.name)
 		}
 	}
 }
@@ -405,9 +405,9 @@ func (c *composition) finish(operatorTerms int) {
 	for i, r := range strategyRules {
 		f := r.field
 		pair := func(a, b *entry) {
-			c.report(CodeStrategyInvalid, b.path.Child(fieldPatch, "spec", f, "rollingUpdate"), r.exclusive,
+			c.report(OverrideStrategyInvalid, b.path.Child(fieldPatch, "spec", f, "rollingUpdate"), r.exclusive,
 				msgStrategyAcross, a.path, "spec."+f, r.exclusive)
-			c.report(CodeStrategyInvalid, a.path.Child(fieldPatch, "spec", f, "type"), r.exclusive,
+			c.report(OverrideStrategyInvalid, a.path.Child(fieldPatch, "spec", f, "type"), r.exclusive,
 				msgStrategyAcross, a.path, "spec."+f, r.exclusive)
 		}
 		var baseExclusive, baseRolling []*entry
@@ -457,7 +457,7 @@ func (c *composition) finish(operatorTerms int) {
 	}
 	reportTerms := func(entries []*entry) {
 		for _, e := range entries {
-			c.report(CodeAffinityInvalid, e.termsPath, strconv.Itoa(e.terms), msgTermsProduct, maxRequiredTerms)
+			c.report(OverrideAffinityInvalid, e.termsPath, strconv.Itoa(e.terms), msgTermsProduct, maxRequiredTerms)
 		}
 	}
 	reportTerms(c.withTerms)
@@ -501,8 +501,8 @@ func (c *composition) finishEmptyTerms(operatorTerms int) {
 	if second == nil || first.emptyTerm == nil || second.emptyTerm == nil {
 		return
 	}
-	c.report(CodeAffinityInvalid, first.emptyTerm, emptyTermEvidence, msgEmptyTermsCombined, second.path)
-	c.report(CodeAffinityInvalid, second.emptyTerm, emptyTermEvidence, msgEmptyTermsCombined, first.path)
+	c.report(OverrideAffinityInvalid, first.emptyTerm, emptyTermEvidence, msgEmptyTermsCombined, second.path)
+	c.report(OverrideAffinityInvalid, second.emptyTerm, emptyTermEvidence, msgEmptyTermsCombined, first.path)
 }
 
 // entryClaim is a claim at a merged position key.
@@ -535,8 +535,8 @@ func (w *walker) claimsOf(e *entry, report reporter) {
 		c := entryClaim{key: string(position), claim: claim{entry: e, value: canonical(n), path: path}}
 		if i, ok := seen[c.key]; ok {
 			if first := e.claims[i]; first.value != c.value {
-				report(CodeConflict, first.path, first.value+"\x00"+c.value, msgConflictKeys)
-				report(CodeConflict, c.path, c.value+"\x00"+first.value, msgConflictKeys)
+				report(OverrideConflict, first.path, first.value+"\x00"+c.value, msgConflictKeys)
+				report(OverrideConflict, c.path, c.value+"\x00"+first.value, msgConflictKeys)
 			}
 			return
 		}

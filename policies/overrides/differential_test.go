@@ -97,7 +97,7 @@ var beforeTable = MustPreset("upstream-59fa209")
 // across entries, terms without requirements (upstream, see
 // upstream_test.go).
 var changedRules = map[policies.Code]bool{
-	CodeContainerUnknown: true, CodeContainerExists: true, CodeEnvValueAndValueFrom: true, CodeAffinityInvalid: true,
+	OverrideContainerUnknown: true, OverrideContainerExists: true, OverrideEnvValueAndValueFrom: true, OverrideAffinityInvalid: true,
 }
 
 // withoutChangedRules is findings without those of changedRules.
@@ -117,8 +117,8 @@ func withoutChangedRules(findings []policies.Finding) []policies.Finding {
 func stoppedByChangedLimit(got, want []policies.Finding) bool {
 	// The depth limit is the engine's now, 32 levels where before stopped
 	// at 100.
-	limits := map[policies.Code]bool{CodeConfigMapTooLarge: true, CodeDocumentTooLong: true, CodeDocumentTooManyNodes: true,
-		CodeMappingTooManyKeys: true, CodeTooManyEntries: true, CodeTooManyFindings: true, CodeDocumentTooDeep: true}
+	limits := map[policies.Code]bool{OverrideConfigMapTooLarge: true, OverrideDocumentTooLong: true, OverrideDocumentTooManyNodes: true,
+		OverrideMappingTooManyKeys: true, OverrideTooManyEntries: true, OverrideTooManyFindings: true, OverrideDocumentTooDeep: true}
 	for _, findings := range [][]policies.Finding{got, want} {
 		for _, f := range findings {
 			if limits[f.Code] {

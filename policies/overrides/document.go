@@ -70,7 +70,7 @@ func (w *walker) document(path *field.Path, raw string) {
 	w.doc, w.depth, w.stopped, w.docFindings = path, 0, false, 0
 	w.docBudget = visitsPerByte*len(raw) + visitsPerDocument
 	if strings.TrimSpace(raw) == "" {
-		w.warn(CodeDocumentEmpty, path, raw, msgDocumentEmpty)
+		w.warn(OverrideDocumentEmpty, path, raw, msgDocumentEmpty)
 		return
 	}
 	if w.documentTooLong(path, raw) {
@@ -85,7 +85,7 @@ func (w *walker) document(path *field.Path, raw string) {
 		return
 	}
 	if root.kind != yaml.MappingNode {
-		w.deny(CodeDocumentInvalid, path, raw, msgRootNotMapping)
+		w.deny(OverrideDocumentInvalid, path, raw, msgRootNotMapping)
 		return
 	}
 	w.envelope(root, path)
@@ -100,13 +100,13 @@ func (w *walker) parse(path *field.Path, raw string) (*node, bool) {
 	var doc, extra yaml.Node
 	err := decodeNode(decoder, &doc)
 	if errors.Is(err, io.EOF) {
-		w.deny(CodeDocumentInvalid, path, raw, msgNoDocument)
+		w.deny(OverrideDocumentInvalid, path, raw, msgNoDocument)
 		return nil, false
 	}
 	if err == nil {
 		err = decodeNode(decoder, &extra)
 		if err == nil {
-			w.deny(CodeMultipleDocuments, path, raw, msgMultipleDocuments)
+			w.deny(OverrideMultipleDocuments, path, raw, msgMultipleDocuments)
 			return nil, false
 		}
 		if errors.Is(err, io.EOF) {
@@ -116,16 +116,16 @@ func (w *walker) parse(path *field.Path, raw string) (*node, bool) {
 	switch {
 	case err != nil && strings.Contains(err.Error(), parserDepthLimit):
 		// The parser's own nesting limit: a limit, not a syntax error.
-		w.limit(CodeDocumentTooDeep, path, msgTooDeep)
+		w.limit(OverrideDocumentTooDeep, path, msgTooDeep)
 		return nil, false
 	case err != nil:
 		// A parse failure says the text could not be read, not what a value
 		// is: it never ratchets.
-		w.limit(CodeDocumentInvalid, path, msgSyntax, syntaxDetail(err))
+		w.limit(OverrideDocumentInvalid, path, msgSyntax, syntaxDetail(err))
 		return nil, false
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		w.deny(CodeDocumentInvalid, path, raw, msgRootNotMapping)
+		w.deny(OverrideDocumentInvalid, path, raw, msgRootNotMapping)
 		return nil, false
 	}
 	return fromYAML(doc.Content[0]), true

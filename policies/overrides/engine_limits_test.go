@@ -133,17 +133,17 @@ func TestEngineLimitBoundaries(t *testing.T) {
 		at, past map[string]string
 		code     string
 	}{
-		{"mapping keys", one(annotationsDocument(engineMaxMappingKeys)), one(annotationsDocument(engineMaxMappingKeys + 1)), string(CodeMappingTooManyKeys)},
-		{"entries", one(entriesDocument(engineMaxEntries)), one(entriesDocument(engineMaxEntries + 1)), string(CodeTooManyEntries)},
-		{"depth", one(nestedDocument(t, engineMaxDepth)), one(nestedDocument(t, engineMaxDepth+1)), string(CodeDocumentTooDeep)},
-		{"nodes", one(nodesDocument(t, engineMaxNodes)), one(nodesDocument(t, engineMaxNodes+1)), string(CodeDocumentTooManyNodes)},
+		{"mapping keys", one(annotationsDocument(engineMaxMappingKeys)), one(annotationsDocument(engineMaxMappingKeys + 1)), string(OverrideMappingTooManyKeys)},
+		{"entries", one(entriesDocument(engineMaxEntries)), one(entriesDocument(engineMaxEntries + 1)), string(OverrideTooManyEntries)},
+		{"depth", one(nestedDocument(t, engineMaxDepth)), one(nestedDocument(t, engineMaxDepth+1)), string(OverrideDocumentTooDeep)},
+		{"nodes", one(nodesDocument(t, engineMaxNodes)), one(nodesDocument(t, engineMaxNodes+1)), string(OverrideDocumentTooManyNodes)},
 		{"document bytes", one(bytesDocument(t, engineMaxDocumentBytes)), one(bytesDocument(t, engineMaxDocumentBytes+1)),
-			string(CodeDocumentTooLong)},
+			string(OverrideDocumentTooLong)},
 		{"ConfigMap bytes", map[string]string{"a.yaml": bytesDocument(t, engineMaxTotalBytes/4), "b.yaml": bytesDocument(t, engineMaxTotalBytes/4),
 			"c.yaml": bytesDocument(t, engineMaxTotalBytes/4), "d.yaml": bytesDocument(t, engineMaxTotalBytes/4)},
 			map[string]string{"a.yaml": bytesDocument(t, engineMaxTotalBytes/4), "b.yaml": bytesDocument(t, engineMaxTotalBytes/4),
 				"c.yaml": bytesDocument(t, engineMaxTotalBytes/4), "d.yaml": bytesDocument(t, engineMaxTotalBytes/4+1)},
-			string(CodeConfigMapTooLarge)},
+			string(OverrideConfigMapTooLarge)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, f := range Validate(anyTable, tc.at, nil) {

@@ -58,7 +58,7 @@ func (w *walker) value(n *node, p place) (*node, bool) {
 		return nil, false
 	}
 	if isNull(n) {
-		w.deny(CodeNull, w.path(p), "", msgNull)
+		w.deny(OverrideNull, w.path(p), "", msgNull)
 		return nil, false
 	}
 	return n, true
@@ -72,7 +72,7 @@ func (w *walker) entryField(e *entry, name string) place {
 func (w *walker) component(e *entry, n *node) {
 	p := w.entryField(e, fieldComponent)
 	if n == nil {
-		w.deny(CodeComponentUnknown, w.path(p), "", msgComponentRequired, w.table.names)
+		w.deny(OverrideComponentUnknown, w.path(p), "", msgComponentRequired, w.table.names)
 		return
 	}
 	n, ok := w.value(n, p)
@@ -82,7 +82,7 @@ func (w *walker) component(e *entry, n *node) {
 	name, _ := scalarString(n)
 	comp, known := w.table.lookup(name)
 	if !known {
-		w.deny(CodeComponentUnknown, w.path(p), w.evidence(n), msgComponentUnknown, w.table.names)
+		w.deny(OverrideComponentUnknown, w.path(p), w.evidence(n), msgComponentUnknown, w.table.names)
 		return
 	}
 	e.component, e.comp = name, comp
@@ -93,9 +93,9 @@ func (w *walker) kind(e *entry, n *node) {
 	p := w.entryField(e, fieldKind)
 	if n == nil {
 		if e.component != "" {
-			w.deny(CodeKindMismatch, w.path(p), "", msgKindRequiredFor, e.component, e.comp.kinds)
+			w.deny(OverrideKindMismatch, w.path(p), "", msgKindRequiredFor, e.component, e.comp.kinds)
 		} else {
-			w.deny(CodeKindMismatch, w.path(p), "", msgKindRequired)
+			w.deny(OverrideKindMismatch, w.path(p), "", msgKindRequired)
 		}
 		return
 	}
@@ -107,9 +107,9 @@ func (w *walker) kind(e *entry, n *node) {
 	kind, known := parseKind(name)
 	switch {
 	case !known:
-		w.deny(CodeKindMismatch, w.path(p), w.evidence(n), msgKindUnknown)
+		w.deny(OverrideKindMismatch, w.path(p), w.evidence(n), msgKindUnknown)
 	case e.component != "" && e.comp.kinds&kind == 0:
-		w.deny(CodeKindMismatch, w.path(p), e.component+"/"+name, msgKindMismatch, e.component, e.comp.kinds)
+		w.deny(OverrideKindMismatch, w.path(p), e.component+"/"+name, msgKindMismatch, e.component, e.comp.kinds)
 	default:
 		e.kind = kind
 		if e.component != "" {
@@ -126,14 +126,14 @@ func (w *walker) sites(e *entry, n *node) {
 	case !ok:
 		return
 	case n.kind != yaml.SequenceNode:
-		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgSitesNotList)
+		w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgSitesNotList)
 		return
 	case e.component != "" && !e.comp.perSite:
-		w.deny(CodeSitesInvalid, w.path(p), w.evidence(n), msgSitesSingleton, e.component)
+		w.deny(OverrideSitesInvalid, w.path(p), w.evidence(n), msgSitesSingleton, e.component)
 		return
 	case len(n.content) == 0:
 		e.hasSites = true
-		w.deny(CodeSitesInvalid, w.path(p), "", msgSitesEmpty)
+		w.deny(OverrideSitesInvalid, w.path(p), "", msgSitesEmpty)
 		return
 	}
 	e.hasSites = true
@@ -148,9 +148,9 @@ func (w *walker) sites(e *entry, n *node) {
 			site, isScalar := scalarString(item)
 			switch {
 			case !isScalar || len(validation.IsDNS1123Subdomain(site)) > 0:
-				w.deny(CodeSitesInvalid, w.path(at), w.evidence(item), msgSiteNotName)
+				w.deny(OverrideSitesInvalid, w.path(at), w.evidence(item), msgSiteNotName)
 			case seen[site]:
-				w.deny(CodeSitesInvalid, w.path(at), site, msgSiteRepeated)
+				w.deny(OverrideSitesInvalid, w.path(at), site, msgSiteRepeated)
 			default:
 				e.sites = append(e.sites, site)
 			}
@@ -166,13 +166,13 @@ func (w *walker) extraArgs(e *entry, n *node) {
 		return
 	}
 	if n.kind != yaml.MappingNode {
-		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgExtraArgsNotMap)
+		w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgExtraArgsNotMap)
 		return
 	}
 	w.pairs(n, p, true, func(name string, args *node) {
 		at := w.child(p, name, true)
 		if name == "" {
-			w.deny(CodeNameInvalid, w.path(at), "", msgNameEmpty)
+			w.deny(OverrideNameInvalid, w.path(at), "", msgNameEmpty)
 			return
 		}
 		e.args = append(e.args, namedRef{name: name, path: w.path(at)})
@@ -182,10 +182,10 @@ func (w *walker) extraArgs(e *entry, n *node) {
 			case !ok:
 				return
 			case args.kind != yaml.SequenceNode:
-				w.deny(CodeTypeInvalid, w.path(at), w.evidence(args), msgArgsNotList, name)
+				w.deny(OverrideTypeInvalid, w.path(at), w.evidence(args), msgArgsNotList, name)
 				return
 			case len(args.content) == 0:
-				w.deny(CodeEmpty, w.path(at), "", msgArgsEmpty, name)
+				w.deny(OverrideEmpty, w.path(at), "", msgArgsEmpty, name)
 				return
 			}
 			for k, arg := range args.content {
@@ -193,7 +193,7 @@ func (w *walker) extraArgs(e *entry, n *node) {
 					argAt := w.item(at, k)
 					if arg, ok := w.value(arg, argAt); ok {
 						if _, isScalar := scalarString(arg); !isScalar {
-							w.deny(CodeTypeInvalid, w.path(argAt), w.evidence(arg), msgArgNotScalar)
+							w.deny(OverrideTypeInvalid, w.path(argAt), w.evidence(arg), msgArgNotScalar)
 						}
 					}
 				})
@@ -211,7 +211,7 @@ func (w *walker) additions(e *entry, n *node, fieldName string, init bool) {
 		return
 	}
 	if n.kind != yaml.SequenceNode {
-		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgAddNotList, fieldName)
+		w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgAddNotList, fieldName)
 		return
 	}
 	listName := "containers"
@@ -228,10 +228,10 @@ func (w *walker) additions(e *entry, n *node, fieldName string, init bool) {
 			name, isScalar := scalarString(item)
 			switch {
 			case !isScalar:
-				w.deny(CodeTypeInvalid, w.path(at), w.evidence(item), msgAddNotName, fieldName, listName)
+				w.deny(OverrideTypeInvalid, w.path(at), w.evidence(item), msgAddNotName, fieldName, listName)
 				return
 			case name == "":
-				w.deny(CodeNameInvalid, w.path(at), "", msgNameEmpty)
+				w.deny(OverrideNameInvalid, w.path(at), "", msgNameEmpty)
 				return
 			}
 			for _, other := range e.added {
@@ -239,9 +239,9 @@ func (w *walker) additions(e *entry, n *node, fieldName string, init bool) {
 					continue
 				}
 				if other.init == init {
-					w.deny(CodeNameInvalid, w.path(at), name, msgAddRepeated, fieldName, name)
+					w.deny(OverrideNameInvalid, w.path(at), name, msgAddRepeated, fieldName, name)
 				} else {
-					w.deny(CodeNameInvalid, w.path(at), name, msgAddInBoth, name)
+					w.deny(OverrideNameInvalid, w.path(at), name, msgAddInBoth, name)
 				}
 				return
 			}
@@ -258,7 +258,7 @@ func (w *walker) patch(e *entry, n *node) {
 		return
 	}
 	if n.kind != yaml.MappingNode {
-		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgPatchNotMap)
+		w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgPatchNotMap)
 		return
 	}
 	e.patch = n

@@ -111,7 +111,7 @@ func (w *walker) envelope(root *node, path *field.Path) {
 		case "overrides":
 			overrides = value
 		default:
-			w.deny(CodeUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownDocField)
+			w.deny(OverrideUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownDocField)
 		}
 	})
 	if !w.apiVersion(apiVersion, path.Child("apiVersion")) || overrides == nil {
@@ -124,10 +124,10 @@ func (w *walker) envelope(root *node, path *field.Path) {
 		case !ok:
 			return
 		case isNull(list):
-			w.deny(CodeNull, listPath, "", msgNull)
+			w.deny(OverrideNull, listPath, "", msgNull)
 			return
 		case list.kind != yaml.SequenceNode:
-			w.deny(CodeTypeInvalid, listPath, w.evidence(list), msgOverridesNotList)
+			w.deny(OverrideTypeInvalid, listPath, w.evidence(list), msgOverridesNotList)
 			return
 		case w.tooManyEntries(listPath, list):
 			return
@@ -142,7 +142,7 @@ func (w *walker) envelope(root *node, path *field.Path) {
 // returns false when the rest of the document must not be checked.
 func (w *walker) apiVersion(n *node, path *field.Path) bool {
 	if n == nil {
-		w.deny(CodeAPIVersionUnknown, path, "", msgAPIVersionMissing)
+		w.deny(OverrideAPIVersionUnknown, path, "", msgAPIVersionMissing)
 		return true
 	}
 	var ok bool
@@ -151,11 +151,11 @@ func (w *walker) apiVersion(n *node, path *field.Path) bool {
 	case !ok:
 		return false
 	case isNull(n):
-		w.deny(CodeNull, path, "", msgNull)
+		w.deny(OverrideNull, path, "", msgNull)
 		return true
 	}
 	if version, _ := scalarString(n); version != APIVersion {
-		w.deny(CodeAPIVersionUnknown, path, w.evidence(n), msgAPIVersionUnknown)
+		w.deny(OverrideAPIVersionUnknown, path, w.evidence(n), msgAPIVersionUnknown)
 		return false
 	}
 	return true
@@ -168,10 +168,10 @@ func (w *walker) entry(item *node, path *field.Path) {
 	case !ok:
 		return
 	case isNull(n):
-		w.deny(CodeNull, path, "", msgNull)
+		w.deny(OverrideNull, path, "", msgNull)
 		return
 	case n.kind != yaml.MappingNode:
-		w.deny(CodeTypeInvalid, path, w.evidence(n), msgEntryNotMapping)
+		w.deny(OverrideTypeInvalid, path, w.evidence(n), msgEntryNotMapping)
 		return
 	}
 	var fields entryFields
@@ -192,7 +192,7 @@ func (w *walker) entry(item *node, path *field.Path) {
 		case fieldAddInitContainers:
 			fields.addInitContainers = value
 		default:
-			w.deny(CodeUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownEntryField)
+			w.deny(OverrideUnknownField, pathOf(path, key, false), w.evidence(value), msgUnknownEntryField)
 		}
 	})
 	e := &entry{path: path, kind: eitherKind}
@@ -210,7 +210,7 @@ func (w *walker) entry(item *node, path *field.Path) {
 	}
 	e.containers = patchedContainers(e.patch)
 	if !hasEffect(fields) {
-		w.deny(CodeEmpty, path, w.evidence(n), msgEntryNoEffect)
+		w.deny(OverrideEmpty, path, w.evidence(n), msgEntryNoEffect)
 	}
 	w.checkAdditions(e)
 	w.applyChecks(e)

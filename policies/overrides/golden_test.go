@@ -364,9 +364,9 @@ func TestGolden(t *testing.T) {
 func TestThreeFindings(t *testing.T) {
 	got := results(evaluate(configMap(one(threeFindings))))
 	want := []result{
-		deny(CodeDirective, c0+".$patch"),
-		deny(CodePathProtected, ps0+".hostNetwork"),
-		deny(CodeNull, ps0+".priorityClassName"),
+		deny(OverrideDirective, c0+".$patch"),
+		deny(OverridePathProtected, ps0+".hostNetwork"),
+		deny(OverrideNull, ps0+".priorityClassName"),
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -69,7 +69,7 @@ func (w *walker) configMapTooLong(data map[string]string) bool {
 		return false
 	}
 	w.doc, w.docFindings = field.NewPath("data"), 0
-	w.limit(CodeConfigMapTooLarge, w.doc, msgConfigMapTooLong, total, engineMaxTotalBytes)
+	w.limit(OverrideConfigMapTooLarge, w.doc, msgConfigMapTooLong, total, engineMaxTotalBytes)
 	return true
 }
 
@@ -79,7 +79,7 @@ func (w *walker) documentTooLong(path *field.Path, raw string) bool {
 	if len(raw) <= engineMaxDocumentBytes {
 		return false
 	}
-	w.limit(CodeDocumentTooLong, path, msgDocumentTooLong, len(raw), engineMaxDocumentBytes)
+	w.limit(OverrideDocumentTooLong, path, msgDocumentTooLong, len(raw), engineMaxDocumentBytes)
 	w.stopped = true
 	return true
 }
@@ -95,13 +95,13 @@ func (w *walker) checkStructure(path *field.Path, root *node) bool {
 		nodes++
 		switch {
 		case nodes > engineMaxNodes:
-			w.limit(CodeDocumentTooManyNodes, path, msgTooManyNodes, engineMaxNodes)
+			w.limit(OverrideDocumentTooManyNodes, path, msgTooManyNodes, engineMaxNodes)
 			return false
 		case depth > engineMaxDepth:
-			w.limit(CodeDocumentTooDeep, path, msgEngineDepth, engineMaxDepth)
+			w.limit(OverrideDocumentTooDeep, path, msgEngineDepth, engineMaxDepth)
 			return false
 		case n.kind == yaml.MappingNode && len(n.content)/2 > engineMaxMappingKeys:
-			w.limit(CodeMappingTooManyKeys, path, msgTooManyKeys, len(n.content)/2, engineMaxMappingKeys)
+			w.limit(OverrideMappingTooManyKeys, path, msgTooManyKeys, len(n.content)/2, engineMaxMappingKeys)
 			return false
 		case n.kind == yaml.AliasNode:
 			// An alias has no children in the engine's tree.
@@ -127,7 +127,7 @@ func (w *walker) tooManyEntries(path *field.Path, list *node) bool {
 	if len(list.content) <= engineMaxEntries {
 		return false
 	}
-	w.limit(CodeTooManyEntries, path, msgTooManyEntries, len(list.content), engineMaxEntries)
+	w.limit(OverrideTooManyEntries, path, msgTooManyEntries, len(list.content), engineMaxEntries)
 	w.stopped = true
 	return true
 }

@@ -23,20 +23,20 @@ func TestLimitsDenyUnratcheted(t *testing.T) {
 		data map[string]string
 		code policies.Code
 	}{
-		{"deep in an open subtree", entry("patch: {spec: {updateStrategy: " + nest("{a: ", "}", 120) + "}}"), CodeDocumentTooDeep},
+		{"deep in an open subtree", entry("patch: {spec: {updateStrategy: " + nest("{a: ", "}", 120) + "}}"), OverrideDocumentTooDeep},
 		{"deep in a list of an open subtree", entry("patch: {spec: {template: {spec: {tolerations: [" + nest("[", "]", 120) + "]}}}}"),
-			CodeDocumentTooDeep},
-		{"deep in a label value", entry("patch: {metadata: {labels: {a: " + nest("[", "]", 120) + "}}}"), CodeDocumentTooDeep},
-		{"deep in extraArgs", entry("extraArgs: {run: [" + nest("[", "]", 120) + "]}"), CodeDocumentTooDeep},
-		{"deep in sites", entry("sites: [" + nest("[", "]", 120) + "]"), CodeDocumentTooDeep},
-		{"deep in an unknown field", entry("priority: " + nest("{a: ", "}", 120)), CodeDocumentTooDeep},
-		{"deep at the top", one(apiLine + "overrides: " + nest("[", "]", 120) + "\n"), CodeDocumentTooDeep},
+			OverrideDocumentTooDeep},
+		{"deep in a label value", entry("patch: {metadata: {labels: {a: " + nest("[", "]", 120) + "}}}"), OverrideDocumentTooDeep},
+		{"deep in extraArgs", entry("extraArgs: {run: [" + nest("[", "]", 120) + "]}"), OverrideDocumentTooDeep},
+		{"deep in sites", entry("sites: [" + nest("[", "]", 120) + "]"), OverrideDocumentTooDeep},
+		{"deep in an unknown field", entry("priority: " + nest("{a: ", "}", 120)), OverrideDocumentTooDeep},
+		{"deep at the top", one(apiLine + "overrides: " + nest("[", "]", 120) + "\n"), OverrideDocumentTooDeep},
 		// Past the YAML parser's own limit (10000 levels), still well inside
 		// the 1 MiB a ConfigMap may hold.
-		{"past the parser's depth", one(apiLine + "overrides: " + nest("[", "]", 20000) + "\n"), CodeDocumentTooDeep},
-		{"past the parser's depth in mappings", one(apiLine + "overrides: " + nest("{a: ", "}", 20000) + "\n"), CodeDocumentTooDeep},
-		{"alias bomb", one(aliasBomb()), CodeDocumentTooLarge},
-		{"syntax error", one(apiLine + "overrides: [\n"), CodeDocumentInvalid},
+		{"past the parser's depth", one(apiLine + "overrides: " + nest("[", "]", 20000) + "\n"), OverrideDocumentTooDeep},
+		{"past the parser's depth in mappings", one(apiLine + "overrides: " + nest("{a: ", "}", 20000) + "\n"), OverrideDocumentTooDeep},
+		{"alias bomb", one(aliasBomb()), OverrideDocumentTooLarge},
+		{"syntax error", one(apiLine + "overrides: [\n"), OverrideDocumentInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,12 +71,12 @@ func TestTooManyFindingsUnratcheted(t *testing.T) {
 	}
 	findings := Validate(anyTable, one(b.String()), typicalLive())
 	for _, f := range findings {
-		if f.Code == CodeTooManyFindings {
+		if f.Code == OverrideTooManyFindings {
 			if f.Ratchets() {
 				t.Errorf("%s ratchets", f.Code)
 			}
 			return
 		}
 	}
-	t.Errorf("no %s among %d findings", CodeTooManyFindings, len(findings))
+	t.Errorf("no %s among %d findings", OverrideTooManyFindings, len(findings))
 }

@@ -108,8 +108,8 @@ func TestOrderIndependent(t *testing.T) {
 		return out
 	}
 	want := run(nil)
-	for _, code := range []policies.Code{CodeConflict, CodeStrategyInvalid, CodeAffinityInvalid, CodeSelectorLabel,
-		CodeContainerUnknown, CodeNodeSelectorOwned, CodeResolutionSkipped} {
+	for _, code := range []policies.Code{OverrideConflict, OverrideStrategyInvalid, OverrideAffinityInvalid, OverrideSelectorLabel,
+		OverrideContainerUnknown, OverrideNodeSelectorOwned, OverrideResolutionSkipped} {
 		if !slices.ContainsFunc(want, func(s string) bool { return strings.Contains(s, " "+string(code)+" ") }) {
 			t.Errorf("the entries draw no %s: %v", code, want)
 		}

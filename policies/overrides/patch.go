@@ -40,19 +40,19 @@ func (w *walker) walkFields(n *node, r *rule, p place, owner string, kind worklo
 	w.pairs(n, p, false, func(key string, value *node) {
 		at := w.child(p, key, false)
 		if reason, ok := r.protected[key]; ok {
-			w.deny(CodePathProtected, w.path(at), w.evidence(value), msgProtected, reason)
+			w.deny(OverridePathProtected, w.path(at), w.evidence(value), msgProtected, reason)
 			return
 		}
 		sub := r.fields[key]
 		switch {
 		case sub == nil && r.hints[key] != "":
-			w.deny(CodePathNotAllowed, w.path(at), w.evidence(value), msgNotAllowedHint, r.hints[key])
+			w.deny(OverridePathNotAllowed, w.path(at), w.evidence(value), msgNotAllowedHint, r.hints[key])
 			return
 		case sub == nil:
-			w.deny(CodePathNotAllowed, w.path(at), w.evidence(value), msgNotAllowed)
+			w.deny(OverridePathNotAllowed, w.path(at), w.evidence(value), msgNotAllowed)
 			return
 		case sub.kinds != 0 && kind&sub.kinds == 0:
-			w.deny(CodePathNotAllowed, w.path(at), w.evidence(value), msgNotForKind, sub.kinds)
+			w.deny(OverridePathNotAllowed, w.path(at), w.evidence(value), msgNotForKind, sub.kinds)
 			return
 		}
 		w.descend(func() { w.walkValue(value, sub, at, key, kind) })
@@ -66,7 +66,7 @@ func (w *walker) walkValue(n *node, r *rule, p place, owner string, kind workloa
 	case !ok:
 		return
 	case isNull(n):
-		w.deny(CodeNull, w.path(p), "", msgNull)
+		w.deny(OverrideNull, w.path(p), "", msgNull)
 		return
 	case !w.checkShape(n, r.shape, p):
 		return
@@ -95,7 +95,7 @@ func (w *walker) walkList(n *node, r *rule, p place, kind workloadKind) {
 			case !ok:
 				return
 			case isNull(item):
-				w.deny(CodeNull, w.path(at), "", msgNull)
+				w.deny(OverrideNull, w.path(at), "", msgNull)
 				return
 			case !w.checkShape(item, r.itemShape, at):
 				return
@@ -124,7 +124,7 @@ func (w *walker) walkOpen(n *node, p place, owner string) {
 		w.pairs(n, p, keyed, func(key string, value *node) {
 			at := w.child(p, key, keyed)
 			if keyed && reserved && isReserved(key) {
-				w.deny(CodeReservedKey, w.path(at), w.evidence(value), msgReserved)
+				w.deny(OverrideReservedKey, w.path(at), w.evidence(value), msgReserved)
 				return
 			}
 			w.descend(func() {
@@ -132,7 +132,7 @@ func (w *walker) walkOpen(n *node, p place, owner string) {
 				switch {
 				case !ok:
 				case isNull(value):
-					w.deny(CodeNull, w.path(at), "", msgNull)
+					w.deny(OverrideNull, w.path(at), "", msgNull)
 				default:
 					w.walkOpen(value, at, key)
 				}
@@ -146,7 +146,7 @@ func (w *walker) walkOpen(n *node, p place, owner string) {
 				switch {
 				case !ok:
 				case isNull(item):
-					w.deny(CodeNull, w.path(at), "", msgNull)
+					w.deny(OverrideNull, w.path(at), "", msgNull)
 				default:
 					w.walkOpen(item, at, "")
 				}
@@ -163,7 +163,7 @@ func (w *walker) walkStrings(n *node, p place, reserved bool) {
 	w.pairs(n, p, true, func(key string, value *node) {
 		at := w.child(p, key, true)
 		if reserved && isReserved(key) {
-			w.deny(CodeReservedKey, w.path(at), w.evidence(value), msgReserved)
+			w.deny(OverrideReservedKey, w.path(at), w.evidence(value), msgReserved)
 			return
 		}
 		w.descend(func() {
@@ -171,9 +171,9 @@ func (w *walker) walkStrings(n *node, p place, reserved bool) {
 			switch {
 			case !ok:
 			case isNull(value):
-				w.deny(CodeNull, w.path(at), "", msgNull)
+				w.deny(OverrideNull, w.path(at), "", msgNull)
 			case !isString(value):
-				w.deny(CodeTypeInvalid, w.path(at), w.evidence(value), msgNotString)
+				w.deny(OverrideTypeInvalid, w.path(at), w.evidence(value), msgNotString)
 			}
 		})
 	})
@@ -193,7 +193,7 @@ func (w *walker) checkShape(n *node, s shape, p place) bool {
 		ok = true
 	}
 	if !ok {
-		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgShape, s, kindName(n))
+		w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgShape, s, kindName(n))
 	}
 	return ok
 }
@@ -205,12 +205,12 @@ func (w *walker) checkScalar(n *node, p place) {
 	case tagString, tagInt, tagBool:
 	case tagFloat:
 		if !isFinite(n.value) {
-			w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgNotFinite)
+			w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgNotFinite)
 		}
 	case tagTimestamp:
-		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgTimestamp)
+		w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgTimestamp)
 	default:
-		w.deny(CodeTypeInvalid, w.path(p), w.evidence(n), msgTagUnsupported)
+		w.deny(OverrideTypeInvalid, w.path(p), w.evidence(n), msgTagUnsupported)
 	}
 }
 
@@ -221,11 +221,11 @@ func (w *walker) checkListKey(item *node, key listKey, p place) {
 	value := lookup(item, key.field)
 	switch {
 	case value == nil:
-		w.deny(CodeListKeyInvalid, w.path(p), w.evidence(item), msgListKeyMissing, key.field)
+		w.deny(OverrideListKeyInvalid, w.path(p), w.evidence(item), msgListKeyMissing, key.field)
 	case isNull(value):
 	case key.number && !isNumber(value):
-		w.deny(CodeListKeyInvalid, w.path(p).Child(key.field), w.evidence(value), msgListKeyNotPort, key.field)
+		w.deny(OverrideListKeyInvalid, w.path(p).Child(key.field), w.evidence(value), msgListKeyNotPort, key.field)
 	case !key.number && (!isString(value) || value.value == ""):
-		w.deny(CodeListKeyInvalid, w.path(p).Child(key.field), w.evidence(value), msgListKeyNotName, key.field)
+		w.deny(OverrideListKeyInvalid, w.path(p).Child(key.field), w.evidence(value), msgListKeyNotName, key.field)
 	}
 }

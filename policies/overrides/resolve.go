@@ -131,11 +131,11 @@ func (w *walker) resolve(e *entry) {
 	}
 	targets, missing, ok := w.targets(e)
 	if !ok {
-		w.warn(CodeResolutionSkipped, e.path, "", msgResolutionSkipped, e.kindName, e.component)
+		w.warn(OverrideResolutionSkipped, e.path, "", msgResolutionSkipped, e.kindName, e.component)
 		return
 	}
 	if len(missing) > 0 {
-		w.warn(CodeResolutionSkipped, e.path, "", msgResolutionSkippedSites, e.component, e.kindName, strings.Join(missing, ", "))
+		w.warn(OverrideResolutionSkipped, e.path, "", msgResolutionSkippedSites, e.component, e.kindName, strings.Join(missing, ", "))
 	}
 	var r resolution
 	for _, live := range targets {
@@ -218,19 +218,19 @@ func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContai
 	}
 	for _, a := range e.added {
 		if slices.Contains(listed(a.init), a.name) {
-			add(CodeContainerExists, a.path, a.name, msgContainerExists, e.kindName, e.component, a.name, addField(a.init))
+			add(OverrideContainerExists, a.path, a.name, msgContainerExists, e.kindName, e.component, a.name, addField(a.init))
 		}
 	}
 	for _, c := range containers {
 		if !slices.Contains(listed(c.init), c.name) && !e.adds(c) {
-			add(CodeContainerUnknown, c.path(e.path).Child("name"), c.name, msgContainerUnknown,
+			add(OverrideContainerUnknown, c.path(e.path).Child("name"), c.name, msgContainerUnknown,
 				e.kindName, e.component, containerNoun(c.init), c.name, addField(c.init))
 		}
 	}
 	// extraArgs against both lists (upstream checkExtraArgsTargets).
 	for _, a := range e.args {
 		if !slices.Contains(live.Containers, a.name) && !slices.Contains(live.InitContainers, a.name) && !e.addsName(a.name) {
-			add(CodeContainerUnknown, a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
+			add(OverrideContainerUnknown, a.path, a.name, msgArgsUnknown, e.kindName, e.component, a.name)
 		}
 	}
 	// Env vars merge on name onto the operator's: a value over its
@@ -244,10 +244,10 @@ func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContai
 			set := operator[name]
 			switch {
 			case source == EnvValue && set&EnvValueFrom != 0:
-				add(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), name, msgEnvOverValueFrom,
+				add(OverrideEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), name, msgEnvOverValueFrom,
 					name, containerNoun(c.init), c.name, e.kindName, e.component, "valueFrom", "value")
 			case source == EnvValueFrom && set&EnvValue != 0:
-				add(CodeEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), name, msgEnvOverValueFrom,
+				add(OverrideEnvValueAndValueFrom, c.path(e.path).Child("env").Index(i), name, msgEnvOverValueFrom,
 					name, containerNoun(c.init), c.name, e.kindName, e.component, "value", "valueFrom")
 			}
 		})
@@ -259,13 +259,13 @@ func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContai
 	forStrings(labels, func(key, value string) {
 		// A reserved key is denied by the walk already.
 		if selected, ok := live.SelectorLabels[key]; ok && selected != value && !isReserved(key) {
-			add((CodeSelectorLabel), templatePath("metadata", "labels").Key(key), key+"="+value, msgSelectorLabel,
+			add((OverrideSelectorLabel), templatePath("metadata", "labels").Key(key), key+"="+value, msgSelectorLabel,
 				key, e.kindName, e.component)
 		}
 	})
 	forStrings(nodeSelector, func(key, value string) {
 		if set, ok := live.NodeSelector[key]; ok && set != value {
-			add((CodeNodeSelectorOwned), templatePath("spec", "nodeSelector").Key(key), key+"="+value,
+			add((OverrideNodeSelectorOwned), templatePath("spec", "nodeSelector").Key(key), key+"="+value,
 				msgNodeSelectorOwned, key, e.kindName, e.component)
 		}
 	})
@@ -278,7 +278,7 @@ func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContai
 			}
 			// An entry holding nothing but the name changes nothing.
 			if len(item.content) > 2 {
-				add((CodeVolumeRedefined), templatePath("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
+				add((OverrideVolumeRedefined), templatePath("spec", "volumes").Index(j), w.evidence(item), msgVolumeRedefined,
 					name.value, e.kindName, e.component)
 			}
 		}
@@ -298,7 +298,7 @@ func (w *walker) resolveOne(e *entry, live *Workload, containers []patchedContai
 			if !mounted || (name != nil && isString(name) && name.value == operatorVolume) {
 				continue
 			}
-			add((CodeVolumeRedefined), c.path(e.path).Child("volumeMounts").Index(j), w.evidence(item), msgMountRedefined,
+			add((OverrideVolumeRedefined), c.path(e.path).Child("volumeMounts").Index(j), w.evidence(item), msgMountRedefined,
 				c.name, e.kindName, e.component, operatorVolume)
 		}
 	}

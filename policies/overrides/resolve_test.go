@@ -14,32 +14,32 @@ func TestResolve(t *testing.T) {
 	}
 	runCases(t, []validateCase{
 		{name: "selector label changed", data: storagePatch("{spec: {template: {metadata: {labels: {app: storage-v2, tier: node}}}}}"),
-			want: []result{deny(CodeSelectorLabel, p0+".spec.template.metadata.labels[app]")}},
+			want: []result{deny(OverrideSelectorLabel, p0+".spec.template.metadata.labels[app]")}},
 		{name: "selector label restated", data: storagePatch("{spec: {template: {metadata: {labels: {app: storage}}}}}")},
 		{name: "one of two selector labels changed", data: patchOf("metalman", kindDeployment,
 			"{spec: {template: {metadata: {labels: {app: metalman, site: edge-east}}}}}"),
-			want: []result{deny(CodeSelectorLabel, p0+".spec.template.metadata.labels[site]")}},
+			want: []result{deny(OverrideSelectorLabel, p0+".spec.template.metadata.labels[site]")}},
 		{name: "workload label named like a selector label", data: storagePatch("{metadata: {labels: {app: other}}}")},
 		{name: "selector label removed", data: storagePatch("{spec: {template: {metadata: {labels: {app: null}}}}}"),
-			want: []result{deny(CodeNull, p0+".spec.template.metadata.labels[app]")}},
+			want: []result{deny(OverrideNull, p0+".spec.template.metadata.labels[app]")}},
 
 		{name: "operator volume redefined", data: podSpecPatch("volumes: [{name: data, hostPath: {path: /etc/kubernetes}}, {name: config}, {name: scratch, emptyDir: {}}]"),
-			want: []result{deny(CodeVolumeRedefined, ps0+".volumes[0]")}},
+			want: []result{deny(OverrideVolumeRedefined, ps0+".volumes[0]")}},
 		{name: "operator volume removed", data: podSpecPatch("volumes: [{name: data, $patch: delete}]"),
-			want: []result{deny(CodeVolumeRedefined, ps0+".volumes[0]"), deny(CodeDirective, ps0+".volumes[0].$patch")}},
+			want: []result{deny(OverrideVolumeRedefined, ps0+".volumes[0]"), deny(OverrideDirective, ps0+".volumes[0].$patch")}},
 
 		{name: "container the workload lacks", data: runFields("resources: {}") /* run exists */},
 		{name: "misspelt container", data: podSpecPatch("containers: [{name: runn, resources: {limits: {cpu: '1'}}}]"),
-			want: []result{deny(CodeContainerUnknown, ps0+".containers[0].name")}},
+			want: []result{deny(OverrideContainerUnknown, ps0+".containers[0].name")}},
 		{name: "misspelt init container", data: podSpecPatch("initContainers: [{name: init-perm, resources: {}}]"),
-			want: []result{deny(CodeContainerUnknown, ps0+".initContainers[0].name")}},
+			want: []result{deny(OverrideContainerUnknown, ps0+".initContainers[0].name")}},
 		// Each list against its own (upstream resolve.go @ 9d4082e7
 		// checkContainerNames): storage has container run and init
 		// container init-perms.
 		{name: "init container named like a container", data: podSpecPatch("initContainers: [{name: run, resources: {}}]"),
-			want: []result{deny(CodeContainerUnknown, ps0+".initContainers[0].name")}},
+			want: []result{deny(OverrideContainerUnknown, ps0+".initContainers[0].name")}},
 		{name: "container named like an init container", data: podSpecPatch("containers: [{name: init-perms, resources: {}}]"),
-			want: []result{deny(CodeContainerUnknown, ps0+".containers[0].name")}},
+			want: []result{deny(OverrideContainerUnknown, ps0+".containers[0].name")}},
 		{name: "init container the workload has", data: podSpecPatch("initContainers: [{name: init-perms, resources: {}}]")},
 		{name: "extraArgs for an init container", data: overrides(args(storageEntry(nil), map[string]any{"init-perms": []any{"-v"}}))},
 		{name: "init container added beside a container of that name", data: overrides(withField(storageEntry(
@@ -48,24 +48,24 @@ func TestResolve(t *testing.T) {
 		// Env vars merge on name onto the operator's (NODE_NAME from
 		// valueFrom, STORAGE_ROOT a value, in both Sites).
 		{name: "value over the operator's valueFrom", data: runFields("env: [{name: NODE_NAME, value: node-1}]"),
-			want: []result{deny(CodeEnvValueAndValueFrom, c0+".env[0]")}},
+			want: []result{deny(OverrideEnvValueAndValueFrom, c0+".env[0]")}},
 		{name: "valueFrom over the operator's value", data: runFields("env: [{name: STORAGE_ROOT, valueFrom: {configMapKeyRef: {name: c, key: k}}}]"),
-			want: []result{deny(CodeEnvValueAndValueFrom, c0+".env[0]")}},
+			want: []result{deny(OverrideEnvValueAndValueFrom, c0+".env[0]")}},
 		{name: "an empty value over the operator's valueFrom", data: runFields("env: [{name: NODE_NAME, value: ''}]")},
 		{name: "valueFrom over the operator's valueFrom", data: runFields("env: [{name: NODE_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]")},
 		{name: "value over the operator's value", data: runFields("env: [{name: STORAGE_ROOT, value: /srv}]")},
 		{name: "extraArgs for a container the workload lacks", data: overrides(args(storageEntry(nil), map[string]any{"runn": []any{"-v"}, "run": []any{"-v"}})),
-			want: []result{deny(CodeContainerUnknown, e0+".extraArgs[runn]")}},
+			want: []result{deny(OverrideContainerUnknown, e0+".extraArgs[runn]")}},
 
 		{name: "unreadable workload", data: overrides(
 			entryOf("gantry", kindDaemonSet, containerPatch("containers", "gantry", map[string]any{"resources": map[string]any{}})),
 			entryOf("gantry", kindDaemonSet, workloadSpec(map[string]any{"minReadySeconds": 5})),
-		), want: []result{warn(CodeResolutionSkipped, e0)}},
+		), want: []result{warn(OverrideResolutionSkipped, e0)}},
 		{name: "unreadable workload, syntactic findings stand", data: overrides(
 			args(entryOf("gantry", kindDaemonSet, containerPatch("containers", "gantry", map[string]any{"stdin": true})), map[string]any{"ghost": []any{"-v"}}),
-		), want: []result{warn(CodeResolutionSkipped, e0), deny(CodePathNotAllowed, c0+".stdin")}},
+		), want: []result{warn(OverrideResolutionSkipped, e0), deny(OverridePathNotAllowed, c0+".stdin")}},
 		{name: "no live workloads", nilLive: true, data: one(render(validDocument())),
-			want: []result{warn(CodeResolutionSkipped, e0), warn(CodeResolutionSkipped, doc0+".overrides[3]")}},
+			want: []result{warn(OverrideResolutionSkipped, e0), warn(OverrideResolutionSkipped, doc0+".overrides[3]")}},
 		{name: "no live workloads, what needs none", nilLive: true, data: overrides(
 			entryOf("machina", kindDeployment, workloadSpec(map[string]any{"replicas": 2})),
 			entryOf("storage", kindDaemonSet, map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}}),
@@ -76,14 +76,14 @@ func TestResolve(t *testing.T) {
 			entryOf("storage", kindDaemonSet, templateSpec(map[string]any{"volumes": []any{map[string]any{"name": "data", "emptyDir": map[string]any{}}}})),
 			args(storageEntry(nil), map[string]any{"run": []any{"-v"}}),
 		), want: []result{
-			warn(CodeResolutionSkipped, e0),
-			warn(CodeResolutionSkipped, e1),
-			warn(CodeResolutionSkipped, doc0+".overrides[2]"),
+			warn(OverrideResolutionSkipped, e0),
+			warn(OverrideResolutionSkipped, e1),
+			warn(OverrideResolutionSkipped, doc0+".overrides[2]"),
 		}},
 		{name: "wrong component or kind: nothing to resolve", nilLive: true, data: overrides(
 			args(entryOf("storage", kindDeployment, nil), map[string]any{"run": []any{"-v"}}),
 			args(entryOf("racers", kindDaemonSet, nil), map[string]any{"run": []any{"-v"}}),
-		), want: []result{deny(CodeKindMismatch, e0+".kind"), deny(CodeComponentUnknown, e1+".component")}},
+		), want: []result{deny(OverrideKindMismatch, e0+".kind"), deny(OverrideComponentUnknown, e1+".component")}},
 	})
 }
 
@@ -97,7 +97,7 @@ func (l liveOf) Workloads(string, string) ([]Workload, bool) { return []Workload
 func TestResolveLiveKind(t *testing.T) {
 	live := liveOf{Kind: kindDeployment, Containers: []string{"run"}}
 	findings := Validate(anyTable, runFields("resources: {}"), live)
-	if got, want := results(findings), []result{warn(CodeResolutionSkipped, e0)}; len(got) != 1 || got[0] != want[0] {
+	if got, want := results(findings), []result{warn(OverrideResolutionSkipped, e0)}; len(got) != 1 || got[0] != want[0] {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	live.Kind = ""

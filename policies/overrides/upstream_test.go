@@ -92,17 +92,17 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 	for i, e := range entries {
 		// reportTypedFieldConflicts.
 		if e.Component == "metalman" && nested(e.Patch, "spec", "replicas") != nil {
-			refuse(i, string(CodeFieldOwnedBySite))
+			refuse(i, string(OverrideFieldOwnedBySite))
 		}
 		// validateDaemonSetStrategy; ValidateDeploymentStrategy.
 		if t, ok := nested(e.Patch, "spec", "updateStrategy", "type").(string); ok && e.Kind == kindDaemonSet {
 			if (t != "RollingUpdate" && t != "OnDelete") || (t == "OnDelete" && nested(e.Patch, "spec", "updateStrategy", "rollingUpdate") != nil) {
-				refuse(i, string(CodeStrategyInvalid))
+				refuse(i, string(OverrideStrategyInvalid))
 			}
 		}
 		if t, ok := nested(e.Patch, "spec", "strategy", "type").(string); ok && e.Kind == kindDeployment {
 			if (t != "RollingUpdate" && t != "Recreate") || (t == "Recreate" && nested(e.Patch, "spec", "strategy", "rollingUpdate") != nil) {
-				refuse(i, string(CodeStrategyInvalid))
+				refuse(i, string(OverrideStrategyInvalid))
 			}
 		}
 		// validateEnvVarValueFrom.
@@ -110,7 +110,7 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 			for _, c := range listOf(nested(e.Patch, "spec", "template", "spec", list)) {
 				for _, env := range listOf(mapOf(c)["env"]) {
 					if m := mapOf(env); m["value"] != nil && m["valueFrom"] != nil {
-						refuse(i, string(CodeEnvValueAndValueFrom))
+						refuse(i, string(OverrideEnvValueAndValueFrom))
 					}
 				}
 			}
@@ -120,19 +120,19 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 			if v := nested(affinity, requiredTerms...); v != nil {
 				terms, ok := v.([]any)
 				if !ok || len(terms) == 0 {
-					refuse(i, string(CodeAffinityInvalid))
+					refuse(i, string(OverrideAffinityInvalid))
 				}
 				for _, term := range terms {
 					m, ok := term.(map[string]any)
 					if !ok {
-						refuse(i, string(CodeAffinityInvalid))
+						refuse(i, string(OverrideAffinityInvalid))
 						continue
 					}
 					for _, field := range []string{"matchExpressions", "matchFields"} {
 						if v, present := m[field]; present {
 							items, ok := v.([]any)
 							if !ok || slices.ContainsFunc(items, func(x any) bool { return mapOf(x) == nil }) {
-								refuse(i, string(CodeAffinityInvalid))
+								refuse(i, string(OverrideAffinityInvalid))
 							}
 						}
 					}
@@ -142,7 +142,7 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 				if v := nested(affinity, section...); v != nil {
 					items, ok := v.([]any)
 					if !ok || slices.ContainsFunc(items, func(x any) bool { return mapOf(x) == nil }) {
-						refuse(i, string(CodeAffinityInvalid))
+						refuse(i, string(OverrideAffinityInvalid))
 					}
 				}
 			}
@@ -173,14 +173,14 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 					for _, c := range listOf(nested(e.Patch, "spec", "template", "spec", list)) {
 						name, _ := mapOf(c)["name"].(string)
 						if name != "" && !slices.Contains(existing, name) && !slices.Contains(declared, name) {
-							refuse(i, string(CodeContainerUnknown))
+							refuse(i, string(OverrideContainerUnknown))
 						}
 					}
 				}
 				for name := range e.ExtraArgs {
 					if !slices.Contains(target.w.Containers, name) && !slices.Contains(target.w.InitContainers, name) &&
 						!slices.Contains(e.AddContainers, name) && !slices.Contains(e.AddInitContainers, name) {
-						refuse(i, string(CodeContainerUnknown))
+						refuse(i, string(OverrideContainerUnknown))
 					}
 				}
 			}
@@ -199,14 +199,14 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 				if first, ok := claims[path]; !ok {
 					claims[path] = claimed{i, value}
 				} else if !reflect.DeepEqual(first.value, value) {
-					refuse(first.entry, string(CodeConflict))
-					refuse(i, string(CodeConflict))
+					refuse(first.entry, string(OverrideConflict))
+					refuse(i, string(OverrideConflict))
 				}
 			}
 			for name := range e.ExtraArgs {
 				if first, ok := args[name]; ok {
-					refuse(first, string(CodeConflict))
-					refuse(i, string(CodeConflict))
+					refuse(first, string(OverrideConflict))
+					refuse(i, string(OverrideConflict))
 				} else {
 					args[name] = i
 				}
@@ -224,8 +224,8 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 					if first, ok := added[name]; !ok {
 						added[name] = claimed{i, c}
 					} else if !reflect.DeepEqual(first.value, c) {
-						refuse(first.entry, string(CodeConflict))
-						refuse(i, string(CodeConflict))
+						refuse(first.entry, string(OverrideConflict))
+						refuse(i, string(OverrideConflict))
 					}
 				}
 			}
@@ -246,8 +246,8 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 			for _, a := range exclusive {
 				for _, b := range rolling {
 					if a != b {
-						refuse(a, string(CodeStrategyInvalid))
-						refuse(b, string(CodeStrategyInvalid))
+						refuse(a, string(OverrideStrategyInvalid))
+						refuse(b, string(OverrideStrategyInvalid))
 					}
 				}
 			}
@@ -259,7 +259,7 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 			for _, i := range contributors {
 				for key, value := range mapOf(nested(entries[i].Patch, "spec", "template", "spec", "nodeSelector")) {
 					if set, ok := target.w.NodeSelector[key]; ok && set != value {
-						refuse(i, string(CodeNodeSelectorOwned))
+						refuse(i, string(OverrideNodeSelectorOwned))
 					}
 				}
 			}
@@ -305,7 +305,7 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 			for _, v := range merged {
 				if v.value && v.valueFrom {
 					for _, i := range v.by {
-						refuse(i, string(CodeEnvValueAndValueFrom))
+						refuse(i, string(OverrideEnvValueAndValueFrom))
 					}
 				}
 			}
@@ -355,7 +355,7 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 						if b.entry >= 0 && slices.ContainsFunc(b.terms, func(t any) bool {
 							return len(listOf(mapOf(t)["matchExpressions"]))+len(listOf(mapOf(t)["matchFields"])) == 0
 						}) {
-							refuse(b.entry, string(CodeAffinityInvalid))
+							refuse(b.entry, string(OverrideAffinityInvalid))
 						}
 					}
 					break
@@ -378,7 +378,7 @@ func oracle(entries []oracleEntry, live fakeLive) []refusal {
 		}
 		if blocks >= 2 && product > maxRequiredTerms {
 			for _, i := range withTerms {
-				refuse(i, string(CodeAffinityInvalid))
+				refuse(i, string(OverrideAffinityInvalid))
 			}
 		}
 	}
@@ -537,8 +537,8 @@ var oracleSnippets = []string{
 // for triples, each Site and live-list order.
 func TestUpstreamOracle(t *testing.T) {
 	modeled := map[string]bool{}
-	for _, c := range []string{string(CodeFieldOwnedBySite), string(CodeStrategyInvalid), string(CodeEnvValueAndValueFrom),
-		string(CodeAffinityInvalid), string(CodeContainerUnknown), string(CodeConflict), string(CodeNodeSelectorOwned)} {
+	for _, c := range []string{string(OverrideFieldOwnedBySite), string(OverrideStrategyInvalid), string(OverrideEnvValueAndValueFrom),
+		string(OverrideAffinityInvalid), string(OverrideContainerUnknown), string(OverrideConflict), string(OverrideNodeSelectorOwned)} {
 		modeled[c] = true
 	}
 	entryAt := regexp.MustCompile(`^data\[overrides\.yaml\]\.overrides\[([0-9]+)\]`)
@@ -656,7 +656,7 @@ func TestUpstreamComponentTables(t *testing.T) {
 				doc := one(apiLine + "overrides:\n- " + entry + "}\n")
 				denied := func(table *Table) bool {
 					for _, f := range Validate(table, doc, nil) {
-						if f.Code == CodeComponentUnknown || f.Code == CodeKindMismatch || f.Code == CodeSitesInvalid {
+						if f.Code == OverrideComponentUnknown || f.Code == OverrideKindMismatch || f.Code == OverrideSitesInvalid {
 							return true
 						}
 					}
@@ -732,8 +732,8 @@ func engineParseRefuses(data map[string]string) bool {
 // engine's parse limits exactly when the engine's Parse does, on documents
 // at and around every limit and on the golden fixtures.
 func TestUpstreamParseLimits(t *testing.T) {
-	limitCodes := map[policies.Code]bool{CodeConfigMapTooLarge: true, CodeDocumentTooLong: true, CodeDocumentTooManyNodes: true,
-		CodeMappingTooManyKeys: true, CodeTooManyEntries: true, CodeDocumentTooDeep: true}
+	limitCodes := map[policies.Code]bool{OverrideConfigMapTooLarge: true, OverrideDocumentTooLong: true, OverrideDocumentTooManyNodes: true,
+		OverrideMappingTooManyKeys: true, OverrideTooManyEntries: true, OverrideDocumentTooDeep: true}
 	var inputs []map[string]string
 	for _, n := range []int{engineMaxMappingKeys - 1, engineMaxMappingKeys, engineMaxMappingKeys + 1} {
 		inputs = append(inputs, one(annotationsDocument(n)))

@@ -21,138 +21,138 @@ import (
 
 // Finding codes of contract OVR. Every code denies unless marked "warns".
 const (
-	// CodeDocumentEmpty warns: the key's value is empty or white space; the
+	// OverrideDocumentEmpty warns: the key's value is empty or white space; the
 	// operator ignores it.
-	CodeDocumentEmpty policies.Code = "OverrideDocumentEmpty"
-	// CodeDocumentInvalid: the key's value is not YAML (a parse failure,
+	OverrideDocumentEmpty policies.Code = "OverrideDocumentEmpty"
+	// OverrideDocumentInvalid: the key's value is not YAML (a parse failure,
 	// which never ratchets), holds no document, or is not a mapping.
-	CodeDocumentInvalid policies.Code = "OverrideDocumentInvalid"
-	// CodeDocumentTooDeep: the document nests deeper than the overrides
+	OverrideDocumentInvalid policies.Code = "OverrideDocumentInvalid"
+	// OverrideDocumentTooDeep: the document nests deeper than the overrides
 	// engine reads (32 levels, limits.go), or than the walk follows once
 	// aliases are expanded (maxDepth), or than the YAML parser's own limit.
 	// A limit: it never ratchets.
-	CodeDocumentTooDeep policies.Code = "OverrideDocumentTooDeep"
-	// CodeConfigMapTooLarge: the ConfigMap's values together hold more than
+	OverrideDocumentTooDeep policies.Code = "OverrideDocumentTooDeep"
+	// OverrideConfigMapTooLarge: the ConfigMap's values together hold more than
 	// the 1 MiB the overrides engine reads (limits.go). A limit.
-	CodeConfigMapTooLarge policies.Code = "OverrideConfigMapTooLarge"
-	// CodeDocumentTooLong: one key's value holds more than the 256 KiB the
+	OverrideConfigMapTooLarge policies.Code = "OverrideConfigMapTooLarge"
+	// OverrideDocumentTooLong: one key's value holds more than the 256 KiB the
 	// overrides engine reads in one document. A limit.
-	CodeDocumentTooLong policies.Code = "OverrideDocumentTooLong"
-	// CodeDocumentTooManyNodes: the document has more than the 20000 YAML
+	OverrideDocumentTooLong policies.Code = "OverrideDocumentTooLong"
+	// OverrideDocumentTooManyNodes: the document has more than the 20000 YAML
 	// nodes the overrides engine reads. A limit.
-	CodeDocumentTooManyNodes policies.Code = "OverrideDocumentTooManyNodes"
-	// CodeMappingTooManyKeys: a mapping of the document has more than the
+	OverrideDocumentTooManyNodes policies.Code = "OverrideDocumentTooManyNodes"
+	// OverrideMappingTooManyKeys: a mapping of the document has more than the
 	// 1024 keys the overrides engine reads in one mapping. A limit.
-	CodeMappingTooManyKeys policies.Code = "OverrideMappingTooManyKeys"
-	// CodeTooManyEntries: the document has more than the 256 overrides the
+	OverrideMappingTooManyKeys policies.Code = "OverrideMappingTooManyKeys"
+	// OverrideTooManyEntries: the document has more than the 256 overrides the
 	// overrides engine reads in one document. A limit.
-	CodeTooManyEntries policies.Code = "OverrideTooManyEntries"
-	// CodeDocumentTooLarge: the document, or the ConfigMap's documents
+	OverrideTooManyEntries policies.Code = "OverrideTooManyEntries"
+	// OverrideDocumentTooLarge: the document, or the ConfigMap's documents
 	// together, grow past the walk budget once their aliases are expanded. A
 	// limit: it never ratchets.
-	CodeDocumentTooLarge policies.Code = "OverrideDocumentTooLarge"
-	// CodeTooManyFindings: the document has more than maxFindings findings;
+	OverrideDocumentTooLarge policies.Code = "OverrideDocumentTooLarge"
+	// OverrideTooManyFindings: the document has more than maxFindings findings;
 	// the rest was not checked. A limit: it never ratchets.
-	CodeTooManyFindings policies.Code = "OverrideTooManyFindings"
-	// CodeMultipleDocuments: the key's value holds more than one document.
-	CodeMultipleDocuments policies.Code = "OverrideMultipleDocuments"
-	// CodeAPIVersionUnknown: apiVersion is missing or is not
+	OverrideTooManyFindings policies.Code = "OverrideTooManyFindings"
+	// OverrideMultipleDocuments: the key's value holds more than one document.
+	OverrideMultipleDocuments policies.Code = "OverrideMultipleDocuments"
+	// OverrideAPIVersionUnknown: apiVersion is missing or is not
 	// overrides.unbounded-cloud.io/v1alpha1.
-	CodeAPIVersionUnknown policies.Code = "OverrideAPIVersionUnknown"
-	// CodeYAMLMergeKey: a YAML merge key (<<), anywhere.
-	CodeYAMLMergeKey policies.Code = "OverrideYAMLMergeKey"
-	// CodeDuplicateKey: a key given twice in one mapping, anywhere.
-	CodeDuplicateKey policies.Code = "OverrideDuplicateKey"
-	// CodeUnknownField: a field the document or an entry does not have.
-	CodeUnknownField policies.Code = "OverrideUnknownField"
-	// CodeTypeInvalid: a value of the wrong YAML type: a mapping where a list
+	OverrideAPIVersionUnknown policies.Code = "OverrideAPIVersionUnknown"
+	// OverrideYAMLMergeKey: a YAML merge key (<<), anywhere.
+	OverrideYAMLMergeKey policies.Code = "OverrideYAMLMergeKey"
+	// OverrideDuplicateKey: a key given twice in one mapping, anywhere.
+	OverrideDuplicateKey policies.Code = "OverrideDuplicateKey"
+	// OverrideUnknownField: a field the document or an entry does not have.
+	OverrideUnknownField policies.Code = "OverrideUnknownField"
+	// OverrideTypeInvalid: a value of the wrong YAML type: a mapping where a list
 	// belongs, a label value that is not a string, a YAML timestamp, a key
 	// that is not a string.
-	CodeTypeInvalid policies.Code = "OverrideTypeInvalid"
-	// CodeNull: an explicit null, anywhere.
-	CodeNull policies.Code = "OverrideNull"
-	// CodeDirective: a key starting with "$" (a strategic-merge directive),
+	OverrideTypeInvalid policies.Code = "OverrideTypeInvalid"
+	// OverrideNull: an explicit null, anywhere.
+	OverrideNull policies.Code = "OverrideNull"
+	// OverrideDirective: a key starting with "$" (a strategic-merge directive),
 	// anywhere.
-	CodeDirective policies.Code = "OverrideDirective"
+	OverrideDirective policies.Code = "OverrideDirective"
 
-	// CodeComponentUnknown: component is missing or is not one of the
+	// OverrideComponentUnknown: component is missing or is not one of the
 	// component table (components.go).
-	CodeComponentUnknown policies.Code = "OverrideComponentUnknown"
-	// CodeKindMismatch: kind is missing or is not a kind the component runs as.
-	CodeKindMismatch policies.Code = "OverrideKindMismatch"
-	// CodeSitesInvalid: sites on a cluster singleton, an empty sites list,
+	OverrideComponentUnknown policies.Code = "OverrideComponentUnknown"
+	// OverrideKindMismatch: kind is missing or is not a kind the component runs as.
+	OverrideKindMismatch policies.Code = "OverrideKindMismatch"
+	// OverrideSitesInvalid: sites on a cluster singleton, an empty sites list,
 	// or a Site name that is empty, not an object name, or listed twice.
-	CodeSitesInvalid policies.Code = "OverrideSitesInvalid"
-	// CodeEmpty: an entry that changes nothing, or an extraArgs container
+	OverrideSitesInvalid policies.Code = "OverrideSitesInvalid"
+	// OverrideEmpty: an entry that changes nothing, or an extraArgs container
 	// with no arguments.
-	CodeEmpty policies.Code = "OverrideEmpty"
-	// CodeNameInvalid: an empty container name in extraArgs or in an add
+	OverrideEmpty policies.Code = "OverrideEmpty"
+	// OverrideNameInvalid: an empty container name in extraArgs or in an add
 	// list, or a name an add list repeats or both add lists hold.
-	CodeNameInvalid policies.Code = "OverrideNameInvalid"
-	// CodeAdditionUndefined: addContainers or addInitContainers names a
+	OverrideNameInvalid policies.Code = "OverrideNameInvalid"
+	// OverrideAdditionUndefined: addContainers or addInitContainers names a
 	// container the patch does not define.
-	CodeAdditionUndefined policies.Code = "OverrideAdditionUndefined"
+	OverrideAdditionUndefined policies.Code = "OverrideAdditionUndefined"
 
-	// CodePathNotAllowed: a patch path outside the allowlist.
-	CodePathNotAllowed policies.Code = "OverridePathNotAllowed"
-	// CodePathProtected: a field that is always rejected (apiVersion, kind,
+	// OverridePathNotAllowed: a patch path outside the allowlist.
+	OverridePathNotAllowed policies.Code = "OverridePathNotAllowed"
+	// OverridePathProtected: a field that is always rejected (apiVersion, kind,
 	// metadata.name, spec.selector, serviceAccountName, hostNetwork, status
 	// and the others in protected.go), at any depth of a patch.
-	CodePathProtected policies.Code = "OverridePathProtected"
-	// CodeReservedKey: a label or annotation key under unbounded-cloud.io/.
-	CodeReservedKey policies.Code = "OverrideReservedKey"
-	// CodeListKeyInvalid: an entry of a merged list (containers, volumes,
+	OverridePathProtected policies.Code = "OverridePathProtected"
+	// OverrideReservedKey: a label or annotation key under unbounded-cloud.io/.
+	OverrideReservedKey policies.Code = "OverrideReservedKey"
+	// OverrideListKeyInvalid: an entry of a merged list (containers, volumes,
 	// env, ports, ...) without its merge key, or with one of the wrong type.
-	CodeListKeyInvalid policies.Code = "OverrideListKeyInvalid"
+	OverrideListKeyInvalid policies.Code = "OverrideListKeyInvalid"
 
-	// CodeSelectorLabel: the patch changes a template label the live
+	// OverrideSelectorLabel: the patch changes a template label the live
 	// workload's selector uses.
-	CodeSelectorLabel policies.Code = "OverrideSelectorLabel"
-	// CodeVolumeRedefined: the patch redefines a volume the live workload
+	OverrideSelectorLabel policies.Code = "OverrideSelectorLabel"
+	// OverrideVolumeRedefined: the patch redefines a volume the live workload
 	// declares.
-	CodeVolumeRedefined policies.Code = "OverrideVolumeRedefined"
-	// CodeContainerUnknown: the patch or extraArgs names a container the live
+	OverrideVolumeRedefined policies.Code = "OverrideVolumeRedefined"
+	// OverrideContainerUnknown: the patch or extraArgs names a container the live
 	// workload does not have and the entry does not add.
-	CodeContainerUnknown policies.Code = "OverrideContainerUnknown"
-	// CodeContainerExists: an add list names a container the live workload
+	OverrideContainerUnknown policies.Code = "OverrideContainerUnknown"
+	// OverrideContainerExists: an add list names a container the live workload
 	// already has.
-	CodeContainerExists policies.Code = "OverrideContainerExists"
-	// CodeNodeSelectorOwned: the patch gives a nodeSelector key the live
+	OverrideContainerExists policies.Code = "OverrideContainerExists"
+	// OverrideNodeSelectorOwned: the patch gives a nodeSelector key the live
 	// workload's operator sets another value (the engine refuses it at apply
 	// time).
-	CodeNodeSelectorOwned policies.Code = "OverrideNodeSelectorOwned"
+	OverrideNodeSelectorOwned policies.Code = "OverrideNodeSelectorOwned"
 
-	// CodeConflict: entries that reach the same workload (or keys of one
+	// OverrideConflict: entries that reach the same workload (or keys of one
 	// entry) set the same field to different values, append extraArgs to the
 	// same container, or add the same container differently; the engine
 	// refuses them at apply time rather than let list order decide.
-	CodeConflict policies.Code = "OverrideConflict"
-	// CodeFieldOwnedBySite: the patch sets a field a typed Site field owns
+	OverrideConflict policies.Code = "OverrideConflict"
+	// OverrideFieldOwnedBySite: the patch sets a field a typed Site field owns
 	// (spec.replicas of metalman, owned by spec.components.metalman.replicas).
-	CodeFieldOwnedBySite policies.Code = "OverrideFieldOwnedBySite"
-	// CodeEnvValueAndValueFrom: an env var with both value and valueFrom.
-	CodeEnvValueAndValueFrom policies.Code = "OverrideEnvValueAndValueFrom"
-	// CodeStrategyInvalid: a Recreate (Deployment) or OnDelete (DaemonSet)
+	OverrideFieldOwnedBySite policies.Code = "OverrideFieldOwnedBySite"
+	// OverrideEnvValueAndValueFrom: an env var with both value and valueFrom.
+	OverrideEnvValueAndValueFrom policies.Code = "OverrideEnvValueAndValueFrom"
+	// OverrideStrategyInvalid: a Recreate (Deployment) or OnDelete (DaemonSet)
 	// strategy with rollingUpdate, in one entry or across the entries that
 	// reach one workload, or a strategy type the kind does not have.
-	CodeStrategyInvalid policies.Code = "OverrideStrategyInvalid"
-	// CodeAffinityInvalid: malformed affinity the engine cannot combine: an
+	OverrideStrategyInvalid policies.Code = "OverrideStrategyInvalid"
+	// OverrideAffinityInvalid: malformed affinity the engine cannot combine: an
 	// empty nodeSelectorTerms list, an empty or malformed term, a section
 	// that is not a list of mappings, or more required node affinity terms,
 	// once the engine multiplies those of the operator and of every entry
 	// for the workload, than it allows (maxRequiredTerms).
-	CodeAffinityInvalid policies.Code = "OverrideAffinityInvalid"
+	OverrideAffinityInvalid policies.Code = "OverrideAffinityInvalid"
 
-	// CodeResolutionSkipped warns: the live workload could not be read, so
+	// OverrideResolutionSkipped warns: the live workload could not be read, so
 	// the entry's references to it were not checked.
-	CodeResolutionSkipped policies.Code = "OverrideResolutionSkipped"
+	OverrideResolutionSkipped policies.Code = "OverrideResolutionSkipped"
 
-	// CodeArgsReplaced warns: the patch sets a container's args or command,
+	// OverrideArgsReplaced warns: the patch sets a container's args or command,
 	// which replaces the whole list.
-	CodeArgsReplaced policies.Code = "OverrideArgsReplaced"
-	// CodeImagePinned warns: the patch sets a container's image, which then
+	OverrideArgsReplaced policies.Code = "OverrideArgsReplaced"
+	// OverrideImagePinned warns: the patch sets a container's image, which then
 	// no longer follows operator upgrades.
-	CodeImagePinned policies.Code = "OverrideImagePinned"
+	OverrideImagePinned policies.Code = "OverrideImagePinned"
 )
 
 // Workload is what the webhook could read of one live workload of a

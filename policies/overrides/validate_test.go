@@ -86,31 +86,31 @@ func checkWellFormed(t *testing.T, findings []policies.Finding) {
 // limitCodes are the codes of walk and parse limits: findings about the
 // review, never about a value, so they must never ratchet.
 var limitCodes = map[policies.Code]bool{
-	CodeDocumentTooDeep:  true,
-	CodeDocumentTooLarge: true,
-	CodeTooManyFindings:  true,
+	OverrideDocumentTooDeep:  true,
+	OverrideDocumentTooLarge: true,
+	OverrideTooManyFindings:  true,
 }
 
 // warnCodes are the codes that warn; every other code denies.
 var warnCodes = map[policies.Code]bool{
-	CodeDocumentEmpty:     true,
-	CodeResolutionSkipped: true,
-	CodeArgsReplaced:      true,
-	CodeImagePinned:       true,
+	OverrideDocumentEmpty:     true,
+	OverrideResolutionSkipped: true,
+	OverrideArgsReplaced:      true,
+	OverrideImagePinned:       true,
 }
 
 var knownCodes = map[policies.Code]bool{
-	CodeDocumentEmpty: true, CodeDocumentInvalid: true, CodeDocumentTooDeep: true, CodeDocumentTooLarge: true,
-	CodeConfigMapTooLarge: true, CodeDocumentTooLong: true, CodeDocumentTooManyNodes: true, CodeMappingTooManyKeys: true,
-	CodeTooManyEntries:  true,
-	CodeTooManyFindings: true, CodeMultipleDocuments: true, CodeNodeSelectorOwned: true, CodeConflict: true,
-	CodeFieldOwnedBySite: true, CodeEnvValueAndValueFrom: true, CodeStrategyInvalid: true, CodeAffinityInvalid: true, CodeAPIVersionUnknown: true,
-	CodeYAMLMergeKey: true, CodeDuplicateKey: true, CodeUnknownField: true, CodeTypeInvalid: true, CodeNull: true,
-	CodeDirective: true, CodeComponentUnknown: true, CodeKindMismatch: true, CodeSitesInvalid: true, CodeEmpty: true,
-	CodeNameInvalid: true, CodeAdditionUndefined: true, CodePathNotAllowed: true, CodePathProtected: true,
-	CodeReservedKey: true, CodeListKeyInvalid: true, CodeSelectorLabel: true, CodeVolumeRedefined: true,
-	CodeContainerUnknown: true, CodeContainerExists: true, CodeResolutionSkipped: true, CodeArgsReplaced: true,
-	CodeImagePinned: true,
+	OverrideDocumentEmpty: true, OverrideDocumentInvalid: true, OverrideDocumentTooDeep: true, OverrideDocumentTooLarge: true,
+	OverrideConfigMapTooLarge: true, OverrideDocumentTooLong: true, OverrideDocumentTooManyNodes: true, OverrideMappingTooManyKeys: true,
+	OverrideTooManyEntries:  true,
+	OverrideTooManyFindings: true, OverrideMultipleDocuments: true, OverrideNodeSelectorOwned: true, OverrideConflict: true,
+	OverrideFieldOwnedBySite: true, OverrideEnvValueAndValueFrom: true, OverrideStrategyInvalid: true, OverrideAffinityInvalid: true, OverrideAPIVersionUnknown: true,
+	OverrideYAMLMergeKey: true, OverrideDuplicateKey: true, OverrideUnknownField: true, OverrideTypeInvalid: true, OverrideNull: true,
+	OverrideDirective: true, OverrideComponentUnknown: true, OverrideKindMismatch: true, OverrideSitesInvalid: true, OverrideEmpty: true,
+	OverrideNameInvalid: true, OverrideAdditionUndefined: true, OverridePathNotAllowed: true, OverridePathProtected: true,
+	OverrideReservedKey: true, OverrideListKeyInvalid: true, OverrideSelectorLabel: true, OverrideVolumeRedefined: true,
+	OverrideContainerUnknown: true, OverrideContainerExists: true, OverrideResolutionSkipped: true, OverrideArgsReplaced: true,
+	OverrideImagePinned: true,
 }
 
 // TestCodesDistinct reads the codes this package declares from its source:
@@ -149,72 +149,72 @@ func TestValidateDocument(t *testing.T) {
 		{name: "valid, every component", data: one(render(validDocument()))},
 		{name: "several keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(document(
 			storageEntry(runPatch(map[string]any{"image": "registry.example/run:2"})), // warns: pins the image
-		))}, want: []result{warn(CodeImagePinned, "data[b.yaml].overrides[0].patch.spec.template.spec.containers[0].image")}},
+		))}, want: []result{warn(OverrideImagePinned, "data[b.yaml].overrides[0].patch.spec.template.spec.containers[0].image")}},
 		{name: "the same document in two keys", data: map[string]string{"a.yaml": render(validDocument()), "b.yaml": render(validDocument())},
 			// Identical values never conflict; extraArgs appended twice do
 			// (upstream): they would concatenate.
 			want: []result{
-				deny(CodeConflict, "data[a.yaml].overrides[3].extraArgs[metalman]"),
-				deny(CodeConflict, "data[b.yaml].overrides[3].extraArgs[metalman]"),
+				deny(OverrideConflict, "data[a.yaml].overrides[3].extraArgs[metalman]"),
+				deny(OverrideConflict, "data[b.yaml].overrides[3].extraArgs[metalman]"),
 			}},
 		{name: "no overrides", data: one(apiLine)},
 		{name: "empty overrides", data: one(apiLine + "overrides: []\n")},
 		{name: "no keys", data: map[string]string{}},
-		{name: "empty value", data: one(" \n\t\n"), want: []result{warn(CodeDocumentEmpty, doc0)}},
-		{name: "only a comment", data: one("# nothing yet\n"), want: []result{deny(CodeDocumentInvalid, doc0)}},
-		{name: "only a marker", data: one("---\n"), want: []result{deny(CodeDocumentInvalid, doc0)}},
-		{name: "syntax error", data: one(apiLine + "overrides: [\n"), want: []result{deny(CodeDocumentInvalid, doc0)}},
-		{name: "tab indentation", data: one(apiLine + "overrides:\n\t- component: net\n"), want: []result{deny(CodeDocumentInvalid, doc0)}},
-		{name: "unknown anchor", data: one(apiLine + "overrides: *missing\n"), want: []result{deny(CodeDocumentInvalid, doc0)}},
-		{name: "two documents", data: one(apiLine + "---\n" + apiLine), want: []result{deny(CodeMultipleDocuments, doc0)}},
-		{name: "trailing document marker", data: one(apiLine + "---\n"), want: []result{deny(CodeMultipleDocuments, doc0)}},
+		{name: "empty value", data: one(" \n\t\n"), want: []result{warn(OverrideDocumentEmpty, doc0)}},
+		{name: "only a comment", data: one("# nothing yet\n"), want: []result{deny(OverrideDocumentInvalid, doc0)}},
+		{name: "only a marker", data: one("---\n"), want: []result{deny(OverrideDocumentInvalid, doc0)}},
+		{name: "syntax error", data: one(apiLine + "overrides: [\n"), want: []result{deny(OverrideDocumentInvalid, doc0)}},
+		{name: "tab indentation", data: one(apiLine + "overrides:\n\t- component: net\n"), want: []result{deny(OverrideDocumentInvalid, doc0)}},
+		{name: "unknown anchor", data: one(apiLine + "overrides: *missing\n"), want: []result{deny(OverrideDocumentInvalid, doc0)}},
+		{name: "two documents", data: one(apiLine + "---\n" + apiLine), want: []result{deny(OverrideMultipleDocuments, doc0)}},
+		{name: "trailing document marker", data: one(apiLine + "---\n"), want: []result{deny(OverrideMultipleDocuments, doc0)}},
 		{name: "leading document marker", data: one("---\n" + apiLine)},
-		{name: "a list", data: one("- " + apiLine), want: []result{deny(CodeDocumentInvalid, doc0)}},
-		{name: "null", data: one("~\n"), want: []result{deny(CodeDocumentInvalid, doc0)}},
+		{name: "a list", data: one("- " + apiLine), want: []result{deny(OverrideDocumentInvalid, doc0)}},
+		{name: "null", data: one("~\n"), want: []result{deny(OverrideDocumentInvalid, doc0)}},
 		{name: "apiVersion missing, entries still checked", data: one("overrides:\n- component: nope\n  kind: DaemonSet\n  extraArgs: {x: [a]}\n"),
 			want: []result{
-				deny(CodeAPIVersionUnknown, doc0+".apiVersion"),
-				deny(CodeComponentUnknown, e0+".component"),
+				deny(OverrideAPIVersionUnknown, doc0+".apiVersion"),
+				deny(OverrideComponentUnknown, e0+".component"),
 			}},
 		{name: "apiVersion unknown, nothing else checked", data: one("apiVersion: overrides.unbounded-cloud.io/v1beta1\noverrides:\n- component: nope\n"),
-			want: []result{deny(CodeAPIVersionUnknown, doc0+".apiVersion")}},
-		{name: "apiVersion a list", data: one("apiVersion: [" + APIVersion + "]\n"), want: []result{deny(CodeAPIVersionUnknown, doc0+".apiVersion")}},
-		{name: "apiVersion null", data: one("apiVersion: null\noverrides: []\n"), want: []result{deny(CodeNull, doc0+".apiVersion")}},
-		{name: "unknown field", data: one(apiLine + "override: []\n"), want: []result{deny(CodeUnknownField, doc0+".override")}},
-		{name: "overrides a mapping", data: one(apiLine + "overrides: {component: net}\n"), want: []result{deny(CodeTypeInvalid, doc0+".overrides")}},
-		{name: "overrides null", data: one(apiLine + "overrides:\n"), want: []result{deny(CodeNull, doc0+".overrides")}},
-		{name: "entry not a mapping", data: one(apiLine + "overrides: [net]\n"), want: []result{deny(CodeTypeInvalid, e0)}},
-		{name: "entry null", data: one(apiLine + "overrides: [~]\n"), want: []result{deny(CodeNull, e0)}},
+			want: []result{deny(OverrideAPIVersionUnknown, doc0+".apiVersion")}},
+		{name: "apiVersion a list", data: one("apiVersion: [" + APIVersion + "]\n"), want: []result{deny(OverrideAPIVersionUnknown, doc0+".apiVersion")}},
+		{name: "apiVersion null", data: one("apiVersion: null\noverrides: []\n"), want: []result{deny(OverrideNull, doc0+".apiVersion")}},
+		{name: "unknown field", data: one(apiLine + "override: []\n"), want: []result{deny(OverrideUnknownField, doc0+".override")}},
+		{name: "overrides a mapping", data: one(apiLine + "overrides: {component: net}\n"), want: []result{deny(OverrideTypeInvalid, doc0+".overrides")}},
+		{name: "overrides null", data: one(apiLine + "overrides:\n"), want: []result{deny(OverrideNull, doc0+".overrides")}},
+		{name: "entry not a mapping", data: one(apiLine + "overrides: [net]\n"), want: []result{deny(OverrideTypeInvalid, e0)}},
+		{name: "entry null", data: one(apiLine + "overrides: [~]\n"), want: []result{deny(OverrideNull, e0)}},
 		{name: "merge key", data: one(apiLine + "overrides:\n- &base {component: net, kind: DaemonSet, extraArgs: {node: [-v]}}\n- <<: *base\n  kind: Deployment\n"),
 			want: []result{
-				deny(CodeEmpty, e1),
-				deny(CodeComponentUnknown, e1+".component"),
-				deny(CodeYAMLMergeKey, e1+"[<<]"),
+				deny(OverrideEmpty, e1),
+				deny(OverrideComponentUnknown, e1+".component"),
+				deny(OverrideYAMLMergeKey, e1+"[<<]"),
 			}},
 		{name: "quoted merge key", data: one(apiLine + "overrides:\n- '<<': {}\n  component: net\n  kind: DaemonSet\n  extraArgs: {node: [-v]}\n"),
-			want: []result{deny(CodeYAMLMergeKey, e0+"[<<]")}},
+			want: []result{deny(OverrideYAMLMergeKey, e0+"[<<]")}},
 		{name: "duplicate key", data: one(apiLine + "overrides:\n- component: net\n  kind: DaemonSet\n  kind: Deployment\n  extraArgs: {node: [-v]}\n"),
-			want: []result{deny(CodeDuplicateKey, e0+".kind")}},
+			want: []result{deny(OverrideDuplicateKey, e0+".kind")}},
 		{name: "duplicate key in a patch", data: one(apiLine + "overrides:\n- component: machina\n  kind: Deployment\n  patch: {spec: {replicas: 2, replicas: 3}}\n"),
-			want: []result{deny(CodeDuplicateKey, p0+".spec.replicas")}},
+			want: []result{deny(OverrideDuplicateKey, p0+".spec.replicas")}},
 		{name: "key not a string", data: one(apiLine + "overrides:\n- component: machina\n  kind: Deployment\n  patch: {spec: {? [a]: b, replicas: 2}}\n"),
-			want: []result{deny(CodeTypeInvalid, p0+".spec")}},
+			want: []result{deny(OverrideTypeInvalid, p0+".spec")}},
 		{name: "null key", data: one(apiLine + "overrides:\n- component: machina\n  kind: Deployment\n  patch: {spec: {~: b, replicas: 2}}\n"),
-			want: []result{deny(CodeNull, p0+".spec")}},
-		{name: "directive at the top", data: one(apiLine + "$patch: replace\noverrides: []\n"), want: []result{deny(CodeDirective, doc0+".$patch")}},
+			want: []result{deny(OverrideNull, p0+".spec")}},
+		{name: "directive at the top", data: one(apiLine + "$patch: replace\noverrides: []\n"), want: []result{deny(OverrideDirective, doc0+".$patch")}},
 		{name: "aliases are expanded", data: one(apiLine + "overrides:\n" +
 			"- {component: net, kind: DaemonSet, patch: {spec: {template: {spec: {tolerations: &tol [{operator: Exists}]}}}}}\n" +
 			"- {component: net, kind: Deployment, patch: {spec: {template: {spec: {tolerations: *tol}}}}}\n")},
 		{name: "aliased protected field is found where it lands", data: one(apiLine + "overrides:\n" +
 			"- {component: net, kind: DaemonSet, extraArgs: &sa {node: [-v]}}\n" +
 			"- {component: net, kind: Deployment, patch: {spec: {template: {spec: {serviceAccountName: *sa}}}}}\n"),
-			want: []result{deny(CodePathProtected, doc0+".overrides[1].patch.spec.template.spec.serviceAccountName")}},
+			want: []result{deny(OverridePathProtected, doc0+".overrides[1].patch.spec.template.spec.serviceAccountName")}},
 		{name: "alias cycle", data: one(apiLine + "overrides:\n- component: machina\n  kind: Deployment\n  patch: &p {metadata: {annotations: {}}, spec: {strategy: *p}}\n"),
-			want: []result{deny(CodeDocumentTooDeep, doc0)}},
-		{name: "alias bomb", data: one(aliasBomb()), want: []result{deny(CodeDocumentTooLarge, doc0)}},
+			want: []result{deny(OverrideDocumentTooDeep, doc0)}},
+		{name: "alias bomb", data: one(aliasBomb()), want: []result{deny(OverrideDocumentTooLarge, doc0)}},
 		{name: "nested too deeply", data: one(apiLine + "overrides:\n- component: machina\n  kind: Deployment\n  patch: {spec: {strategy: " +
 			strings.Repeat("{a: ", 120) + "1" + strings.Repeat("}", 120) + "}}\n"),
-			want: []result{deny(CodeDocumentTooDeep, doc0)}},
+			want: []result{deny(OverrideDocumentTooDeep, doc0)}},
 	})
 }
 
@@ -247,69 +247,69 @@ func TestValidateEntry(t *testing.T) {
 			entryOf("net", kindDeployment, workloadSpec(map[string]any{"replicas": 3})),
 		)},
 		{name: "component missing", data: overrides(map[string]any{"kind": kindDaemonSet, "patch": resourcesPatch()}),
-			want: []result{deny(CodeComponentUnknown, e0+".component")}},
+			want: []result{deny(OverrideComponentUnknown, e0+".component")}},
 		{name: "component unknown", data: overrides(entryOf("racers", kindDaemonSet, resourcesPatch())),
-			want: []result{deny(CodeComponentUnknown, e0+".component")}},
+			want: []result{deny(OverrideComponentUnknown, e0+".component")}},
 		{name: "component in capitals", data: overrides(entryOf("Storage", kindDaemonSet, resourcesPatch())),
-			want: []result{deny(CodeComponentUnknown, e0+".component")}},
+			want: []result{deny(OverrideComponentUnknown, e0+".component")}},
 		{name: "kind missing", data: overrides(map[string]any{"component": "storage", "patch": resourcesPatch()}),
-			want: []result{deny(CodeKindMismatch, e0+".kind")}},
+			want: []result{deny(OverrideKindMismatch, e0+".kind")}},
 		{name: "kind unknown", data: overrides(entryOf("storage", "StatefulSet", resourcesPatch())),
-			want: []result{deny(CodeKindMismatch, e0+".kind")}},
+			want: []result{deny(OverrideKindMismatch, e0+".kind")}},
 		{name: "machina is no DaemonSet", data: overrides(entryOf("machina", kindDaemonSet, resourcesPatch())),
-			want: []result{deny(CodeKindMismatch, e0+".kind")}},
+			want: []result{deny(OverrideKindMismatch, e0+".kind")}},
 		{name: "gantry is no Deployment", data: overrides(entryOf("gantry", kindDeployment, resourcesPatch())),
-			want: []result{deny(CodeKindMismatch, e0+".kind")}},
+			want: []result{deny(OverrideKindMismatch, e0+".kind")}},
 		{name: "metalman is no DaemonSet", data: overrides(entryOf("metalman", kindDaemonSet, resourcesPatch())),
-			want: []result{deny(CodeKindMismatch, e0+".kind")}},
+			want: []result{deny(OverrideKindMismatch, e0+".kind")}},
 		{name: "storage is no Deployment", data: overrides(entryOf("storage", kindDeployment, resourcesPatch())),
-			want: []result{deny(CodeKindMismatch, e0+".kind")}},
+			want: []result{deny(OverrideKindMismatch, e0+".kind")}},
 		{name: "unknown field", data: overrides(withField(storageEntry(resourcesPatch()), "site", "edge-west")),
-			want: []result{deny(CodeUnknownField, e0+".site")}},
+			want: []result{deny(OverrideUnknownField, e0+".site")}},
 
 		{name: "sites on storage", data: overrides(withSites(storageEntry(resourcesPatch()), "edge-west", "edge-east"))},
 		{name: "sites on metalman", data: overrides(withSites(args(entryOf("metalman", kindDeployment, nil), map[string]any{"metalman": []any{"-v"}}), "edge-west"))},
 		{name: "sites empty", data: overrides(withSites(storageEntry(resourcesPatch()))),
-			want: []result{deny(CodeSitesInvalid, e0+".sites")}},
+			want: []result{deny(OverrideSitesInvalid, e0+".sites")}},
 		{name: "sites on a singleton", data: overrides(withSites(entryOf("machina", kindDeployment, workloadSpec(map[string]any{"replicas": 2})), "edge-west")),
-			want: []result{deny(CodeSitesInvalid, e0+".sites")}},
+			want: []result{deny(OverrideSitesInvalid, e0+".sites")}},
 		{name: "sites not a list", data: overrides(withField(storageEntry(resourcesPatch()), "sites", "edge-west")),
-			want: []result{deny(CodeTypeInvalid, e0+".sites")}},
+			want: []result{deny(OverrideTypeInvalid, e0+".sites")}},
 		{name: "site names", data: overrides(withSites(storageEntry(resourcesPatch()), "edge-west", "", "Edge_West", "edge-west", map[string]any{"name": "a"}, nil)),
 			want: []result{
-				deny(CodeSitesInvalid, e0+".sites[1]"),
-				deny(CodeSitesInvalid, e0+".sites[2]"),
-				deny(CodeSitesInvalid, e0+".sites[3]"),
-				deny(CodeSitesInvalid, e0+".sites[4]"),
-				deny(CodeNull, e0+".sites[5]"),
+				deny(OverrideSitesInvalid, e0+".sites[1]"),
+				deny(OverrideSitesInvalid, e0+".sites[2]"),
+				deny(OverrideSitesInvalid, e0+".sites[3]"),
+				deny(OverrideSitesInvalid, e0+".sites[4]"),
+				deny(OverrideNull, e0+".sites[5]"),
 			}},
 		{name: "sites null", data: overrides(withField(storageEntry(resourcesPatch()), "sites", nil)),
-			want: []result{deny(CodeNull, e0+".sites")}},
+			want: []result{deny(OverrideNull, e0+".sites")}},
 
-		{name: "changes nothing", data: overrides(storageEntry(nil)), want: []result{deny(CodeEmpty, e0)}},
+		{name: "changes nothing", data: overrides(storageEntry(nil)), want: []result{deny(OverrideEmpty, e0)}},
 		{name: "empty patch, args and additions", data: overrides(withField(withField(args(storageEntry(map[string]any{}), map[string]any{}),
 			"addContainers", []any{}), "addInitContainers", []any{})),
-			want: []result{deny(CodeEmpty, e0)}},
-		{name: "patch null", data: overrides(withField(storageEntry(nil), "patch", nil)), want: []result{deny(CodeNull, e0+".patch")}},
-		{name: "patch a list", data: overrides(withField(storageEntry(nil), "patch", []any{"spec"})), want: []result{deny(CodeTypeInvalid, e0+".patch")}},
+			want: []result{deny(OverrideEmpty, e0)}},
+		{name: "patch null", data: overrides(withField(storageEntry(nil), "patch", nil)), want: []result{deny(OverrideNull, e0+".patch")}},
+		{name: "patch a list", data: overrides(withField(storageEntry(nil), "patch", []any{"spec"})), want: []result{deny(OverrideTypeInvalid, e0+".patch")}},
 
 		{name: "extraArgs", data: overrides(args(storageEntry(nil), map[string]any{"run": []any{"--verbose", 5, true}, "init-perms": []any{"-x"}}))},
 		{name: "extraArgs empty list", data: overrides(args(storageEntry(nil), map[string]any{"run": []any{}})),
-			want: []result{deny(CodeEmpty, e0+".extraArgs[run]")}},
+			want: []result{deny(OverrideEmpty, e0+".extraArgs[run]")}},
 		{name: "extraArgs not a mapping", data: overrides(args(storageEntry(nil), nil)),
-			want: []result{deny(CodeNull, e0+".extraArgs")}},
+			want: []result{deny(OverrideNull, e0+".extraArgs")}},
 		{name: "extraArgs a list", data: overrides(withField(storageEntry(nil), "extraArgs", []any{"--verbose"})),
-			want: []result{deny(CodeTypeInvalid, e0+".extraArgs")}},
+			want: []result{deny(OverrideTypeInvalid, e0+".extraArgs")}},
 		{name: "extraArgs values", data: overrides(args(storageEntry(nil), map[string]any{
 			"run": "--verbose", "init-perms": []any{map[string]any{"a": "b"}, nil}, "": []any{"-x"},
 		})), want: []result{
-			deny(CodeNameInvalid, e0+".extraArgs[]"),
-			deny(CodeTypeInvalid, e0+".extraArgs[init-perms][0]"),
-			deny(CodeNull, e0+".extraArgs[init-perms][1]"),
-			deny(CodeTypeInvalid, e0+".extraArgs[run]"),
+			deny(OverrideNameInvalid, e0+".extraArgs[]"),
+			deny(OverrideTypeInvalid, e0+".extraArgs[init-perms][0]"),
+			deny(OverrideNull, e0+".extraArgs[init-perms][1]"),
+			deny(OverrideTypeInvalid, e0+".extraArgs[run]"),
 		}},
 		{name: "extraArgs directive", data: overrides(args(storageEntry(nil), map[string]any{"$patch": "delete", "run": []any{"-v"}})),
-			want: []result{deny(CodeDirective, e0+".extraArgs[$patch]")}},
+			want: []result{deny(OverrideDirective, e0+".extraArgs[$patch]")}},
 
 		{name: "sidecar", data: overrides(withField(storageEntry(containerPatch("containers", "shipper", map[string]any{
 			"image": "registry.example/shipper:1", "args": []any{"--to=x"},
@@ -321,30 +321,30 @@ func TestValidateEntry(t *testing.T) {
 			"image": "registry.example/shipper:1",
 		})), "addContainers", []any{"shipper"}), map[string]any{"shipper": []any{"-v"}}))},
 		{name: "addition not defined", data: overrides(withField(storageEntry(resourcesPatch()), "addContainers", []any{"shipper"})),
-			want: []result{deny(CodeAdditionUndefined, e0+".addContainers[0]")}},
+			want: []result{deny(OverrideAdditionUndefined, e0+".addContainers[0]")}},
 		{name: "addition defined in the other list", data: overrides(withField(storageEntry(containerPatch("containers", "shipper", map[string]any{
 			"image": "registry.example/shipper:1",
 		})), "addInitContainers", []any{"shipper"})),
 			want: []result{
-				deny(CodeAdditionUndefined, e0+".addInitContainers[0]"),
-				warn(CodeImagePinned, c0+".image"),
-				deny(CodeContainerUnknown, c0+".name"),
+				deny(OverrideAdditionUndefined, e0+".addInitContainers[0]"),
+				warn(OverrideImagePinned, c0+".image"),
+				deny(OverrideContainerUnknown, c0+".name"),
 			}},
 		{name: "addition as a container", data: overrides(withField(storageEntry(resourcesPatch()), "addContainers", []any{map[string]any{"name": "shipper"}})),
-			want: []result{deny(CodeTypeInvalid, e0+".addContainers[0]")}},
+			want: []result{deny(OverrideTypeInvalid, e0+".addContainers[0]")}},
 		{name: "addition names", data: overrides(withField(withField(storageEntry(containerPatch("containers", "a", nil)),
 			"addContainers", []any{"a", "", "a"}), "addInitContainers", []any{"a"})),
 			want: []result{
-				deny(CodeNameInvalid, e0+".addContainers[1]"),
-				deny(CodeNameInvalid, e0+".addContainers[2]"),
-				deny(CodeNameInvalid, e0+".addInitContainers[0]"),
+				deny(OverrideNameInvalid, e0+".addContainers[1]"),
+				deny(OverrideNameInvalid, e0+".addContainers[2]"),
+				deny(OverrideNameInvalid, e0+".addInitContainers[0]"),
 			}},
 		{name: "additions not a list", data: overrides(withField(storageEntry(nil), "addContainers", "shipper")),
-			want: []result{deny(CodeTypeInvalid, e0+".addContainers")}},
+			want: []result{deny(OverrideTypeInvalid, e0+".addContainers")}},
 		{name: "addition the workload has", data: overrides(withField(storageEntry(containerPatch("containers", "run", map[string]any{
 			"image": "registry.example/run:2",
 		})), "addContainers", []any{"run"})),
-			want: []result{deny(CodeContainerExists, e0+".addContainers[0]")}},
+			want: []result{deny(OverrideContainerExists, e0+".addContainers[0]")}},
 	})
 }
 
@@ -361,7 +361,7 @@ func TestFindingsCapped(t *testing.T) {
 	if len(findings) != maxFindings+1 {
 		t.Fatalf("got %d findings, want %d", len(findings), maxFindings+1)
 	}
-	if got := results(findings)[0]; got != deny(CodeTooManyFindings, doc0) {
+	if got := results(findings)[0]; got != deny(OverrideTooManyFindings, doc0) {
 		t.Errorf("first finding %v, want the document reported", got)
 	}
 }
@@ -387,7 +387,7 @@ func TestBudgetShared(t *testing.T) {
 		t.Fatalf("got %d findings for %d documents", len(findings), len(data))
 	}
 	for _, f := range findings {
-		if f.Code != CodeDocumentTooLarge || f.Field <= "data[doc-0300.yaml]" {
+		if f.Code != OverrideDocumentTooLarge || f.Field <= "data[doc-0300.yaml]" {
 			t.Fatalf("unexpected finding %s %s: %s", f.Code, f.Field, f.Message)
 		}
 	}
@@ -407,7 +407,7 @@ func TestEvidenceBudget(t *testing.T) {
 	checkWellFormed(t, findings)
 	invalid := 0
 	for _, f := range findings {
-		if f.Code == CodeDocumentTooLarge {
+		if f.Code == OverrideDocumentTooLarge {
 			invalid++
 		}
 	}

@@ -131,7 +131,7 @@ func (w *walker) count() bool {
 	if w.docFindings == maxFindings {
 		w.docFindings++
 		w.stopped = true
-		w.findings = append(w.findings, policies.Unratcheted(CodeTooManyFindings, w.doc, msgTooMany))
+		w.findings = append(w.findings, policies.Unratcheted(OverrideTooManyFindings, w.doc, msgTooMany))
 		return false
 	}
 	if w.docFindings > maxFindings {
@@ -152,7 +152,7 @@ func (w *walker) enter(n *node) (*node, bool) {
 		return nil, false
 	}
 	if w.depth > maxDepth {
-		w.stop(CodeDocumentTooDeep, msgTooDeep)
+		w.stop(OverrideDocumentTooDeep, msgTooDeep)
 		return nil, false
 	}
 	return deref(n), true
@@ -165,10 +165,10 @@ func (w *walker) charge() bool {
 	case w.stopped:
 		return false
 	case w.docBudget <= 0:
-		w.stop(CodeDocumentTooLarge, msgTooLarge)
+		w.stop(OverrideDocumentTooLarge, msgTooLarge)
 		return false
 	case w.budget <= 0:
-		w.stop(CodeDocumentTooLarge, msgConfigMapTooLarge)
+		w.stop(OverrideDocumentTooLarge, msgConfigMapTooLarge)
 		return false
 	}
 	w.docBudget--
@@ -211,22 +211,22 @@ func (w *walker) pairs(n *node, p place, keyed bool, fn func(key string, value *
 		keyNode, value := deref(n.content[i]), n.content[i+1]
 		switch {
 		case keyNode.kind != yaml.ScalarNode:
-			w.deny(CodeTypeInvalid, w.path(p), w.evidence(keyNode), msgKeyNotString)
+			w.deny(OverrideTypeInvalid, w.path(p), w.evidence(keyNode), msgKeyNotString)
 			continue
 		case keyNode.tag == tagNull:
-			w.deny(CodeNull, w.path(p), "", msgNull)
+			w.deny(OverrideNull, w.path(p), "", msgNull)
 			continue
 		}
 		key := keyNode.value
 		switch {
 		case keyNode.tag == tagMerge || key == mergeKey:
-			w.deny(CodeYAMLMergeKey, w.path(p).Key(mergeKey), w.evidence(value), msgMergeKey)
+			w.deny(OverrideYAMLMergeKey, w.path(p).Key(mergeKey), w.evidence(value), msgMergeKey)
 			continue
 		case isDuplicate(n, i, key, &seen):
-			w.deny(CodeDuplicateKey, w.path(w.child(p, key, keyed)), w.evidence(value), msgDuplicateKey)
+			w.deny(OverrideDuplicateKey, w.path(w.child(p, key, keyed)), w.evidence(value), msgDuplicateKey)
 			continue
 		case strings.HasPrefix(key, directivePrefix):
-			w.deny(CodeDirective, w.path(w.child(p, key, keyed)), w.evidence(value), msgDirective)
+			w.deny(OverrideDirective, w.path(w.child(p, key, keyed)), w.evidence(value), msgDirective)
 			continue
 		}
 		fn(key, value)
@@ -430,7 +430,7 @@ func (w *walker) evidence(n *node) string {
 			// Evidence that stopped short of the value would let an UPDATE
 			// that changes only what lies past the limit ratchet: the
 			// document is too deep, and that finding never ratchets.
-			w.stop(CodeDocumentTooDeep, msgTooDeep)
+			w.stop(OverrideDocumentTooDeep, msgTooDeep)
 		}
 		return n != nil && !w.stopped && w.charge()
 	}))

@@ -29,12 +29,12 @@ func (w *walker) warnReplacements(e *entry) {
 		}
 		for _, list := range []string{"args", "command"} {
 			if value := lookup(c.node, list); value != nil && value.kind == yaml.SequenceNode {
-				w.warn(CodeArgsReplaced, c.path(e.path).Child(list), w.evidence(value), msgArgsReplaced,
+				w.warn(OverrideArgsReplaced, c.path(e.path).Child(list), w.evidence(value), msgArgsReplaced,
 					list, containerNoun(c.init), c.name)
 			}
 		}
 		if image := lookup(c.node, "image"); image != nil && image.kind == yaml.ScalarNode && !isNull(image) {
-			w.warn(CodeImagePinned, c.path(e.path).Child("image"), w.evidence(image), msgImagePinned,
+			w.warn(OverrideImagePinned, c.path(e.path).Child("image"), w.evidence(image), msgImagePinned,
 				containerNoun(c.init), c.name)
 		}
 	}

@@ -102,7 +102,7 @@ func checkDefaultsSatisfied(t *testing.T, step string, obj map[string]any, findi
 	checkFindings(t, findings)
 	malformed := malformedPaths(obj)
 	for _, f := range findings {
-		if f.Code != CodeSecurityDefaultsMissing {
+		if f.Code != SecurityDefaultsMissing {
 			continue
 		}
 		if !malformed[f.Field] || f.Message != msgNotObject {
@@ -156,7 +156,7 @@ func malformedPaths(obj map[string]any) map[string]bool {
 func checkFindings(t *testing.T, findings []policies.Finding) {
 	t.Helper()
 	for _, f := range findings {
-		if f.Code != CodeRunAsRootConflict && f.Code != CodeSecurityDefaultsMissing {
+		if f.Code != RunAsRootConflict && f.Code != SecurityDefaultsMissing {
 			t.Fatalf("unexpected code %s", f.Code)
 		}
 		if f.Severity != policies.Deny {

@@ -71,7 +71,7 @@ func checkDefaults(holderPath *field.Path, holder map[string]any, table []securi
 	if stated(holder, "securityContext") {
 		var ok bool
 		if sc, ok = holder["securityContext"].(map[string]any); !ok {
-			return []policies.Finding{policies.Denial(CodeSecurityDefaultsMissing, holderPath.Child("securityContext"), "", msgNotObject)}
+			return []policies.Finding{policies.Denial(SecurityDefaultsMissing, holderPath.Child("securityContext"), "", msgNotObject)}
 		}
 	}
 	var findings []policies.Finding
@@ -82,9 +82,9 @@ func checkDefaults(holderPath *field.Path, holder map[string]any, table []securi
 		depth, notObject, unset := unsetField(sc, f)
 		switch {
 		case notObject:
-			findings = append(findings, policies.Denial(CodeSecurityDefaultsMissing, childPath(holderPath.Child("securityContext"), f.keys[:depth]), "", msgNotObject))
+			findings = append(findings, policies.Denial(SecurityDefaultsMissing, childPath(holderPath.Child("securityContext"), f.keys[:depth]), "", msgNotObject))
 		case unset:
-			findings = append(findings, policies.Denial(CodeSecurityDefaultsMissing, childPath(holderPath.Child("securityContext"), f.keys), "", msgDefaultsMissing))
+			findings = append(findings, policies.Denial(SecurityDefaultsMissing, childPath(holderPath.Child("securityContext"), f.keys), "", msgDefaultsMissing))
 		}
 	}
 	return findings

@@ -356,7 +356,7 @@ func TestDefaultNewEphemeralContainers(t *testing.T) {
 		obj = clone(old)
 		addContainer(obj, "ephemeralContainers", "debug")
 		DefaultNewEphemeralContainers(obj, old, BuiltinDefaults())
-		if findings := ValidatePod(obj, old); len(findings) != 1 || findings[0].Code != CodeRunAsRootConflict {
+		if findings := ValidatePod(obj, old); len(findings) != 1 || findings[0].Code != RunAsRootConflict {
 			t.Errorf("ValidatePod with hostUsers true: %v, want one RunAsRootConflict", findings)
 		}
 	})

@@ -49,7 +49,7 @@ func checkRunAsRoot(specPath *field.Path, spec map[string]any) []policies.Findin
 		if user, ok := numberOf(sc["runAsUser"]); ok {
 			if user == 0 {
 				scPath := c.Path.Child("securityContext")
-				findings = append(findings, policies.Denial(CodeRunAsRootConflict, scPath.Child("runAsUser"), rootEvidence,
+				findings = append(findings, policies.Denial(RunAsRootConflict, scPath.Child("runAsUser"), rootEvidence,
 					msgRunAsRootContainer, containerLabel(c), scPath))
 			}
 			continue
@@ -65,7 +65,7 @@ func checkRunAsRoot(specPath *field.Path, spec map[string]any) []policies.Findin
 			format = msgRunAsRootPodMany
 		}
 		names := policies.Plural(len(inheriting), "container") + " " + strings.Join(inheriting, ", ")
-		findings = append(findings, policies.Denial(CodeRunAsRootConflict, scPath.Child("runAsUser"),
+		findings = append(findings, policies.Denial(RunAsRootConflict, scPath.Child("runAsUser"),
 			rootEvidence+":"+strings.Join(inheriting, ","), format, names, scPath))
 	}
 	return findings

@@ -17,14 +17,14 @@ import (
 
 // Finding codes of contract PSC.
 const (
-	// CodeRunAsRootConflict (deny): a container runs as uid 0 from an
+	// RunAsRootConflict (deny): a container runs as uid 0 from an
 	// explicit runAsUser: 0 while its effective runAsNonRoot is true; the
 	// kubelet would refuse to start it.
-	CodeRunAsRootConflict policies.Code = "RunAsRootConflict"
-	// CodeSecurityDefaultsMissing (deny): a field of the defaults table is
+	RunAsRootConflict policies.Code = "RunAsRootConflict"
+	// SecurityDefaultsMissing (deny): a field of the defaults table is
 	// unset in a Pod (or a new ephemeral container) that reached validation:
 	// the mutating webhook, which fails open, did not run.
-	CodeSecurityDefaultsMissing policies.Code = "SecurityDefaultsMissing"
+	SecurityDefaultsMissing policies.Code = "SecurityDefaultsMissing"
 )
 
 // Messages. They name fields, paths and container names, never a value

@@ -29,8 +29,8 @@ func (w want) String() string {
 	return fmt.Sprintf("%s %s %s", sev, w.code, w.field)
 }
 
-func root(field string) want    { return want{policies.Deny, CodeRunAsRootConflict, field} }
-func missing(field string) want { return want{policies.Deny, CodeSecurityDefaultsMissing, field} }
+func root(field string) want    { return want{policies.Deny, RunAsRootConflict, field} }
+func missing(field string) want { return want{policies.Deny, SecurityDefaultsMissing, field} }
 
 func summarize(findings []policies.Finding) []want {
 	var out []want

@@ -42,7 +42,7 @@ func ExemptNamespace(h map[string]any, exemptions Exemptions) []policies.Finding
 	}
 	exempt, why, err := exemptions.NamespaceExempt(namespace)
 	if err != nil {
-		return []policies.Finding{policies.Unratcheted(StateUnavailable, pathOperatorNamespace,
+		return []policies.Finding{policies.Unratcheted(policies.StateUnavailable, pathOperatorNamespace,
 			"the webhook's view of namespaces is not available (cache not synced or failed), so whether namespace %s "+
 				"is exempt from gatehouse's webhooks is unknown; retry later", namespace)}
 	}

@@ -34,7 +34,7 @@ func TestExemptNamespace(t *testing.T) {
 		{"exempt, no injection", harnessObj("kube-system", false), known, nil},
 		{"no operator namespace", map[string]any{"spec": map[string]any{"operator": map[string]any{"injectProxyConfiguration": true}}}, known, nil},
 		{"exemptions cannot answer", harnessObj("operators", true), exemptions{err: errors.New("not synced")},
-			[]golden.Result{golden.Deny(StateUnavailable, "spec.operator.namespace")}},
+			[]golden.Result{golden.Deny(policies.StateUnavailable, "spec.operator.namespace")}},
 	} {
 		if got := golden.Results(ExemptNamespace(tc.h, tc.ex)); !reflect.DeepEqual(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

@@ -14,11 +14,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/internal/fields"
 )
 
-// StateUnavailable: the view of OperatorHarnesses could not answer, so
-// whether the pod is harnessed is unknown. An unharnessed operator pod would
-// reach the real API server with its full rights, so this denies.
-const StateUnavailable policies.Code = "StateUnavailable"
-
 // State is the read-only view of OperatorHarnesses the webhook fills from an
 // informer cache. An error means the view cannot answer.
 type State interface {
@@ -35,7 +30,10 @@ var pathServiceAccountName = field.NewPath("spec", "serviceAccountName")
 func Admit(pod map[string]any, namespace string, state State, c Config) (changed bool, findings []policies.Finding) {
 	harnesses, err := state.HarnessesIn(namespace)
 	if err != nil {
-		return false, []policies.Finding{policies.Unratcheted(StateUnavailable, pathServiceAccountName,
+		// Whether the pod is harnessed is unknown, and an unharnessed
+		// operator pod would reach the real API server with its full
+		// rights, so this denies.
+		return false, []policies.Finding{policies.Unratcheted(policies.StateUnavailable, pathServiceAccountName,
 			"the webhook's view of OperatorHarnesses is not available (cache not synced or failed), "+
 				"so whether this pod must go through the harness proxy is unknown; retry later")}
 	}

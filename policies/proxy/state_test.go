@@ -75,7 +75,7 @@ func TestAdmitStateUnavailableDenies(t *testing.T) {
 	pod := admittedPod()
 	before := clone(pod)
 	changed, findings := Admit(pod, "operators", fakeState{err: errors.New("not synced")}, BuiltinConfig())
-	want := []golden.Result{{Code: StateUnavailable, Field: "spec.serviceAccountName", Severity: policies.Deny}}
+	want := []golden.Result{{Code: policies.StateUnavailable, Field: "spec.serviceAccountName", Severity: policies.Deny}}
 	if changed || !reflect.DeepEqual(golden.Results(findings), want) {
 		t.Errorf("Admit() = %v, %v; want no change and %v", changed, golden.Results(findings), want)
 	}

@@ -14,10 +14,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
-// StateUnavailable: the view of namespaces or OperatorHarnesses could not
-// answer, so which scope labels apply is unknown.
-const StateUnavailable policies.Code = "StateUnavailable"
-
 // State is the read-only view of namespaces and OperatorHarnesses the
 // webhook fills from informer caches. An error means the view cannot answer.
 type State interface {
@@ -152,8 +148,10 @@ func addsAny(obj, oldObj map[string]any, scopeLabels []string) bool {
 	return false
 }
 
+// unavailable is the denial when the view of namespaces or OperatorHarnesses
+// could not answer, so which scope labels apply is unknown.
 func unavailable() []policies.Finding {
-	return []policies.Finding{policies.Unratcheted(StateUnavailable, pathLabels,
+	return []policies.Finding{policies.Unratcheted(policies.StateUnavailable, pathLabels,
 		"the webhook's view of namespaces and OperatorHarnesses is not available (cache not synced or failed), "+
 			"so the scope labels this object needs are unknown; retry later")}
 }

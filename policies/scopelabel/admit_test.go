@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
 
@@ -205,7 +206,7 @@ func TestAdmitStateUnavailable(t *testing.T) {
 		{Update: true, Namespace: "apps", Username: operatorUser, Object: withLabel(configMap(), keyA, "x"), OldObject: configMap()},
 	} {
 		changed, findings := Admit(req, broken)
-		want := []golden.Result{golden.Deny(StateUnavailable, "metadata.labels")}
+		want := []golden.Result{golden.Deny(policies.StateUnavailable, "metadata.labels")}
 		if changed || !reflect.DeepEqual(golden.Results(findings), want) {
 			t.Errorf("Admit(%+v) = %v, %v; want %v", req, changed, golden.Results(findings), want)
 		}
@@ -234,7 +235,7 @@ func TestGuardReadsNamespacesOnlyToJudgeAnAddition(t *testing.T) {
 		t.Errorf("strip: %v, want %v", got, want)
 	}
 	add := Request{Update: true, Namespace: "apps", Username: operatorUser, Object: withLabel(configMap(), keyA, "tenant-1"), OldObject: configMap()}
-	if got, want := golden.Results(Guard(add, state)), []golden.Result{golden.Deny(StateUnavailable, "metadata.labels")}; !reflect.DeepEqual(got, want) {
+	if got, want := golden.Results(Guard(add, state)), []golden.Result{golden.Deny(policies.StateUnavailable, "metadata.labels")}; !reflect.DeepEqual(got, want) {
 		t.Errorf("add: %v, want %v", got, want)
 	}
 	if f := Guard(add, state); len(f) != 1 || f[0].Ratchets() {

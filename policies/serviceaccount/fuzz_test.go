@@ -25,7 +25,7 @@ func FuzzValidate(f *testing.F) {
 
 	golden.FuzzObjects(f, func(t *testing.T, obj map[string]any) {
 		cr := Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming)
-		checkFindings(t, cr, CodeOverridden, CodeOverrideRedundant, CodeWalkTooDeep)
+		checkFindings(t, cr, ServiceAccountOverridden, ServiceAccountOverrideRedundant, ServiceAccountWalkTooDeep)
 		if overriddenAtUpstreamPath(obj) && !policies.Denied(cr) {
 			t.Fatalf("a podOverrides ServiceAccount other than the derived name was not denied: %v", summarize(cr))
 		}
@@ -33,12 +33,12 @@ func FuzzValidate(f *testing.F) {
 			t.Fatalf("not deterministic:\n%v\n%v", cr, again)
 		}
 		sts := Validate(statefulSetGK, obj, policies.DefaultProducts(), derivedNaming)
-		checkFindings(t, sts, CodeMismatch)
+		checkFindings(t, sts, ServiceAccountMismatch)
 		if mismatchedPod(obj, "spec", "template", "spec") && !policies.Denied(sts) {
 			t.Fatalf("a StatefulSet with a mismatching ServiceAccount was not denied: %v", summarize(sts))
 		}
 		p := Validate(podGK, obj, policies.DefaultProducts(), derivedNaming)
-		checkFindings(t, p, CodeMismatch)
+		checkFindings(t, p, ServiceAccountMismatch)
 		if mismatchedPod(obj, "spec") && !policies.Denied(p) {
 			t.Fatalf("a Pod with a mismatching ServiceAccount was not denied: %v", summarize(p))
 		}
@@ -57,7 +57,7 @@ func checkFindings(t *testing.T, findings []policies.Finding, codes ...policies.
 		if !allowed {
 			t.Fatalf("unexpected code %s (allowed %v)", f.Code, codes)
 		}
-		if (f.Code == CodeOverrideRedundant) != (f.Severity == policies.Warn) {
+		if (f.Code == ServiceAccountOverrideRedundant) != (f.Severity == policies.Warn) {
 			t.Fatalf("code %s has severity %d", f.Code, f.Severity)
 		}
 		if f.Field == "" || f.Message == "" {

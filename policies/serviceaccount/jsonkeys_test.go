@@ -170,7 +170,7 @@ func TestKeySpellingsAsTheOperatorReadsThem(t *testing.T) {
 		var want []want
 		if operatorSets {
 			set++
-			want = append(want, deny(CodeOverridden, "spec.nameNode.podOverrides."+p.spec+"."+p.sa))
+			want = append(want, deny(ServiceAccountOverridden, "spec.nameNode.podOverrides."+p.spec+"."+p.sa))
 		} else {
 			notSet++
 		}

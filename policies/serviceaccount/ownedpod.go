@@ -80,9 +80,9 @@ func checkPodServiceAccount(pod workload.Pod, kind, name, want string) []policie
 		}
 		path := pod.SpecPath.Child(f)
 		if ownerKnown {
-			findings = append(findings, policies.Denial(CodeMismatch, path, evidenceOf(v), msgMismatch, kind, name, want))
+			findings = append(findings, policies.Denial(ServiceAccountMismatch, path, evidenceOf(v), msgMismatch, kind, name, want))
 		} else {
-			findings = append(findings, policies.Denial(CodeMismatch, path, evidenceOf(v), msgMismatchNoOwner))
+			findings = append(findings, policies.Denial(ServiceAccountMismatch, path, evidenceOf(v), msgMismatchNoOwner))
 		}
 	}
 	return findings

@@ -38,7 +38,7 @@ const podOverridesKey = "podOverrides"
 
 // maxWalkDepth bounds the search for podOverrides: the maps and lists nested
 // at most this deep below the object (the object itself is depth 0) are
-// examined; a deeper one is denied with CodeWalkTooDeep at its path.
+// examined; a deeper one is denied with ServiceAccountWalkTooDeep at its path.
 //
 // The bound is no shallower than any object gatehouse is sent can be: the
 // API server's JSON decoder (sigs.k8s.io/json) and the webhook's
@@ -174,7 +174,7 @@ func (w *overrideWalker) reportTooDeep() {
 		return
 	}
 	w.tooDeep = true
-	w.findings = append(w.findings, policies.Unratcheted(CodeWalkTooDeep, w.fieldPath(), msgWalkTooDeep, maxWalkDepth))
+	w.findings = append(w.findings, policies.Unratcheted(ServiceAccountWalkTooDeep, w.fieldPath(), msgWalkTooDeep, maxWalkDepth))
 }
 
 // checkOverride reports the ServiceAccount fields of the pod template
@@ -204,11 +204,11 @@ func (w *overrideWalker) checkOverride(override map[string]any) {
 func (w *overrideWalker) checkValue(path *field.Path, v any) {
 	switch s, isString := v.(string); {
 	case w.name == "":
-		w.findings = append(w.findings, policies.Denial(CodeOverridden, path, evidenceOf(v), msgOverriddenNoName, w.kind))
+		w.findings = append(w.findings, policies.Denial(ServiceAccountOverridden, path, evidenceOf(v), msgOverriddenNoName, w.kind))
 	case isString && s == w.derived:
-		w.findings = append(w.findings, policies.Warning(CodeOverrideRedundant, path, s, msgOverrideRedundant))
+		w.findings = append(w.findings, policies.Warning(ServiceAccountOverrideRedundant, path, s, msgOverrideRedundant))
 	default:
-		w.findings = append(w.findings, policies.Denial(CodeOverridden, path, evidenceOf(v), msgOverridden, w.kind, w.derived))
+		w.findings = append(w.findings, policies.Denial(ServiceAccountOverridden, path, evidenceOf(v), msgOverridden, w.kind, w.derived))
 	}
 }
 

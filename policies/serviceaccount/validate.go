@@ -23,21 +23,21 @@ import (
 
 // Finding codes of contract SA.
 const (
-	// CodeOverridden (deny): a product custom resource's podOverrides sets
+	// ServiceAccountOverridden (deny): a product custom resource's podOverrides sets
 	// the pod ServiceAccount to something other than the name its operator
 	// gives the pods.
-	CodeOverridden policies.Code = "ServiceAccountOverridden"
-	// CodeOverrideRedundant (warn): a podOverrides sets the pod
+	ServiceAccountOverridden policies.Code = "ServiceAccountOverridden"
+	// ServiceAccountOverrideRedundant (warn): a podOverrides sets the pod
 	// ServiceAccount to the name the operator uses anyway.
-	CodeOverrideRedundant policies.Code = "ServiceAccountOverrideRedundant"
-	// CodeMismatch (deny): a workload or Pod whose controller is a product
+	ServiceAccountOverrideRedundant policies.Code = "ServiceAccountOverrideRedundant"
+	// ServiceAccountMismatch (deny): a workload or Pod whose controller is a product
 	// custom resource runs as another ServiceAccount than the one its
 	// operator gives the owner's pods.
-	CodeMismatch policies.Code = "ServiceAccountMismatch"
-	// CodeWalkTooDeep (deny, never ratchets): a product custom resource
+	ServiceAccountMismatch policies.Code = "ServiceAccountMismatch"
+	// ServiceAccountWalkTooDeep (deny, never ratchets): a product custom resource
 	// nests maps or lists deeper than the search for podOverrides goes, so
 	// a podOverrides below that point would go unseen.
-	CodeWalkTooDeep policies.Code = "ServiceAccountWalkTooDeep"
+	ServiceAccountWalkTooDeep policies.Code = "ServiceAccountWalkTooDeep"
 )
 
 // The two pod spec fields that choose the ServiceAccount, in the order they

@@ -112,44 +112,44 @@ func TestValidate(t *testing.T) {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode")
 			return o
-		}(), want: []want{deny(CodeOverridden, roleSA)}},
+		}(), want: []want{deny(ServiceAccountOverridden, roleSA)}},
 		{name: "CR roleGroup podOverrides sets another ServiceAccount", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode", "roleGroups", "default")
 			return o
-		}(), want: []want{deny(CodeOverridden, groupSA)}},
+		}(), want: []want{deny(ServiceAccountOverridden, groupSA)}},
 		{name: "CR deprecated serviceAccount", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccount", "admin", "spec", "dataNode")
 			return o
-		}(), want: []want{deny(CodeOverridden, "spec.dataNode.podOverrides.spec.serviceAccount")}},
+		}(), want: []want{deny(ServiceAccountOverridden, "spec.dataNode.podOverrides.spec.serviceAccount")}},
 		{name: "CR redundant derived name", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", derivedProd, "spec", "nameNode", "roleGroups", "default")
 			return o
-		}(), want: []want{warn(CodeOverrideRedundant, groupSA)}},
+		}(), want: []want{warn(ServiceAccountOverrideRedundant, groupSA)}},
 		{name: "CR both fields, one redundant one overriding", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", derivedProd, "spec", "nameNode")
 			setPodOverrideSA(o, "serviceAccount", "default", "spec", "nameNode")
 			return o
 		}(), want: []want{
-			deny(CodeOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
-			warn(CodeOverrideRedundant, roleSA),
+			deny(ServiceAccountOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
+			warn(ServiceAccountOverrideRedundant, roleSA),
 		}},
 		{name: "CR empty string", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", "", "spec", "nameNode")
 			return o
-		}(), want: []want{deny(CodeOverridden, roleSA)}},
+		}(), want: []want{deny(ServiceAccountOverridden, roleSA)}},
 		{name: "CR non-string values", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", int64(5), "spec", "nameNode")
 			setPodOverrideSA(o, "serviceAccount", map[string]any{"name": derivedProd}, "spec", "nameNode")
 			return o
 		}(), want: []want{
-			deny(CodeOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
-			deny(CodeOverridden, roleSA),
+			deny(ServiceAccountOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
+			deny(ServiceAccountOverridden, roleSA),
 		}},
 		{name: "CR null is absent", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
@@ -164,12 +164,12 @@ func TestValidate(t *testing.T) {
 			}
 			return o
 		}(), want: []want{
-			deny(CodeOverridden, "spec.dataNode.podOverrides.spec.serviceAccountName"),
-			deny(CodeOverridden, "spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName"),
-			deny(CodeOverridden, "spec.journalNode.podOverrides.spec.serviceAccountName"),
-			deny(CodeOverridden, "spec.journalNode.roleGroups.default.podOverrides.spec.serviceAccountName"),
-			deny(CodeOverridden, roleSA),
-			deny(CodeOverridden, groupSA),
+			deny(ServiceAccountOverridden, "spec.dataNode.podOverrides.spec.serviceAccountName"),
+			deny(ServiceAccountOverridden, "spec.dataNode.roleGroups.default.podOverrides.spec.serviceAccountName"),
+			deny(ServiceAccountOverridden, "spec.journalNode.podOverrides.spec.serviceAccountName"),
+			deny(ServiceAccountOverridden, "spec.journalNode.roleGroups.default.podOverrides.spec.serviceAccountName"),
+			deny(ServiceAccountOverridden, roleSA),
+			deny(ServiceAccountOverridden, groupSA),
 		}},
 		{name: "CR podOverrides inside a list", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
@@ -177,21 +177,21 @@ func TestValidate(t *testing.T) {
 				"podOverrides": map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}},
 			}}
 			return o
-		}(), want: []want{deny(CodeOverridden, "spec.extraRoles[1].podOverrides.spec.serviceAccountName")}},
+		}(), want: []want{deny(ServiceAccountOverridden, "spec.extraRoles[1].podOverrides.spec.serviceAccountName")}},
 		{name: "CR podOverrides at the top level", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", "admin")
 			return o
-		}(), want: []want{deny(CodeOverridden, "podOverrides.spec.serviceAccountName")}},
+		}(), want: []want{deny(ServiceAccountOverridden, "podOverrides.spec.serviceAccountName")}},
 		{name: "CR podOverrides at the depth bound", gk: hdfsGK, obj: deepFound,
-			want: []want{deny(CodeOverridden, deepFoundPath)}},
+			want: []want{deny(ServiceAccountOverridden, deepFoundPath)}},
 		{name: "CR podOverrides whose spec is past the depth bound: the field is read, the spec denied as unsearched", gk: hdfsGK,
 			obj: deepSpecPast, want: []want{
-				deny(CodeWalkTooDeep, deepSpecPastInnermost+".podOverrides.spec"),
-				deny(CodeOverridden, deepSpecPastPath),
+				deny(ServiceAccountWalkTooDeep, deepSpecPastInnermost+".podOverrides.spec"),
+				deny(ServiceAccountOverridden, deepSpecPastPath),
 			}},
 		{name: "CR podOverrides past the depth bound is denied, not skipped", gk: hdfsGK, obj: deepHidden,
-			want: []want{deny(CodeWalkTooDeep, deepHiddenPath)}},
+			want: []want{deny(ServiceAccountWalkTooDeep, deepHiddenPath)}},
 		{name: "CR nested past the depth bound in a list", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			var v any = map[string]any{}
@@ -200,29 +200,29 @@ func TestValidate(t *testing.T) {
 			}
 			getMap(o, "spec")["deep"] = v
 			return o
-		}(), want: []want{deny(CodeWalkTooDeep, "spec.deep"+strings.Repeat("[0]", maxWalkDepth-1))}},
+		}(), want: []want{deny(ServiceAccountWalkTooDeep, "spec.deep"+strings.Repeat("[0]", maxWalkDepth-1))}},
 
 		// Rule 1, keys spelled as encoding/json reads them.
 		{name: "CR podOverrides ServiceAccountName", gk: hdfsGK,
 			obj:  overrideAt("spec", map[string]any{"ServiceAccountName": "admin"}),
-			want: []want{deny(CodeOverridden, nameNodeOverride+"spec.ServiceAccountName")}},
+			want: []want{deny(ServiceAccountOverridden, nameNodeOverride+"spec.ServiceAccountName")}},
 		{name: "CR podOverrides SPEC", gk: hdfsGK,
 			obj:  overrideAt("SPEC", map[string]any{"serviceAccountName": "admin"}),
-			want: []want{deny(CodeOverridden, nameNodeOverride+"SPEC.serviceAccountName")}},
+			want: []want{deny(ServiceAccountOverridden, nameNodeOverride+"SPEC.serviceAccountName")}},
 		{name: "CR podOverrides long s in serviceAccountName (U+017F)", gk: hdfsGK,
 			obj:  overrideAt("spec", map[string]any{"ſerviceAccountName": "admin"}),
-			want: []want{deny(CodeOverridden, nameNodeOverride+"spec.ſerviceAccountName")}},
+			want: []want{deny(ServiceAccountOverridden, nameNodeOverride+"spec.ſerviceAccountName")}},
 		{name: "CR podOverrides long s in spec and the deprecated field upper-cased", gk: hdfsGK,
 			obj:  overrideAt("ſpec", map[string]any{"SERVICEACCOUNT": "admin"}),
-			want: []want{deny(CodeOverridden, nameNodeOverride+"ſpec.SERVICEACCOUNT")}},
+			want: []want{deny(ServiceAccountOverridden, nameNodeOverride+"ſpec.SERVICEACCOUNT")}},
 		{name: "CR podOverrides every spelling is judged: derived, other, null", gk: hdfsGK, obj: func() map[string]any {
 			o := overrideAt("spec", map[string]any{"serviceAccountName": derivedProd, "ServiceAccountName": "admin", "SERVICEACCOUNTNAME": nil})
 			getMap(o, "spec", "nameNode", "podOverrides")["Spec"] = map[string]any{"serviceaccountname": "root"}
 			return o
 		}(), want: []want{
-			deny(CodeOverridden, nameNodeOverride+"Spec.serviceaccountname"),
-			deny(CodeOverridden, nameNodeOverride+"spec.ServiceAccountName"),
-			warn(CodeOverrideRedundant, nameNodeOverride+"spec.serviceAccountName"),
+			deny(ServiceAccountOverridden, nameNodeOverride+"Spec.serviceaccountname"),
+			deny(ServiceAccountOverridden, nameNodeOverride+"spec.ServiceAccountName"),
+			warn(ServiceAccountOverrideRedundant, nameNodeOverride+"spec.serviceAccountName"),
 		}},
 		{name: "CR podOverrides keys that encoding/json does not read as the fields", gk: hdfsGK, obj: func() map[string]any {
 			o := overrideAt("spec", map[string]any{
@@ -249,22 +249,22 @@ func TestValidate(t *testing.T) {
 			meta["generateName"] = "prod-"
 			setPodOverrideSA(o, "serviceAccountName", "hdfscluster-", "spec", "nameNode")
 			return o
-		}(), want: []want{deny(CodeOverridden, roleSA)}},
+		}(), want: []want{deny(ServiceAccountOverridden, roleSA)}},
 		{name: "CR of another product derives from its own kind", gk: schema.GroupKind{Group: "trino.kubedoop.dev", Kind: "TrinoCluster"}, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", "trinocluster-prod", "spec", "nameNode")
 			setPodOverrideSA(o, "serviceAccount", derivedProd, "spec", "nameNode")
 			return o
 		}(), want: []want{
-			deny(CodeOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
-			warn(CodeOverrideRedundant, roleSA),
+			deny(ServiceAccountOverridden, "spec.nameNode.podOverrides.spec.serviceAccount"),
+			warn(ServiceAccountOverrideRedundant, roleSA),
 		}},
 		{name: "CR with a long name, hashed derived name is redundant", gk: hdfsGK, obj: func() map[string]any {
 			o := hdfsCluster()
 			getMap(o, "metadata")["name"] = longCluster
 			setPodOverrideSA(o, "serviceAccountName", DerivedServiceAccountName("HdfsCluster", longCluster), "spec", "nameNode")
 			return o
-		}(), want: []want{warn(CodeOverrideRedundant, roleSA)}},
+		}(), want: []want{warn(ServiceAccountOverrideRedundant, roleSA)}},
 		{name: "non-product group is not a product CR", gk: schema.GroupKind{Group: "example.com", Kind: "Widget"}, obj: func() map[string]any {
 			o := hdfsCluster()
 			setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode")
@@ -276,7 +276,7 @@ func TestValidate(t *testing.T) {
 				o := hdfsCluster()
 				setPodOverrideSA(o, "serviceAccountName", "admin", "spec", "nameNode")
 				return o
-			}(), want: []want{deny(CodeOverridden, roleSA)}},
+			}(), want: []want{deny(ServiceAccountOverridden, roleSA)}},
 		{name: "configured product selector excludes the default", gk: hdfsGK,
 			products: &policies.ProductSelector{GroupSuffixes: []string{".example.com"}},
 			obj: func() map[string]any {
@@ -304,7 +304,7 @@ func TestValidate(t *testing.T) {
 			o := statefulSet()
 			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet owned by a product, derived ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
@@ -316,19 +316,19 @@ func TestValidate(t *testing.T) {
 			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
 			setPodSA(statefulSetGK, o, "serviceAccount", "admin")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet with two different other names: both reported", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
 			setPodSA(statefulSetGK, o, "serviceAccount", "root")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsDeprecSA), deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsDeprecSA), deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet with equal non-string values is not deduplicated (and does not panic)", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			setPodSA(statefulSetGK, o, "serviceAccountName", map[string]any{"a": 1})
 			setPodSA(statefulSetGK, o, "serviceAccount", map[string]any{"a": 1})
 			return o
-		}(), want: []want{deny(CodeMismatch, stsDeprecSA), deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsDeprecSA), deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet owned by a product, no ServiceAccount", gk: statefulSetGK, obj: statefulSet()},
 		{name: "StatefulSet owned by a product, empty and null are unset", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
@@ -341,12 +341,12 @@ func TestValidate(t *testing.T) {
 			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
 			setPodSA(statefulSetGK, o, "serviceAccount", "default")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsDeprecSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsDeprecSA)}},
 		{name: "StatefulSet non-string ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			setPodSA(statefulSetGK, o, "serviceAccountName", true)
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet owned by a product with a long name, hashed ServiceAccount", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			setOwners(o, ownerRef("hdfs.kubedoop.dev/v1alpha1", "HdfsCluster", longCluster, true))
@@ -358,19 +358,19 @@ func TestValidate(t *testing.T) {
 			setOwners(o, ownerRef("hdfs.kubedoop.dev/v1alpha1", "HdfsCluster", longCluster, true))
 			setPodSA(statefulSetGK, o, "serviceAccountName", ("hdfscluster-" + longCluster)[:253])
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet owned by another product kind", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			setOwners(o, ownerRef("trino.kubedoop.dev/v1alpha1", "TrinoCluster", clusterName, true))
 			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet with two product controllers must match both", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			setOwners(o, hdfsOwner(), ownerRef("trino.kubedoop.dev/v1alpha1", "TrinoCluster", clusterName, true))
 			setPodSA(statefulSetGK, o, "serviceAccountName", derivedProd)
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet owner reference without a name", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			ref := hdfsOwner()
@@ -378,31 +378,31 @@ func TestValidate(t *testing.T) {
 			setOwners(o, ref)
 			setPodSA(statefulSetGK, o, "serviceAccountName", "hdfscluster-")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "Deployment owned by a product", gk: deploymentGK, obj: func() map[string]any {
 			o := deployment()
 			setPodSA(deploymentGK, o, "serviceAccountName", "admin")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "Job owned by a product", gk: jobGK, obj: func() map[string]any {
 			o := job()
 			setPodSA(jobGK, o, "serviceAccount", "admin")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsDeprecSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsDeprecSA)}},
 		{name: "CronJob owned by a product", gk: cronJobGK, obj: func() map[string]any {
 			o := cronJob()
 			setPodSA(cronJobGK, o, "serviceAccountName", "admin")
 			return o
-		}(), want: []want{deny(CodeMismatch, "spec.jobTemplate.spec.template.spec.serviceAccountName")}},
+		}(), want: []want{deny(ServiceAccountMismatch, "spec.jobTemplate.spec.template.spec.serviceAccountName")}},
 		{name: "PodTemplate owned by a product", gk: schema.GroupKind{Kind: "PodTemplate"}, obj: map[string]any{
 			"metadata": map[string]any{"name": "t", "ownerReferences": []any{hdfsOwner()}},
 			"template": map[string]any{"spec": map[string]any{"serviceAccountName": "admin"}},
-		}, want: []want{deny(CodeMismatch, "template.spec.serviceAccountName")}},
+		}, want: []want{deny(ServiceAccountMismatch, "template.spec.serviceAccountName")}},
 		{name: "Pod owned directly by a product", gk: podGK, obj: func() map[string]any {
 			o := pod()
 			setPodSA(podGK, o, "serviceAccountName", "admin")
 			return o
-		}(), want: []want{deny(CodeMismatch, "spec.serviceAccountName")}},
+		}(), want: []want{deny(ServiceAccountMismatch, "spec.serviceAccountName")}},
 		{name: "Pod controlled by a ReplicaSet", gk: podGK, obj: func() map[string]any {
 			o := pod()
 			setOwners(o, ownerRef("apps/v1", "ReplicaSet", "prod-httpfs-5d8f7", true))
@@ -447,7 +447,7 @@ func TestValidate(t *testing.T) {
 			setOwners(o, map[string]any{"controller": true, "apiVersion": "hdfs.kubedoop.dev/v1alpha1", "kind": 1, "name": []any{}})
 			setPodSA(statefulSetGK, o, "serviceAccountName", "admin")
 			return o
-		}(), want: []want{deny(CodeMismatch, stsSA)}},
+		}(), want: []want{deny(ServiceAccountMismatch, stsSA)}},
 		{name: "StatefulSet hostile: template is a string", gk: statefulSetGK, obj: func() map[string]any {
 			o := statefulSet()
 			getMap(o, "spec")["template"] = "spec: {serviceAccountName: admin}"
@@ -557,7 +557,7 @@ func TestValidateSelfReferencingMap(t *testing.T) {
 	obj := hdfsCluster()
 	obj["a"] = obj // sorts first, so the walk goes down it first
 	findings := Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming)
-	want := []want{deny(CodeWalkTooDeep, strings.TrimSuffix(strings.Repeat("a.", maxWalkDepth+1), "."))}
+	want := []want{deny(ServiceAccountWalkTooDeep, strings.TrimSuffix(strings.Repeat("a.", maxWalkDepth+1), "."))}
 	if got := summarize(findings); !reflect.DeepEqual(got, want) {
 		t.Fatalf("findings\n got %v\nwant %v", abbreviate(got), abbreviate(want))
 	}
@@ -591,7 +591,7 @@ func TestWalkCoversEveryDecodableObject(t *testing.T) {
 		if err := decode(doc(chain), &obj); err != nil {
 			t.Fatalf("%s refuses the deepest object: %v", name, err)
 		}
-		want := []want{deny(CodeOverridden, "spec"+strings.Repeat(".n", chain)+".podOverrides.spec.serviceAccountName")}
+		want := []want{deny(ServiceAccountOverridden, "spec"+strings.Repeat(".n", chain)+".podOverrides.spec.serviceAccountName")}
 		if got := summarize(Validate(hdfsGK, obj, policies.DefaultProducts(), derivedNaming)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: findings\n got %v\nwant %v", name, abbreviate(got), abbreviate(want))
 		}

@@ -19,8 +19,9 @@ type DeclaredCode struct {
 }
 
 // DeclaredCodes parses the Go files below dir, tests left out, and returns
-// every constant declared with the type policies.Code and a string literal
-// value, in the order of the files and their declarations. Tests read the
+// every constant declared with the type policies.Code (Code in package
+// policies itself) and a string literal value, or as a conversion of one to
+// that type, in the order of the files and their declarations. Tests read the
 // codes from the source, not from a list of them kept by hand, so that a code
 // added without its test entry or its documentation is found.
 func DeclaredCodes(tb testing.TB, dir string) []DeclaredCode {
@@ -45,11 +46,19 @@ func DeclaredCodes(tb testing.TB, dir string) []DeclaredCode {
 			}
 			for _, spec := range gen.Specs {
 				vs := spec.(*ast.ValueSpec)
-				if sel, ok := vs.Type.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Code" {
-					continue
-				}
+				typed := isCodeType(vs.Type, file.Name.Name)
 				for i, v := range vs.Values {
-					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING && i < len(vs.Names) {
+					if i >= len(vs.Names) {
+						break
+					}
+					// policies.Code("X") is a Code as much as a
+					// constant declared with the type.
+					if call, ok := v.(*ast.CallExpr); ok && vs.Type == nil && len(call.Args) == 1 && isCodeType(call.Fun, file.Name.Name) {
+						v = call.Args[0]
+					} else if !typed {
+						continue
+					}
+					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
 						value, err := strconv.Unquote(lit.Value)
 						if err != nil {
 							return err
@@ -65,4 +74,17 @@ func DeclaredCodes(tb testing.TB, dir string) []DeclaredCode {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// isCodeType reports whether expr names the type policies.Code as the file of
+// package pkg spells it.
+func isCodeType(expr ast.Expr, pkg string) bool {
+	switch t := expr.(type) {
+	case *ast.SelectorExpr:
+		x, ok := t.X.(*ast.Ident)
+		return ok && x.Name == "policies" && t.Sel.Name == "Code"
+	case *ast.Ident:
+		return pkg == "policies" && t.Name == "Code"
+	}
+	return false
 }
