@@ -1,16 +1,12 @@
 package webhooks
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
@@ -410,41 +406,6 @@ func serviceAccountDecided(opts Options) string {
 
 const attributionServiceAccount = " (gatehouse service-account)"
 
-// serviceAccountOf is the CEL expression of the ServiceAccount naming gives
-// the pods of the product that the ownerReference r names: each product's
-// rule, by group and kind in a fixed order, else the fallback. The derived
-// rule is CEL's only where no hash is needed (serviceAccountDecided leaves
-// longer names to the webhook).
-func serviceAccountOf(naming serviceaccount.Naming) string {
-	rule := func(r serviceaccount.Rule) string {
-		if r.Kind == serviceaccount.Derived {
-			return "(r.kind.lowerAscii() + '-' + r.name)"
-		}
-		var parts []string
-		for i, literal := range strings.Split(r.Name, serviceaccount.ClusterPlaceholder) {
-			if i > 0 {
-				parts = append(parts, "r.name")
-			}
-			if literal != "" {
-				parts = append(parts, fmt.Sprintf("%q", literal))
-			}
-		}
-		if len(parts) == 0 {
-			return "''"
-		}
-		return "(" + strings.Join(parts, " + ") + ")"
-	}
-	products := slices.SortedFunc(maps.Keys(naming.Products), func(a, b schema.GroupKind) int {
-		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Kind, b.Kind))
-	})
-	var b strings.Builder
-	for _, gk := range products {
-		fmt.Fprintf(&b, "(r.apiVersion.startsWith(%q) && r.kind == %q) ? %s : ", gk.Group+"/", gk.Kind, rule(naming.Products[gk]))
-	}
-	b.WriteString(rule(naming.Fallback))
-	return "(" + b.String() + ")"
-}
-
 func serviceAccountPolicy(opts Options) admissionregistrationv1.ValidatingAdmissionPolicySpec {
 	locs := podSpecLocations()
 	pick := func(f func(podSpecLocation) string, fallback string) string {
@@ -455,12 +416,12 @@ func serviceAccountPolicy(opts Options) admissionregistrationv1.ValidatingAdmiss
 		b.WriteString(fallback)
 		return b.String()
 	}
-	expected := serviceAccountOf(opts.ServiceAccounts)
+	expected := opts.ServiceAccounts.CEL()
 	field := func(name, skip string) string {
 		return fmt.Sprintf("(has(variables.spec.%s) && variables.spec.%s != '' && variables.spec.%s != %s%s) ? "+
-			"variables.specPath + %q + r.kind + ' \"' + r.name + '\" run as the ServiceAccount its operator gives them, \"' + %s + %q : ''",
+			"variables.specPath + %q + %s + %q : ''",
 			name, name, name, expected, skip,
-			"."+name+": ServiceAccountMismatch: pods controlled by ", expected, "\"; set the field to that name or remove it"+attributionServiceAccount)
+			"."+name+": "+string(serviceaccount.ServiceAccountMismatch)+": ", serviceaccount.MismatchCEL(expected), attributionServiceAccount)
 	}
 	var resources []Resource
 	for _, l := range locs {

@@ -1,0 +1,59 @@
+package serviceaccount
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gatehouse-dev/gatehouse/policies/internal/celtext"
+)
+
+// The naming rules and the mismatch message as CEL, for the in-process
+// layout's ValidatingAdmissionPolicy (webhooks/inprocess.go renders the
+// policy around these), from the same Naming and msgMismatch the evaluator
+// uses.
+
+// CEL is the CEL expression of the ServiceAccount n gives the pods of the
+// product that the ownerReference r names: each product's rule, by group
+// and kind in a fixed order, else the fallback. The derived rule is CEL's
+// only where no hash is needed (the policy leaves longer names to the
+// webhook).
+func (n Naming) CEL() string {
+	rule := func(r Rule) string {
+		if r.Kind == Derived {
+			return "(r.kind.lowerAscii() + '-' + r.name)"
+		}
+		var parts []string
+		for i, literal := range strings.Split(r.Name, ClusterPlaceholder) {
+			if i > 0 {
+				parts = append(parts, "r.name")
+			}
+			if literal != "" {
+				parts = append(parts, fmt.Sprintf("%q", literal))
+			}
+		}
+		if len(parts) == 0 {
+			return "''"
+		}
+		return "(" + strings.Join(parts, " + ") + ")"
+	}
+	products := slices.SortedFunc(maps.Keys(n.Products), func(a, b schema.GroupKind) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Kind, b.Kind))
+	})
+	var b strings.Builder
+	for _, gk := range products {
+		fmt.Fprintf(&b, "(r.apiVersion.startsWith(%q) && r.kind == %q) ? %s : ", gk.Group+"/", gk.Kind, rule(n.Products[gk]))
+	}
+	b.WriteString(rule(n.Fallback))
+	return "(" + b.String() + ")"
+}
+
+// MismatchCEL is ServiceAccountMismatch's message for the ownerReference r
+// and the expected name expected (a CEL string), as a CEL string.
+func MismatchCEL(expected string) string {
+	return celtext.Format(msgMismatch, "r.kind", "r.name", expected)
+}
