@@ -31,7 +31,7 @@ import (
 // which the API server gives the PVC protection finalizer. The PVC
 // protection controller removes it with an UPDATE that changes nothing SCOPE
 // reads, which the API server therefore never sends to gatehouse
-// (webhooks/narrowing.go scopeUnchanged): that namespace goes while gatehouse
+// (policies/scope UnchangedCEL): that namespace goes while gatehouse
 // is down too. An UPDATE that changes the claim's secret-operator
 // annotations is still refused for the failed call.
 func TestNamespaceDeletionWhileGatehouseIsDown(t *testing.T) {

@@ -200,9 +200,8 @@ func InProcessDecides(webhook string, opts Options, req *admission.Request, obje
 // warning, which needs the old object's evidence. Product custom resources
 // stay on the webhook: they are walked at any depth.
 
-// scopeLocation is, for one resource, the CEL list of the annotation maps
-// SCOPE reads (standard CEL only, so that it also serves the webhook's
-// matchCondition) and the CEL list of their field paths, in the same order.
+// scopeLocation is, for one resource, the CEL lists of the annotation maps
+// SCOPE reads and of their field paths (policies/scope Locations).
 type scopeLocation struct {
 	resource    Resource
 	maps, paths string
@@ -210,31 +209,8 @@ type scopeLocation struct {
 
 func scopeLocations() []scopeLocation {
 	var out []scopeLocation
-	out = append(out, scopeLocation{
-		resource: pvcs,
-		maps:     "(has(object.metadata) && has(object.metadata.annotations) ? [object.metadata.annotations] : [])",
-		paths:    "(has(object.metadata) && has(object.metadata.annotations) ? ['metadata.annotations'] : [])",
-	})
-	for _, k := range workload.Kinds() {
-		spec := []string{"spec"}
-		if len(k.Template) > 0 {
-			spec = append(append([]string{}, k.Template...), "spec")
-		}
-		volumes := append(append([]string{}, spec...), "volumes")
-		guard := hasPath(volumes)
-		list := "object." + strings.Join(volumes, ".")
-		ephemeral := "has(v.ephemeral) && has(v.ephemeral.volumeClaimTemplate) && has(v.ephemeral.volumeClaimTemplate.metadata) && " +
-			"has(v.ephemeral.volumeClaimTemplate.metadata.annotations)"
-		maps := fmt.Sprintf("(%s ? %s.filter(v, %s).map(v, v.ephemeral.volumeClaimTemplate.metadata.annotations) : [])", guard, list, ephemeral)
-		paths := fmt.Sprintf("(%s ? %s.transformList(i, v, %s, %q + string(i) + %q) : [])", guard, list, ephemeral,
-			strings.Join(volumes, ".")+"[", "].ephemeral.volumeClaimTemplate.metadata.annotations")
-		if k.Kind == "StatefulSet" {
-			templates := "has(object.spec) && has(object.spec.volumeClaimTemplates)"
-			annotated := "has(t.metadata) && has(t.metadata.annotations)"
-			maps += fmt.Sprintf(" + (%s ? object.spec.volumeClaimTemplates.filter(t, %s).map(t, t.metadata.annotations) : [])", templates, annotated)
-			paths += fmt.Sprintf(" + (%s ? object.spec.volumeClaimTemplates.transformList(i, t, %s, 'spec.volumeClaimTemplates[' + string(i) + '].metadata.annotations') : [])", templates, annotated)
-		}
-		out = append(out, scopeLocation{resource: Resource{GVR: k.Resource, Kind: k.Kind}, maps: maps, paths: paths})
+	for _, l := range scope.Locations() {
+		out = append(out, scopeLocation{resource: Resource{GVR: l.Resource, Kind: l.Kind}, maps: l.Maps, paths: l.Paths})
 	}
 	return out
 }

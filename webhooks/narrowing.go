@@ -9,8 +9,8 @@ import (
 	"github.com/google/cel-go/cel"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/gatehouse-dev/gatehouse/policies/celtext"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
-	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
 // Content narrowing (docs/contracts.md §10): a webhook whose evaluator can
@@ -24,61 +24,8 @@ import (
 // evaluates matchConditions; an expression that errors on a malformed
 // object sends it to a Fail webhook (its only user) and the review decides.
 
-// scopeActs: SCOPE acts on annotations under secrets.kubedoop.dev/ of a PVC,
-// of the ephemeral volume templates of a Pod or any pod template, and of a
-// StatefulSet's volumeClaimTemplates; on product custom resources it walks
-// everything. It never acts on an UPDATE that changes nothing it reads
-// (scopeUnchanged).
-func scopeActs(Options) string {
-	prefix := fmt.Sprintf("%q", scope.AnnotationPrefix)
-	secretKeys := func(annotations string) string {
-		return fmt.Sprintf("%s.exists(k, k.startsWith(%s))", annotations, prefix)
-	}
-	volumes := func(spec []string) string {
-		path := "object." + strings.Join(append(spec, "volumes"), ".")
-		return fmt.Sprintf("%s && %s.exists(v, has(v.ephemeral) && has(v.ephemeral.volumeClaimTemplate) && "+
-			"has(v.ephemeral.volumeClaimTemplate.metadata) && has(v.ephemeral.volumeClaimTemplate.metadata.annotations) && %s)",
-			hasPath(append(spec, "volumes")), path, secretKeys("v.ephemeral.volumeClaimTemplate.metadata.annotations"))
-	}
-	var cases []string
-	cases = append(cases, fmt.Sprintf("%s ? (%s && %s)", resourceIs(pvcs), hasPath([]string{"metadata", "annotations"}), secretKeys("object.metadata.annotations")))
-	for _, k := range workload.Kinds() {
-		spec := []string{"spec"}
-		if len(k.Template) > 0 {
-			spec = append(append([]string{}, k.Template...), "spec")
-		}
-		check := volumes(spec)
-		if k.Kind == "StatefulSet" {
-			check = fmt.Sprintf("(%s) || (%s && object.spec.volumeClaimTemplates.exists(t, has(t.metadata) && has(t.metadata.annotations) && %s))",
-				check, hasPath([]string{"spec", "volumeClaimTemplates"}), secretKeys("t.metadata.annotations"))
-		}
-		cases = append(cases, fmt.Sprintf("%s ? (%s)", resourceIs(Resource{GVR: k.Resource}), check))
-	}
-	// Product custom resources: every one is walked.
-	acts := strings.Join(cases, " : ") + " : true"
-	return fmt.Sprintf("!(request.operation == \"UPDATE\" && %s) && (%s)", scopeUnchanged(), acts)
-}
-
-// scopeUnchanged: an UPDATE that leaves every annotation map SCOPE reads of a
-// built-in kind (scopeLocations), or every field but metadata of a product
-// custom resource (where a CredentialsScope cannot sit: ObjectMeta is
-// typed), as it was cannot change SCOPE's verdict. Every finding on it would
-// ratchet: its evidence is unchanged, and SCOPE has no finding about the
-// view on built-in kinds, while the walk limit of a custom resource depends
-// on the unchanged fields alone. So the API server need not call for it: a
-// finalizer removal (the PVC protection controller's, while a namespace is
-// deleted) or a label edit never waits on gatehouse. What is lost is the
-// repetition of warnings the stored object already earned.
-func scopeUnchanged() string {
-	old := regexp.MustCompile(`\bobject\.`)
-	var cases []string
-	for _, l := range scopeLocations() {
-		cases = append(cases, fmt.Sprintf("%s ? (%s == %s)", resourceIs(l.resource), l.maps, old.ReplaceAllString(l.maps, "oldObject.")))
-	}
-	product := "(object.all(k, k == \"metadata\" || (k in oldObject && object[k] == oldObject[k])) && " +
-		"oldObject.all(k, k == \"metadata\" || k in object))"
-	return "(" + strings.Join(cases, " : ") + " : " + product + ")"
-}
+// scopeActs is SCOPE's predicate (policies/scope ActsCEL).
+func scopeActs(Options) string { return scope.ActsCEL() }
 
 // serviceAccountActs: SA acts on a product custom resource (its
 // podOverrides) and on a Pod or workload whose controller ownerReference
@@ -120,18 +67,10 @@ func labelActs(opts Options) string {
 }
 
 // resourceIs tests the request's resource (any subresource).
-func resourceIs(r Resource) string {
-	return fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q)", r.GVR.Group, r.GVR.Resource)
-}
+func resourceIs(r Resource) string { return celtext.ResourceIs(r.GVR) }
 
 // hasPath is has() for every step of a path below object.
-func hasPath(path []string) string {
-	terms := make([]string, len(path))
-	for i := range path {
-		terms[i] = "has(object." + strings.Join(path[:i+1], ".") + ")"
-	}
-	return strings.Join(terms, " && ")
-}
+func hasPath(path []string) string { return celtext.HasPath(path) }
 
 // actsPrograms caches the compiled predicates by expression.
 var actsPrograms sync.Map

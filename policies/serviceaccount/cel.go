@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gatehouse-dev/gatehouse/policies/internal/celtext"
+	"github.com/gatehouse-dev/gatehouse/policies/celtext"
 )
 
 // The naming rules and the mismatch message as CEL, for the in-process

@@ -1,11 +1,16 @@
-// Package celtext renders the policies' Go message formats as CEL string
-// expressions, so that a message the evaluator writes with fmt and the
-// in-process policy writes in CEL is written once.
+// Package celtext holds what the contracts' CEL renderings share: a Go
+// message format as a CEL string expression (so that a message the
+// evaluator writes with fmt and the in-process policy writes in CEL is
+// written once), and the predicates on a request's resource and an
+// object's fields that matchConditions and admission policies use.
 package celtext
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Format is the CEL string expression that format (a fmt format with %s,
@@ -57,4 +62,19 @@ func Format(format string, args ...string) string {
 		return `""`
 	}
 	return strings.Join(parts, " + ")
+}
+
+// ResourceIs is the CEL predicate that the request's resource (any
+// subresource) is gvr's group and resource.
+func ResourceIs(gvr schema.GroupVersionResource) string {
+	return fmt.Sprintf("(request.resource.group == %q && request.resource.resource == %q)", gvr.Group, gvr.Resource)
+}
+
+// HasPath is has() for every step of a path below object.
+func HasPath(path []string) string {
+	terms := make([]string, len(path))
+	for i := range path {
+		terms[i] = "has(object." + strings.Join(path[:i+1], ".") + ")"
+	}
+	return strings.Join(terms, " && ")
 }
