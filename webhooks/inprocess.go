@@ -352,19 +352,9 @@ func podSpecLocations() []podSpecLocation {
 }
 
 // productController is the CEL predicate on an ownerReference r that it is
-// a controller reference with a product API group, as serviceAccountActs
-// reads it.
+// a controller reference with a product API group.
 func productController(opts Options) string {
-	var groups []string
-	for _, s := range opts.Products.GroupSuffixes {
-		if s != "" {
-			groups = append(groups, fmt.Sprintf("r.apiVersion.matches(%q)", "^[^/]+"+regexp.QuoteMeta(s)+"/"))
-		}
-	}
-	if len(groups) == 0 {
-		return "false"
-	}
-	return fmt.Sprintf("has(r.controller) && r.controller == true && has(r.apiVersion) && (%s)", strings.Join(groups, " || "))
+	return serviceaccount.ProductControllerCEL(opts.Products)
 }
 
 func serviceAccountDecided(opts Options) string {

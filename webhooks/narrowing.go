@@ -2,8 +2,6 @@ package webhooks
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/google/cel-go/cel"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/policies/celtext"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
+	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
 // Content narrowing (docs/contracts.md §10): a webhook whose evaluator can
@@ -27,29 +26,8 @@ import (
 // scopeActs is SCOPE's predicate (policies/scope ActsCEL).
 func scopeActs(Options) string { return scope.ActsCEL() }
 
-// serviceAccountActs: SA acts on a product custom resource (its
-// podOverrides) and on a Pod or workload whose controller ownerReference
-// has a product API group.
-func serviceAccountActs(opts Options) string {
-	var groups []string
-	for _, s := range opts.Products.GroupSuffixes {
-		if s != "" {
-			// The group is what comes before the first "/" and must be
-			// longer than the suffix (policies.ProductSelector.Matches).
-			groups = append(groups, fmt.Sprintf("r.apiVersion.matches(%q)", "^[^/]+"+regexp.QuoteMeta(s)+"/"))
-		}
-	}
-	owned := "false"
-	if len(groups) > 0 {
-		owned = fmt.Sprintf("%s && object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller == true && has(r.apiVersion) && (%s))",
-			hasPath([]string{"metadata", "ownerReferences"}), strings.Join(groups, " || "))
-	}
-	var builtin []string
-	for _, r := range podResources() {
-		builtin = append(builtin, resourceIs(r))
-	}
-	return fmt.Sprintf("(%s) ? (%s) : true", strings.Join(builtin, " || "), owned)
-}
+// serviceAccountActs is SA's predicate (policies/serviceaccount ActsCEL).
+func serviceAccountActs(opts Options) string { return serviceaccount.ActsCEL(opts.Products) }
 
 // labelActs: LABEL's CREATE rule acts on a namespaced object (its namespace
 // may carry a scope label) and on a cluster-scoped object a service account

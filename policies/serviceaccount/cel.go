@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/celtext"
+	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
 // The naming rules and the mismatch message as CEL, for the in-process
@@ -56,4 +59,38 @@ func (n Naming) CEL() string {
 // and the expected name expected (a CEL string), as a CEL string.
 func MismatchCEL(expected string) string {
 	return celtext.Format(msgMismatch, "r.kind", "r.name", expected)
+}
+
+// ProductControllerCEL is the CEL predicate on an ownerReference r that it
+// is a controller reference with a product API group: the group is what
+// comes before the first "/" and must be longer than the suffix
+// (policies.ProductSelector.Matches).
+func ProductControllerCEL(products policies.ProductSelector) string {
+	var groups []string
+	for _, s := range products.GroupSuffixes {
+		if s != "" {
+			groups = append(groups, fmt.Sprintf("r.apiVersion.matches(%q)", "^[^/]+"+regexp.QuoteMeta(s)+"/"))
+		}
+	}
+	if len(groups) == 0 {
+		return "false"
+	}
+	return fmt.Sprintf("has(r.controller) && r.controller == true && has(r.apiVersion) && (%s)", strings.Join(groups, " || "))
+}
+
+// ActsCEL is SA's narrowing predicate (the matchCondition
+// "gatehouse-acts"): SA acts on a product custom resource (its
+// podOverrides) and on a Pod or workload whose controller ownerReference has
+// a product API group.
+func ActsCEL(products policies.ProductSelector) string {
+	owned := "false"
+	if controller := ProductControllerCEL(products); controller != "false" {
+		owned = fmt.Sprintf("%s && object.metadata.ownerReferences.exists(r, %s)",
+			celtext.HasPath([]string{"metadata", "ownerReferences"}), controller)
+	}
+	var builtin []string
+	for _, k := range workload.Kinds() {
+		builtin = append(builtin, celtext.ResourceIs(k.Resource))
+	}
+	return fmt.Sprintf("(%s) ? (%s) : true", strings.Join(builtin, " || "), owned)
 }
