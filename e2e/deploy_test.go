@@ -429,7 +429,7 @@ func checkDeployConfig(t *testing.T, r *deployRender, d *appsv1.Deployment) (*co
 	}
 	cfg, err := configv1alpha1.Load(file)
 	if err == nil {
-		err = webhooks.ValidateConfig(cfg)
+		err = webhooks.ValidateConfig(cfg).ToAggregate()
 	}
 	if err != nil {
 		t.Errorf("%s: ConfigMap %s key %s is not a configuration the server accepts: %v", r.dir, cm.Name, filepath.Base(path), err)

@@ -333,8 +333,8 @@ func applyModeFlags(t *testing.T, cfg *configv1alpha1.ServerConfig, flags []stri
 			t.Fatalf("flag %s", flags[i])
 		}
 	}
-	if err := webhooks.ValidateConfig(*cfg); err != nil {
-		t.Fatal(err)
+	if errs := webhooks.ValidateConfig(*cfg); len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
 	}
 }
 

@@ -3,8 +3,12 @@ package webhooks
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
@@ -139,24 +143,102 @@ func modes(cfg configv1alpha1.ServerConfig) map[string]configv1alpha1.Mode {
 
 // ValidateConfig checks a configuration before OptionsFromConfig reads it:
 // the configuration's own rules, webhook names the registry does not know,
-// and the policies' rules for the values they read, all in one error that
-// names each field. serve and check reject a configuration it refuses.
-func ValidateConfig(cfg configv1alpha1.ServerConfig) error {
+// and the policies' rules for the values they read, one error per problem,
+// each with the path of its field. serve and check reject a configuration
+// it refuses.
+func ValidateConfig(cfg configv1alpha1.ServerConfig) field.ErrorList {
 	return cfg.Validate(Names(), configv1alpha1.PolicyChecks{
-		PodSecurityDefaults: func(o configv1alpha1.PodSecurityDefaults) error {
+		PodSecurityDefaults: func(at *field.Path, o configv1alpha1.PodSecurityDefaults) field.ErrorList {
 			_, err := podDefaults(o)
-			return err
+			return policyErrors(at, err, "pod security defaults: ")
 		},
-		HarnessProxy: func(p configv1alpha1.HarnessProxy) error { return proxyConfig(p).Validate() },
-		OverrideComponents: func(o configv1alpha1.Overrides) error {
+		HarnessProxy: func(at *field.Path, p configv1alpha1.HarnessProxy) field.ErrorList {
+			// The proxy's check names no field of its own.
+			if err := proxyConfig(p).Validate(); err != nil {
+				return field.ErrorList{field.Invalid(at, field.OmitValueType{}, err.Error())}
+			}
+			return nil
+		},
+		OverrideComponents: func(at *field.Path, o configv1alpha1.Overrides) field.ErrorList {
+			if presets := overrides.PresetNames(); len(o.Components) == 0 && o.ComponentTable != "" && !slices.Contains(presets, o.ComponentTable) {
+				return field.ErrorList{field.NotSupported(at.Child("componentTable"), o.ComponentTable, presets)}
+			}
 			_, err := overrideTable(o)
-			return err
+			return policyErrors(at, err, "")
 		},
 		Mutating: func(name string) bool {
 			def, ok := Lookup(name)
 			return ok && def.Type == Mutating
 		},
 	})
+}
+
+// policyErrors are the errors of a policy's check of the value at at, one
+// for each error err joins. The policies' checks return errors, not
+// field.ErrorList (their messages also answer reviews, which must not
+// change), each attributed to its key below the checked value after
+// prefix: "runAsUser: ...", "components[1].kinds[0]: ...". The key is read
+// into a field.Path below at; a message whose key does not read as one is
+// attributed to at itself.
+func policyErrors(at *field.Path, err error, prefix string) field.ErrorList {
+	if err == nil {
+		return nil
+	}
+	each := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		each = joined.Unwrap()
+	}
+	var errs field.ErrorList
+	for _, e := range each {
+		msg := strings.TrimPrefix(e.Error(), prefix)
+		if key, detail, ok := strings.Cut(msg, ": "); ok {
+			if p, ok := keyPath(at, key); ok {
+				errs = append(errs, field.Invalid(p, field.OmitValueType{}, detail))
+				continue
+			}
+		}
+		errs = append(errs, field.Invalid(at, field.OmitValueType{}, msg))
+	}
+	return errs
+}
+
+// keyPath reads a policy's key ("runAsUser", "capabilitiesDrop[2]",
+// "components[1].kinds[0]", "[0].name") into a path below at: field
+// names joined by dots, each followed by any list indexes.
+func keyPath(at *field.Path, key string) (*field.Path, bool) {
+	p := at
+	for i, part := range strings.Split(key, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		switch {
+		case name != "" && isFieldName(name):
+			p = p.Child(name)
+		case name == "" && i == 0 && rest != "":
+		default:
+			return nil, false
+		}
+		for rest != "" {
+			index, after, ok := strings.Cut(rest, "]")
+			n, err := strconv.Atoi(index)
+			if !ok || err != nil || n < 0 || (after != "" && !strings.HasPrefix(after, "[")) {
+				return nil, false
+			}
+			p = p.Index(n)
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return p, true
+}
+
+// isFieldName: a configuration field's JSON name, lowerCamelCase.
+func isFieldName(s string) bool {
+	for i, r := range s {
+		lower := r >= 'a' && r <= 'z'
+		later := i > 0 && (r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		if !lower && !later {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // overrideTable is the component table an overrides configuration names:

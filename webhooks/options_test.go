@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
@@ -47,13 +48,12 @@ func TestOptionsFromConfigLaysTheConfigOverThePoliciesDefaults(t *testing.T) {
 // checked with the configuration's own, each error named by its field, in
 // field order.
 func TestValidateConfig(t *testing.T) {
-	const prefix = "invalid configuration: "
-	runAsRoot := "podSecurity.defaults: pod security defaults: runAsUser: 0 together with runAsNonRoot: true would make " +
+	runAsRoot := "podSecurity.defaults.runAsUser: Invalid value: 0 together with runAsNonRoot: true would make " +
 		"every pod that states neither fail RunAsRootConflict; choose a non-zero uid or set runAsNonRoot to false"
 	tests := []struct {
 		name    string
 		mutate  func(c *configv1alpha1.ServerConfig)
-		wantErr string // exact error; empty for none
+		wantErr string // exact errors, one a line; empty for none
 	}{
 		{name: "default", mutate: func(c *configv1alpha1.ServerConfig) {}},
 		{name: "proxy port 65535", mutate: func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = 65535 }},
@@ -61,17 +61,17 @@ func TestValidateConfig(t *testing.T) {
 		{
 			name:    "proxy port -1",
 			mutate:  func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = -1 },
-			wantErr: prefix + "harness.proxy: proxy port -1 is outside 1..65535",
+			wantErr: "harness.proxy: Invalid value: proxy port -1 is outside 1..65535",
 		},
 		{
 			name:    "proxy port 70000",
 			mutate:  func(c *configv1alpha1.ServerConfig) { c.Harness.Proxy.Port = 70000 },
-			wantErr: prefix + "harness.proxy: proxy port 70000 is outside 1..65535",
+			wantErr: "harness.proxy: Invalid value: proxy port 70000 is outside 1..65535",
 		},
 		{
 			name:    "runAsUser 0 with the built-in runAsNonRoot",
 			mutate:  func(c *configv1alpha1.ServerConfig) { c.PodSecurity.Defaults.RunAsUser = ptr(int64(0)) },
-			wantErr: prefix + runAsRoot,
+			wantErr: runAsRoot,
 		},
 		{
 			name: "runAsUser 0 with runAsNonRoot false",
@@ -80,11 +80,19 @@ func TestValidateConfig(t *testing.T) {
 			},
 		},
 		{
+			name: "capabilities to drop",
+			mutate: func(c *configv1alpha1.ServerConfig) {
+				c.PodSecurity.Defaults.CapabilitiesDrop = []string{"ALL", "", "ALL"}
+			},
+			wantErr: "podSecurity.defaults.capabilitiesDrop[1]: Invalid value: must not be empty\n" +
+				`podSecurity.defaults.capabilitiesDrop[2]: Invalid value: "ALL" is listed twice`,
+		},
+		{
 			name: "webhook the registry does not know",
 			mutate: func(c *configv1alpha1.ServerConfig) {
 				c.Webhooks = map[string]configv1alpha1.Webhook{"secret-scop": {}}
 			},
-			wantErr: prefix + "webhooks[secret-scop]: no such webhook (known: " + strings.Join(Names(), ", ") + ")",
+			wantErr: `webhooks[secret-scop]: Unsupported value: "secret-scop": supported values: "` + strings.Join(Names(), `", "`) + `"`,
 		},
 		{
 			name: "several errors in field order",
@@ -94,22 +102,55 @@ func TestValidateConfig(t *testing.T) {
 				c.PodSecurity.Defaults.RunAsUser = ptr(int64(0))
 				c.Serving.Port = 0
 			},
-			wantErr: prefix + "serving.port: must be between 1 and 65535; " + runAsRoot + "; " +
-				"harness.proxy: proxy port -1 is outside 1..65535; harness.failClosedNamespaceLabel: must be a label key",
+			wantErr: "serving.port: Invalid value: 0: must be between 1 and 65535\n" + runAsRoot + "\n" +
+				"harness.proxy: Invalid value: proxy port -1 is outside 1..65535\n" +
+				`harness.failClosedNamespaceLabel: Invalid value: "a=b": must be a label key`,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := configv1alpha1.Default()
 			tt.mutate(&c)
-			err := ValidateConfig(c)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("ValidateConfig() = %v, want nil", err)
-			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
-				t.Errorf("ValidateConfig() = %v,\nwant %q", err, tt.wantErr)
+			var got []string
+			for _, e := range ValidateConfig(c) {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != tt.wantErr {
+				t.Errorf("ValidateConfig() =\n%s\nwant\n%s", strings.Join(got, "\n"), tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestKeyPath: a policy's key reads into the path below the checked value,
+// and a message whose key is not one is not read as one.
+func TestKeyPath(t *testing.T) {
+	at := field.NewPath("overrides")
+	for key, want := range map[string]string{
+		"runAsUser":              "overrides.runAsUser",
+		"capabilitiesDrop[2]":    "overrides.capabilitiesDrop[2]",
+		"components[1].kinds[0]": "overrides.components[1].kinds[0]",
+		"[0].name":               "overrides[0].name",
+		"a[1][2].b":              "overrides.a[1][2].b",
+		"":                       "",
+		"proxy port 1":           "",
+		"a.":                     "",
+		"a[x]":                   "",
+		"a[1]b":                  "",
+		"a[-1]":                  "",
+		"[0]":                    "overrides[0]",
+		"x.[0]":                  "",
+		"Name":                   "",
+	} {
+		p, ok := keyPath(at, key)
+		if got := ""; ok {
+			got = p.String()
+			if got != want {
+				t.Errorf("keyPath(%q) = %q, want %q", key, got, want)
+			}
+		} else if want != "" {
+			t.Errorf("keyPath(%q) = not a key, want %q", key, want)
+		}
 	}
 }
 

@@ -209,8 +209,9 @@ func TestValidateConfigComponents(t *testing.T) {
 		}
 	}
 	cfg.Overrides.ComponentTable = "upstream-0000000"
-	if err := ValidateConfig(cfg); err == nil || !strings.Contains(err.Error(), "overrides.componentTable: no such component table") {
-		t.Errorf("unknown preset: %v", err)
+	if errs := ValidateConfig(cfg); len(errs) != 1 || errs[0].Error() != `overrides.componentTable: Unsupported value: "upstream-0000000": supported values: "`+
+		strings.Join(overrides.PresetNames(), `", "`)+`"` {
+		t.Errorf("unknown preset: %v", errs)
 	}
 	cfg.Overrides.ComponentTable = ""
 	cfg.Overrides.Components = []configv1alpha1.OverrideComponent{
@@ -218,18 +219,20 @@ func TestValidateConfigComponents(t *testing.T) {
 		{Name: "Storage", Kinds: []string{"StatefulSet", "DaemonSet", "DaemonSet"}, Scope: configv1alpha1.ScopePerSite},
 		{Name: "racer", Kinds: []string{"DaemonSet"}, Scope: configv1alpha1.ScopeSingleton, SiteLabels: []string{"x"}},
 	}
-	err := ValidateConfig(cfg)
-	for _, want := range []string{
-		"overrides.components[1].name: must be a lowercase RFC 1123 label",
-		"overrides.components[1].kinds[0]: must be Deployment or DaemonSet",
-		"overrides.components[1].kinds[2]: DaemonSet is listed more than once",
-		"overrides.components[1].siteLabels: a per-Site component needs the label",
-		"overrides.components[2].name: component racer is listed more than once",
-		"overrides.components[2].siteLabels: a cluster singleton has no Site",
-	} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Validate() = %v\nwant it to say %q", err, want)
-		}
+	var got []string
+	for _, e := range ValidateConfig(cfg) {
+		got = append(got, e.Error())
+	}
+	want := []string{
+		"overrides.components[1].name: Invalid value: must be a lowercase RFC 1123 label, as upstream's component names are",
+		"overrides.components[1].kinds[0]: Invalid value: must be Deployment or DaemonSet",
+		"overrides.components[1].kinds[2]: Invalid value: DaemonSet is listed more than once",
+		"overrides.components[1].siteLabels: Invalid value: a per-Site component needs the label that names each workload's Site",
+		"overrides.components[2].name: Invalid value: component racer is listed more than once",
+		"overrides.components[2].siteLabels: Invalid value: a cluster singleton has no Site; omit siteLabels",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ValidateConfig() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	cfg.Overrides.Components = cfg.Overrides.Components[:1]
 	if err := ValidateConfig(cfg); err != nil {

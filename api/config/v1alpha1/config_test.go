@@ -1,17 +1,28 @@
 package v1alpha1
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 var knownWebhooks = []string{"secret-scope", "service-account"}
 
 func ptr[T any](v T) *T { return &v }
+
+// lines is errs one a line, as gatehouse prints them.
+func lines(errs field.ErrorList) string {
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error()
+	}
+	return strings.Join(out, "\n")
+}
 
 // writeConfig writes content to a fresh file and returns its path.
 func writeConfig(t *testing.T, content string) string {
@@ -282,6 +293,7 @@ func TestLoadRejects(t *testing.T) {
 		{name: "wrong kind", content: "apiVersion: gatehouse.dev/v1alpha1\nkind: Config\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
 		{name: "kind lower case", content: "apiVersion: gatehouse.dev/v1alpha1\nkind: serverconfig\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
 		{name: "body without header", content: "serving:\n  port: 8443\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
+		{name: "two unknown fields", content: header + "servng: {}\nproducts:\n  groups: [.a]\n", wantErr: `unknown field "products.groups"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,8 +305,10 @@ func TestLoadRejects(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("Load() error = %q, want it to contain %q", err, tt.wantErr)
 			}
-			if !strings.HasPrefix(err.Error(), path+": ") {
-				t.Errorf("Load() error = %q, want it to start with the path %q", err, path)
+			for line := range strings.SplitSeq(err.Error(), "\n") {
+				if !strings.HasPrefix(line, path+": ") {
+					t.Errorf("Load() error = %q, want each line to start with the path %q", err, path)
+				}
 			}
 			if !reflect.DeepEqual(got, ServerConfig{}) {
 				t.Errorf("Load() returned %+v with an error, want zero config", got)
@@ -315,25 +329,24 @@ func TestLoadMissingFile(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	const prefix = "invalid configuration: "
 	tests := []struct {
 		name    string
 		mutate  func(c *ServerConfig)
 		known   []string
-		wantErr string // exact error; empty for none
+		wantErr string // exact errors, one a line; empty for none
 	}{
 		{name: "default", mutate: func(c *ServerConfig) {}},
 		{name: "port 1", mutate: func(c *ServerConfig) { c.Serving.Port = 1 }},
 		{name: "port 65535", mutate: func(c *ServerConfig) { c.Serving.Port = 65535 }},
-		{name: "port 0", mutate: func(c *ServerConfig) { c.Serving.Port = 0 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
-		{name: "port -1", mutate: func(c *ServerConfig) { c.Serving.Port = -1 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
-		{name: "port 65536", mutate: func(c *ServerConfig) { c.Serving.Port = 65536 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
-		{name: "port 70000", mutate: func(c *ServerConfig) { c.Serving.Port = 70000 }, wantErr: prefix + "serving.port: must be between 1 and 65535"},
+		{name: "port 0", mutate: func(c *ServerConfig) { c.Serving.Port = 0 }, wantErr: "serving.port: Invalid value: 0: must be between 1 and 65535"},
+		{name: "port -1", mutate: func(c *ServerConfig) { c.Serving.Port = -1 }, wantErr: "serving.port: Invalid value: -1: must be between 1 and 65535"},
+		{name: "port 65536", mutate: func(c *ServerConfig) { c.Serving.Port = 65536 }, wantErr: "serving.port: Invalid value: 65536: must be between 1 and 65535"},
+		{name: "port 70000", mutate: func(c *ServerConfig) { c.Serving.Port = 70000 }, wantErr: "serving.port: Invalid value: 70000: must be between 1 and 65535"},
 		{name: "tls 1.3", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.3" }},
-		{name: "tls 1.1", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.1" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "1.1")`},
-		{name: "tls 1.0", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.0" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "1.0")`},
-		{name: "tls empty", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "")`},
-		{name: "tls VersionTLS12", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "VersionTLS12" }, wantErr: prefix + `serving.tlsMinVersion: must be 1.2 or 1.3 (got "VersionTLS12")`},
+		{name: "tls 1.1", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.1" }, wantErr: `serving.tlsMinVersion: Unsupported value: "1.1": supported values: "1.2", "1.3"`},
+		{name: "tls 1.0", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "1.0" }, wantErr: `serving.tlsMinVersion: Unsupported value: "1.0": supported values: "1.2", "1.3"`},
+		{name: "tls empty", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "" }, wantErr: `serving.tlsMinVersion: Unsupported value: "": supported values: "1.2", "1.3"`},
+		{name: "tls VersionTLS12", mutate: func(c *ServerConfig) { c.Serving.TLSMinVersion = "VersionTLS12" }, wantErr: `serving.tlsMinVersion: Unsupported value: "VersionTLS12": supported values: "1.2", "1.3"`},
 		{name: "modes", mutate: func(c *ServerConfig) {
 			c.DefaultMode = ModeWarn
 			c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeAudit}}
@@ -347,7 +360,7 @@ func TestValidate(t *testing.T) {
 			}}
 		}},
 		{name: "service account preset unknown", mutate: func(c *ServerConfig) { c.ServiceAccounts.Preset = "v0.12" },
-			wantErr: prefix + `serviceAccounts.preset: must be Released or Derived (got "v0.12")`},
+			wantErr: `serviceAccounts.preset: Unsupported value: "v0.12": supported values: "Released", "Derived"`},
 		{name: "service account rules invalid", mutate: func(c *ServerConfig) {
 			c.ServiceAccounts.Products = []ProductServiceAccount{
 				{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: RuleNamed},
@@ -355,18 +368,18 @@ func TestValidate(t *testing.T) {
 				{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: RuleNone, Name: "x"},
 				{Group: "Bad_Group", Kind: "9x", Rule: "named"},
 			}
-		}, wantErr: prefix + "serviceAccounts.products[0].name: must be a ServiceAccount name, where {name} may stand for the cluster's name; " +
-			"serviceAccounts.products[1].group: must end in one of products.groupSuffixes, or gatehouse never judges the product; " +
-			"serviceAccounts.products[1].name: must be a ServiceAccount name, where {name} may stand for the cluster's name; " +
-			"serviceAccounts.products[2]: the same group and kind as serviceAccounts.products[0]; " +
-			"serviceAccounts.products[2].name: only a Named rule takes a name; " +
-			"serviceAccounts.products[3].group: must be an API group; " +
-			"serviceAccounts.products[3].kind: must be a kind; " +
-			`serviceAccounts.products[3].rule: must be Named, None or Derived (got "named")`},
+		}, wantErr: "serviceAccounts.products[0].name: Required value: must be a ServiceAccount name, where {name} may stand for the cluster's name\n" +
+			`serviceAccounts.products[1].group: Invalid value: "example.com": must end in one of products.groupSuffixes, or gatehouse never judges the product` + "\n" +
+			`serviceAccounts.products[1].name: Invalid value: "{cluster}-sa": must be a ServiceAccount name, where {name} may stand for the cluster's name` + "\n" +
+			"serviceAccounts.products[2]: Duplicate value: the same group and kind as serviceAccounts.products[0]\n" +
+			"serviceAccounts.products[2].name: Forbidden: only a Named rule takes a name\n" +
+			`serviceAccounts.products[3].group: Invalid value: "Bad_Group": must be an API group` + "\n" +
+			`serviceAccounts.products[3].kind: Invalid value: "9x": must be a kind` + "\n" +
+			`serviceAccounts.products[3].rule: Unsupported value: "named": supported values: "Named", "None", "Derived"`},
 		{name: "default mode misspelt", mutate: func(c *ServerConfig) { c.DefaultMode = "enforce" },
-			wantErr: prefix + `defaultMode: must be Enforce, Warn or Audit (got "enforce")`},
+			wantErr: `defaultMode: Unsupported value: "enforce": supported values: "Enforce", "Warn", "Audit"`},
 		{name: "webhook mode unknown", mutate: func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {Mode: "Dryrun"}} },
-			wantErr: prefix + `webhooks[secret-scope].mode: must be Enforce, Warn or Audit (got "Dryrun")`},
+			wantErr: `webhooks[secret-scope].mode: Unsupported value: "Dryrun": supported values: "Enforce", "Warn", "Audit"`},
 		{name: "exemptions", mutate: func(c *ServerConfig) {
 			c.Exemptions = Exemptions{Namespaces: []string{}, NamespaceLabels: []NamespaceLabel{{Key: "a.io/b", Operator: LabelOpExists}},
 				Usernames: []string{"u"}, Groups: []string{"g"}, ServiceAccounts: []string{"ns/sa", "ns/*"}}
@@ -375,7 +388,17 @@ func TestValidate(t *testing.T) {
 			c.Exemptions = Exemptions{Namespaces: []string{"Kube_System"},
 				NamespaceLabels: []NamespaceLabel{{Key: "a b", Operator: "NotIn"}, {Key: "k", Operator: LabelOpIn}, {Key: "k", Operator: LabelOpExists, Values: []string{"v"}}, {Key: "k", Operator: LabelOpIn, Values: []string{"bad value"}}},
 				Usernames:       []string{" "}, Groups: []string{""}, ServiceAccounts: []string{"sa", "ns/", "NS/sa"}}
-		}, wantErr: prefix + `exemptions.namespaces[0]: must be a namespace name; exemptions.namespaceLabels[0].key: must be a label key; exemptions.namespaceLabels[0].operator: must be In or Exists (got "NotIn"); exemptions.namespaceLabels[1].values: operator In needs at least one value; exemptions.namespaceLabels[2].values: operator Exists takes no values; exemptions.namespaceLabels[3].values[0]: must be a label value; exemptions.usernames[0]: must not be empty; exemptions.groups[0]: must not be empty; exemptions.serviceAccounts[0]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[1]: must be "namespace/name" or "namespace/*"; exemptions.serviceAccounts[2]: must be "namespace/name" or "namespace/*"`},
+		}, wantErr: `exemptions.namespaces[0]: Invalid value: "Kube_System": must be a namespace name
+exemptions.namespaceLabels[0].key: Invalid value: "a b": must be a label key
+exemptions.namespaceLabels[0].operator: Unsupported value: "NotIn": supported values: "In", "Exists"
+exemptions.namespaceLabels[1].values: Required value: operator In needs at least one value
+exemptions.namespaceLabels[2].values: Forbidden: operator Exists takes no values
+exemptions.namespaceLabels[3].values[0]: Invalid value: "bad value": must be a label value
+exemptions.usernames[0]: Required value: must not be empty
+exemptions.groups[0]: Required value: must not be empty
+exemptions.serviceAccounts[0]: Invalid value: "sa": must be "namespace/name" or "namespace/*"
+exemptions.serviceAccounts[1]: Invalid value: "ns/": must be "namespace/name" or "namespace/*"
+exemptions.serviceAccounts[2]: Invalid value: "NS/sa": must be "namespace/name" or "namespace/*"`},
 		{
 			name: "known webhooks",
 			mutate: func(c *ServerConfig) {
@@ -385,80 +408,80 @@ func TestValidate(t *testing.T) {
 		{
 			name:    "unknown webhook",
 			mutate:  func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scop": {Enabled: ptr(false)}} },
-			wantErr: prefix + "webhooks[secret-scop]: no such webhook (known: secret-scope, service-account)",
+			wantErr: `webhooks[secret-scop]: Unsupported value: "secret-scop": supported values: "secret-scope", "service-account"`,
 		},
 		{
 			name:    "unknown webhook beside a known one",
 			mutate:  func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {}, "pod-security": {}} },
-			wantErr: prefix + "webhooks[pod-security]: no such webhook (known: secret-scope, service-account)",
+			wantErr: `webhooks[pod-security]: Unsupported value: "pod-security": supported values: "secret-scope", "service-account"`,
 		},
 		{
 			name:    "webhook with no known webhooks",
 			mutate:  func(c *ServerConfig) { c.Webhooks = map[string]Webhook{"secret-scope": {}} },
 			known:   []string{},
-			wantErr: prefix + "webhooks[secret-scope]: no such webhook (known: )",
+			wantErr: `webhooks[secret-scope]: Unsupported value: "secret-scope"`,
 		},
 		{name: "other suffix", mutate: func(c *ServerConfig) { c.Products.GroupSuffixes = []string{".example.com", ".a"} }},
 		{name: "no suffixes", mutate: func(c *ServerConfig) { c.Products.GroupSuffixes = nil }},
 		{
 			name:    "suffix without dot",
 			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{"kubedoop.dev"} },
-			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
+			wantErr: `products.groupSuffixes[0]: Invalid value: "kubedoop.dev": must start with "." and name a domain`,
 		},
 		{
 			name:    "second suffix without dot",
 			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{".kubedoop.dev", "example.com"} },
-			wantErr: prefix + `products.groupSuffixes[1]: must start with "." and name a domain`,
+			wantErr: `products.groupSuffixes[1]: Invalid value: "example.com": must start with "." and name a domain`,
 		},
 		{
 			name:    "suffix only dot",
 			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{"."} },
-			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
+			wantErr: `products.groupSuffixes[0]: Invalid value: ".": must start with "." and name a domain`,
 		},
 		{
 			name:    "empty suffix",
 			mutate:  func(c *ServerConfig) { c.Products.GroupSuffixes = []string{""} },
-			wantErr: prefix + `products.groupSuffixes[0]: must start with "." and name a domain`,
+			wantErr: `products.groupSuffixes[0]: Invalid value: "": must start with "." and name a domain`,
 		},
 		{
 			name:    "proxy CA ConfigMap not a name",
 			mutate:  func(c *ServerConfig) { c.Harness.Proxy.CAConfigMap = "CA/crt" },
-			wantErr: prefix + "harness.proxy.caConfigMap: must be a ConfigMap name",
+			wantErr: `harness.proxy.caConfigMap: Invalid value: "CA/crt": must be a ConfigMap name`,
 		},
 		{
 			name:    "fail-closed label not a key",
 			mutate:  func(c *ServerConfig) { c.Harness.FailClosedNamespaceLabel = "a=b" },
-			wantErr: prefix + "harness.failClosedNamespaceLabel: must be a label key",
+			wantErr: `harness.failClosedNamespaceLabel: Invalid value: "a=b": must be a label key`,
 		},
 		{
 			name:    "bad scoped namespace label",
 			mutate:  func(c *ServerConfig) { c.Harness.ScopedNamespaceLabel = "a b" },
-			wantErr: prefix + "harness.scopedNamespaceLabel: must be a label key",
+			wantErr: `harness.scopedNamespaceLabel: Invalid value: "a b": must be a label key`,
 		},
 		{
 			name:    "one label for both selections",
 			mutate:  func(c *ServerConfig) { c.Harness.ScopedNamespaceLabel = c.Harness.FailClosedNamespaceLabel },
-			wantErr: prefix + "harness.scopedNamespaceLabel: must differ from harness.failClosedNamespaceLabel",
+			wantErr: `harness.scopedNamespaceLabel: Invalid value: "gatehouse.dev/harnessed": must differ from harness.failClosedNamespaceLabel`,
 		},
 		{name: "audit off", mutate: func(c *ServerConfig) { c.Audit.Interval = "0" }},
 		{name: "audit every 5m", mutate: func(c *ServerConfig) { c.Audit.Interval = "5m" }},
 		{
 			name:    "audit interval not a duration",
 			mutate:  func(c *ServerConfig) { c.Audit.Interval = "hourly" },
-			wantErr: prefix + `audit.interval: must be a duration such as "1h", or "0" for off`,
+			wantErr: `audit.interval: Invalid value: "hourly": must be a duration such as "1h", or "0" for off`,
 		},
 		{
 			name:    "audit interval too short",
 			mutate:  func(c *ServerConfig) { c.Audit.Interval = "10s" },
-			wantErr: prefix + `audit.interval: must be at least 1m0s, or "0" for off`,
+			wantErr: `audit.interval: Invalid value: "10s": must be at least 1m0s, or "0" for off`,
 		},
 		{
 			name:    "audit page size",
 			mutate:  func(c *ServerConfig) { c.Audit.PageSize = -1 },
-			wantErr: prefix + "audit.pageSize: must be between 1 and 10000",
+			wantErr: "audit.pageSize: Invalid value: -1: must be between 1 and 10000",
 		},
-		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: prefix + `apiVersion: must be "gatehouse.dev/v1alpha1"`},
-		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: prefix + `kind: must be "ServerConfig"`},
+		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: `apiVersion: Unsupported value: "gatehouse.dev/v1": supported values: "gatehouse.dev/v1alpha1"`},
+		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: `kind: Unsupported value: "Config": supported values: "ServerConfig"`},
 		{
 			name: "several errors in field order",
 			mutate: func(c *ServerConfig) {
@@ -468,11 +491,11 @@ func TestValidate(t *testing.T) {
 				c.Webhooks = map[string]Webhook{"nope": {}}
 				c.Products.GroupSuffixes = []string{"x"}
 			},
-			wantErr: prefix + `kind: must be "ServerConfig"; ` +
-				"serving.port: must be between 1 and 65535; " +
-				`serving.tlsMinVersion: must be 1.2 or 1.3 (got "1.1"); ` +
-				"webhooks[nope]: no such webhook (known: secret-scope, service-account); " +
-				`products.groupSuffixes[0]: must start with "." and name a domain`,
+			wantErr: `kind: Unsupported value: "": supported values: "ServerConfig"
+serving.port: Invalid value: 0: must be between 1 and 65535
+serving.tlsMinVersion: Unsupported value: "1.1": supported values: "1.2", "1.3"
+webhooks[nope]: Unsupported value: "nope": supported values: "secret-scope", "service-account"
+products.groupSuffixes[0]: Invalid value: "x": must start with "." and name a domain`,
 		},
 	}
 	for _, tt := range tests {
@@ -483,18 +506,15 @@ func TestValidate(t *testing.T) {
 			if known == nil {
 				known = knownWebhooks
 			}
-			err := c.Validate(known, PolicyChecks{})
+			errs := c.Validate(known, PolicyChecks{})
 			if tt.wantErr == "" {
-				if err != nil {
-					t.Errorf("Validate() = %v, want nil", err)
+				if len(errs) > 0 {
+					t.Errorf("Validate() = %v, want none", errs)
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("Validate() = nil, want %q", tt.wantErr)
-			}
-			if err.Error() != tt.wantErr {
-				t.Errorf("Validate() = %q,\nwant %q", err, tt.wantErr)
+			if got := lines(errs); got != tt.wantErr {
+				t.Errorf("Validate() =\n%s\nwant\n%s", got, tt.wantErr)
 			}
 		})
 	}
@@ -506,17 +526,17 @@ func TestMutatingWebhooksHaveNoWarnMode(t *testing.T) {
 	checks := PolicyChecks{Mutating: func(name string) bool { return name == "secret-scope" }}
 	c := Default()
 	c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeWarn}}
-	want := "invalid configuration: webhooks[secret-scope].mode: mutating webhooks have no Warn mode: they patch (Enforce) or record what they would patch (Audit)"
-	if err := c.Validate(knownWebhooks, checks); err == nil || err.Error() != want {
-		t.Errorf("Validate() = %v, want %q", err, want)
+	want := `webhooks[secret-scope].mode: Invalid value: "Warn": mutating webhooks have no Warn mode: they patch (Enforce) or record what they would patch (Audit)`
+	if got := lines(c.Validate(knownWebhooks, checks)); got != want {
+		t.Errorf("Validate() = %q, want %q", got, want)
 	}
 	c.Webhooks, c.DefaultMode = nil, ModeWarn
-	want = "invalid configuration: defaultMode: Warn: mutating webhooks have no Warn mode; give secret-scope a mode of their own (Enforce or Audit)"
-	if err := c.Validate(knownWebhooks, checks); err == nil || err.Error() != want {
-		t.Errorf("Validate() = %v, want %q", err, want)
+	want = `defaultMode: Invalid value: "Warn": mutating webhooks have no Warn mode; give secret-scope a mode of their own (Enforce or Audit)`
+	if got := lines(c.Validate(knownWebhooks, checks)); got != want {
+		t.Errorf("Validate() = %q, want %q", got, want)
 	}
 	c.Webhooks = map[string]Webhook{"secret-scope": {Mode: ModeAudit}}
-	if err := c.Validate(knownWebhooks, checks); err != nil {
+	if err := c.Validate(knownWebhooks, checks); len(err) > 0 {
 		t.Errorf("Validate() = %v, want nil", err)
 	}
 	if got := c.ModeOf("secret-scope"); got != ModeAudit {
@@ -529,11 +549,11 @@ func TestMutatingWebhooksHaveNoWarnMode(t *testing.T) {
 
 func TestValidateNilKnownWebhooks(t *testing.T) {
 	c := Default()
-	if err := c.Validate(nil, PolicyChecks{}); err != nil {
+	if err := c.Validate(nil, PolicyChecks{}); len(err) > 0 {
 		t.Errorf("Validate(nil) without webhooks = %v, want nil", err)
 	}
 	c.Webhooks = map[string]Webhook{"secret-scope": {}}
-	if err := c.Validate(nil, PolicyChecks{}); err == nil {
+	if err := c.Validate(nil, PolicyChecks{}); len(err) == 0 {
 		t.Errorf("Validate(nil) with a webhook = nil, want error")
 	}
 }
@@ -587,9 +607,9 @@ func TestLoadRejectsMiscasedAndDuplicatedKeys(t *testing.T) {
 func TestValidateErrorIsDeterministic(t *testing.T) {
 	c := Default()
 	c.Webhooks = map[string]Webhook{"a": {}, "b": {}, "c": {}, "d": {}}
-	first := c.Validate(knownWebhooks, PolicyChecks{}).Error()
+	first := lines(c.Validate(knownWebhooks, PolicyChecks{}))
 	for range 50 {
-		if got := c.Validate(knownWebhooks, PolicyChecks{}).Error(); got != first {
+		if got := lines(c.Validate(knownWebhooks, PolicyChecks{})); got != first {
 			t.Fatalf("Validate() error differs between calls:\n%s\n%s", first, got)
 		}
 	}
@@ -606,20 +626,30 @@ func TestValidateRunsPolicyChecks(t *testing.T) {
 	c.Harness.Proxy = HarnessProxy{Port: 7, CAConfigMap: "CA/crt"}
 	var sawDefaults PodSecurityDefaults
 	var sawProxy HarnessProxy
-	err := c.Validate(knownWebhooks, PolicyChecks{
-		PodSecurityDefaults: func(d PodSecurityDefaults) error { sawDefaults = d; return errors.New("defaults refused") },
-		HarnessProxy:        func(p HarnessProxy) error { sawProxy = p; return errors.New("proxy refused") },
+	var sawPaths []string
+	errs := c.Validate(knownWebhooks, PolicyChecks{
+		PodSecurityDefaults: func(at *field.Path, d PodSecurityDefaults) field.ErrorList {
+			sawDefaults, sawPaths = d, append(sawPaths, at.String())
+			return field.ErrorList{field.Invalid(at.Child("runAsUser"), field.OmitValueType{}, "defaults refused")}
+		},
+		HarnessProxy: func(at *field.Path, p HarnessProxy) field.ErrorList {
+			sawProxy, sawPaths = p, append(sawPaths, at.String())
+			return field.ErrorList{field.Invalid(at, field.OmitValueType{}, "proxy refused")}
+		},
 	})
-	want := "invalid configuration: podSecurity.defaults: defaults refused; harness.proxy: proxy refused"
-	if err == nil || err.Error() != want {
-		t.Errorf("Validate() = %v,\nwant %q", err, want)
+	want := "podSecurity.defaults.runAsUser: Invalid value: defaults refused\nharness.proxy: Invalid value: proxy refused"
+	if got := lines(errs); got != want {
+		t.Errorf("Validate() =\n%s\nwant\n%s", got, want)
+	}
+	if !slices.Equal(sawPaths, []string{"podSecurity.defaults", "harness.proxy"}) {
+		t.Errorf("checks were given the paths %q", sawPaths)
 	}
 	if !reflect.DeepEqual(sawDefaults, c.PodSecurity.Defaults) || sawProxy != c.Harness.Proxy {
 		t.Errorf("checks saw %+v and %+v, want the configured values", sawDefaults, sawProxy)
 	}
-	if err := c.Validate(knownWebhooks, PolicyChecks{HarnessProxy: func(HarnessProxy) error { return nil }}); err == nil ||
-		err.Error() != "invalid configuration: harness.proxy.caConfigMap: must be a ConfigMap name" {
-		t.Errorf("Validate() with a passing proxy check = %v, want the CA ConfigMap's error alone", err)
+	passing := PolicyChecks{HarnessProxy: func(*field.Path, HarnessProxy) field.ErrorList { return nil }}
+	if got := lines(c.Validate(knownWebhooks, passing)); got != `harness.proxy.caConfigMap: Invalid value: "CA/crt": must be a ConfigMap name` {
+		t.Errorf("Validate() with a passing proxy check = %q, want the CA ConfigMap's error alone", got)
 	}
 }
 
@@ -638,7 +668,7 @@ func TestSecurityDefaultsLabel(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("%q: err = %v, want ok=%v", label, err, ok)
 		}
-		if verr := c.Validate(knownWebhooks, PolicyChecks{}); (verr == nil) != ok {
+		if verr := c.Validate(knownWebhooks, PolicyChecks{}); (len(verr) == 0) != ok {
 			t.Errorf("%q: Validate = %v, want ok=%v", label, verr, ok)
 		}
 	}
@@ -662,22 +692,28 @@ func TestValidateOverrides(t *testing.T) {
 	} {
 		c := Default()
 		tc.modify(&c.Overrides)
-		err := c.Validate(knownWebhooks, PolicyChecks{})
-		if err == nil || !strings.Contains(err.Error(), "overrides."+tc.name) {
-			t.Errorf("%s: Validate() = %v", tc.name, err)
+		errs := c.Validate(knownWebhooks, PolicyChecks{})
+		if len(errs) != 1 || errs[0].Field != "overrides."+tc.name {
+			t.Errorf("%s: Validate() = %v", tc.name, errs)
 		}
 	}
 }
 
-// TestValidateOverrideComponentsAttributed: every error of the policy's
-// check of the component table is reported, each below overrides.
+// TestValidateOverrideComponentsAttributed: the policy's check of the
+// component table is given the path of overrides, and every error it
+// returns is reported, in its order.
 func TestValidateOverrideComponentsAttributed(t *testing.T) {
 	c := Default()
 	c.Overrides.ComponentTable = "upstream-x"
-	err := c.Validate(knownWebhooks, PolicyChecks{OverrideComponents: func(Overrides) error {
-		return errors.Join(errors.New("componentTable: no such table"), errors.New("components[1].kinds[0]: bad"))
+	errs := c.Validate(knownWebhooks, PolicyChecks{OverrideComponents: func(at *field.Path, o Overrides) field.ErrorList {
+		return field.ErrorList{
+			field.NotSupported(at.Child("componentTable"), o.ComponentTable, []string{"any"}),
+			field.Invalid(at.Child("components").Index(1).Child("kinds").Index(0), field.OmitValueType{}, "bad"),
+		}
 	}})
-	if err == nil || !strings.Contains(err.Error(), "overrides.componentTable: no such table; overrides.components[1].kinds[0]: bad") {
-		t.Errorf("Validate() = %v", err)
+	want := `overrides.componentTable: Unsupported value: "upstream-x": supported values: "any"` + "\n" +
+		"overrides.components[1].kinds[0]: Invalid value: bad"
+	if got := lines(errs); got != want {
+		t.Errorf("Validate() =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	goyaml "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -100,15 +102,24 @@ const MinAuditInterval = time.Minute
 
 // AuditInterval parses Audit.Interval; 0 means off.
 func (c *ServerConfig) AuditInterval() (time.Duration, error) {
+	d, err := c.auditInterval(field.NewPath("audit", "interval"))
+	if err != nil {
+		return 0, err
+	}
+	return d, nil
+}
+
+// auditInterval is AuditInterval, its error at fldPath.
+func (c *ServerConfig) auditInterval(fldPath *field.Path) (time.Duration, *field.Error) {
 	if c.Audit.Interval == "0" {
 		return 0, nil
 	}
 	d, err := time.ParseDuration(c.Audit.Interval)
 	if err != nil {
-		return 0, fmt.Errorf("audit.interval: must be a duration such as \"1h\", or \"0\" for off")
+		return 0, field.Invalid(fldPath, c.Audit.Interval, `must be a duration such as "1h", or "0" for off`)
 	}
 	if d < MinAuditInterval {
-		return 0, fmt.Errorf("audit.interval: must be at least %s, or \"0\" for off", MinAuditInterval)
+		return 0, field.Invalid(fldPath, c.Audit.Interval, fmt.Sprintf(`must be at least %s, or "0" for off`, MinAuditInterval))
 	}
 	return d, nil
 }
@@ -135,15 +146,25 @@ const DefaultSecurityDefaultsLabel = "gatehouse.dev/security-defaults=enabled"
 
 // SecurityDefaultsLabel splits PodSecurity.NamespaceLabel into key and value.
 func (c *ServerConfig) SecurityDefaultsLabel() (key, value string, err error) {
-	key, value, ok := strings.Cut(c.PodSecurity.NamespaceLabel, "=")
+	key, value, errs := c.securityDefaultsLabel(field.NewPath("podSecurity", "namespaceLabel"))
+	return key, value, errs.ToAggregate()
+}
+
+// securityDefaultsLabel is SecurityDefaultsLabel, its errors at fldPath.
+func (c *ServerConfig) securityDefaultsLabel(fldPath *field.Path) (key, value string, errs field.ErrorList) {
+	label := c.PodSecurity.NamespaceLabel
+	key, value, ok := strings.Cut(label, "=")
 	if !ok {
-		return "", "", fmt.Errorf("podSecurity.namespaceLabel: must be key=value")
+		return "", "", field.ErrorList{field.Invalid(fldPath, label, "must be key=value")}
 	}
-	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
-		return "", "", fmt.Errorf("podSecurity.namespaceLabel: key: %s", strings.Join(errs, "; "))
+	for _, msg := range validation.IsQualifiedName(key) {
+		errs = append(errs, field.Invalid(fldPath, label, "key: "+msg))
 	}
-	if errs := validation.IsValidLabelValue(value); len(errs) > 0 || value == "" {
-		return "", "", fmt.Errorf("podSecurity.namespaceLabel: value must be a non-empty label value")
+	if len(validation.IsValidLabelValue(value)) > 0 || value == "" {
+		errs = append(errs, field.Invalid(fldPath, label, "value must be a non-empty label value"))
+	}
+	if len(errs) > 0 {
+		return "", "", errs
 	}
 	return key, value, nil
 }
@@ -151,42 +172,47 @@ func (c *ServerConfig) SecurityDefaultsLabel() (key, value string, err error) {
 // PolicyChecks check the values whose rules belong to the policies that read
 // them. webhooks.ValidateConfig passes them in, so that this package imports
 // nothing of gatehouse's (the import-arrow test in cmd/gatehouse holds it to
-// that). A nil check is not run.
+// that). A nil check is not run. Each check is given the path of the value it
+// checks and attributes its errors to that path or to fields below it.
 type PolicyChecks struct {
 	// PodSecurityDefaults checks the built-in pod security defaults table
 	// with these overrides laid over it.
-	PodSecurityDefaults func(PodSecurityDefaults) error
+	PodSecurityDefaults func(*field.Path, PodSecurityDefaults) field.ErrorList
 	// HarnessProxy checks the proxy harness-proxy injects, each unset field
 	// taking its built-in value.
-	HarnessProxy func(HarnessProxy) error
+	HarnessProxy func(*field.Path, HarnessProxy) field.ErrorList
 	// Mutating reports whether the named webhook mutates (Warn is refused
 	// for it).
 	Mutating func(name string) bool
 	// OverrideComponents checks the component table of overrides: the
-	// preset ComponentTable names, or Components. Each error it joins is
-	// attributed to its field below overrides ("components[1].kinds[0]:
-	// ...").
-	OverrideComponents func(Overrides) error
+	// preset ComponentTable names, or Components, each error below the
+	// path it is given (overrides.components[1].kinds[0]).
+	OverrideComponents func(*field.Path, Overrides) field.ErrorList
 }
 
-// Validate checks the values that defaulting cannot fix. knownWebhooks are
-// the registry's names; a configuration naming another webhook is an error
-// (a typo would otherwise leave a webhook silently enabled). The errors of
-// checks are attributed to their fields and reported in field order with the
-// rest.
-func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) error {
-	var errs []string
+// Validate checks the values that defaulting cannot fix, one error per
+// problem, each with the path of its field. knownWebhooks are the
+// registry's names; a configuration naming another webhook is an error (a
+// typo would otherwise leave a webhook silently enabled). The errors of
+// checks are reported in field order with the rest.
+//
+// An error may print the value at fault: the configuration is the
+// operator's own, and it holds no secrets. A value from a manifest never
+// reaches these errors.
+func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) field.ErrorList {
+	var errs field.ErrorList
 	if c.APIVersion != APIVersion {
-		errs = append(errs, fmt.Sprintf("apiVersion: must be %q", APIVersion))
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), c.APIVersion, []string{APIVersion}))
 	}
 	if c.Kind != Kind {
-		errs = append(errs, fmt.Sprintf("kind: must be %q", Kind))
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), c.Kind, []string{Kind}))
 	}
+	serving := field.NewPath("serving")
 	if c.Serving.Port < 1 || c.Serving.Port > 65535 {
-		errs = append(errs, "serving.port: must be between 1 and 65535")
+		errs = append(errs, field.Invalid(serving.Child("port"), c.Serving.Port, "must be between 1 and 65535"))
 	}
 	if c.Serving.TLSMinVersion != "1.2" && c.Serving.TLSMinVersion != "1.3" {
-		errs = append(errs, OneOf("serving.tlsMinVersion", c.Serving.TLSMinVersion, "1.2", "1.3").Error())
+		errs = append(errs, field.NotSupported(serving.Child("tlsMinVersion"), c.Serving.TLSMinVersion, []string{"1.2", "1.3"}))
 	}
 	known := map[string]bool{}
 	for _, n := range knownWebhooks {
@@ -197,14 +223,16 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	errs = append(errs, modeErrors("defaultMode", c.DefaultMode, false)...)
+	defaultMode := field.NewPath("defaultMode")
+	errs = append(errs, modeErrors(defaultMode, c.DefaultMode, false)...)
 	for _, name := range names {
+		at := field.NewPath("webhooks").Key(name)
 		if !known[name] {
-			errs = append(errs, fmt.Sprintf("webhooks[%s]: no such webhook (known: %s)", name, strings.Join(knownWebhooks, ", ")))
+			errs = append(errs, field.NotSupported(at, name, knownWebhooks))
 			continue
 		}
 		mutating := checks.Mutating != nil && checks.Mutating(name)
-		errs = append(errs, modeErrors(fmt.Sprintf("webhooks[%s].mode", name), c.Webhooks[name].Mode, mutating)...)
+		errs = append(errs, modeErrors(at.Child("mode"), c.Webhooks[name].Mode, mutating)...)
 	}
 	if checks.Mutating != nil && c.DefaultMode == ModeWarn {
 		// A mutating webhook without a mode of its own would be in Warn:
@@ -216,215 +244,217 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) err
 			}
 		}
 		if len(inherit) > 0 {
-			errs = append(errs, fmt.Sprintf("defaultMode: Warn: mutating webhooks have no Warn mode; give %s a mode of their own (Enforce or Audit)", andList(inherit)))
+			errs = append(errs, field.Invalid(defaultMode, string(c.DefaultMode),
+				fmt.Sprintf("mutating webhooks have no Warn mode; give %s a mode of their own (Enforce or Audit)", andList(inherit))))
 		}
 	}
-	errs = append(errs, c.Exemptions.errors()...)
+	errs = append(errs, c.Exemptions.errors(field.NewPath("exemptions"))...)
+	groupSuffixes := field.NewPath("products", "groupSuffixes")
 	for i, s := range c.Products.GroupSuffixes {
 		if !strings.HasPrefix(s, ".") || len(s) < 2 {
-			errs = append(errs, fmt.Sprintf("products.groupSuffixes[%d]: must start with \".\" and name a domain", i))
+			errs = append(errs, field.Invalid(groupSuffixes.Index(i), s, `must start with "." and name a domain`))
 		}
 	}
-	errs = append(errs, c.ServiceAccounts.errors(c.Products)...)
+	errs = append(errs, c.ServiceAccounts.errors(field.NewPath("serviceAccounts"), groupSuffixes, c.Products)...)
+	overrides := field.NewPath("overrides")
 	if len(validation.IsDNS1123Label(c.Overrides.Namespace)) > 0 {
-		errs = append(errs, "overrides.namespace: must be a namespace name")
+		errs = append(errs, field.Invalid(overrides.Child("namespace"), c.Overrides.Namespace, "must be a namespace name"))
 	}
 	if len(validation.IsDNS1123Subdomain(c.Overrides.ConfigMapName)) > 0 {
-		errs = append(errs, "overrides.configMapName: must be a ConfigMap name")
+		errs = append(errs, field.Invalid(overrides.Child("configMapName"), c.Overrides.ConfigMapName, "must be a ConfigMap name"))
 	}
 	if len(validation.IsQualifiedName(c.Overrides.ComponentLabel)) > 0 {
-		errs = append(errs, "overrides.componentLabel: must be a label key")
+		errs = append(errs, field.Invalid(overrides.Child("componentLabel"), c.Overrides.ComponentLabel, "must be a label key"))
 	}
-	errs = append(errs, c.Overrides.componentErrors(checks.OverrideComponents)...)
-	if _, _, err := c.SecurityDefaultsLabel(); err != nil {
-		errs = append(errs, err.Error())
-	}
-	if err := runCheck(checks.PodSecurityDefaults, c.PodSecurity.Defaults); err != nil {
-		errs = append(errs, "podSecurity.defaults: "+err.Error())
-	}
-	if err := runCheck(checks.HarnessProxy, c.Harness.Proxy); err != nil {
-		errs = append(errs, "harness.proxy: "+err.Error())
+	errs = append(errs, c.Overrides.componentErrors(overrides, checks.OverrideComponents)...)
+	podSecurity := field.NewPath("podSecurity")
+	_, _, labelErrs := c.securityDefaultsLabel(podSecurity.Child("namespaceLabel"))
+	errs = append(errs, labelErrs...)
+	errs = append(errs, runCheck(checks.PodSecurityDefaults, podSecurity.Child("defaults"), c.PodSecurity.Defaults)...)
+	harness := field.NewPath("harness")
+	if proxyErrs := runCheck(checks.HarnessProxy, harness.Child("proxy"), c.Harness.Proxy); len(proxyErrs) > 0 {
+		errs = append(errs, proxyErrs...)
 	} else if ca := c.Harness.Proxy.CAConfigMap; ca != "" && len(validation.IsDNS1123Subdomain(ca)) > 0 {
-		errs = append(errs, "harness.proxy.caConfigMap: must be a ConfigMap name")
+		errs = append(errs, field.Invalid(harness.Child("proxy", "caConfigMap"), ca, "must be a ConfigMap name"))
 	}
+	failClosed, scoped := harness.Child("failClosedNamespaceLabel"), harness.Child("scopedNamespaceLabel")
 	if len(validation.IsQualifiedName(c.Harness.FailClosedNamespaceLabel)) > 0 {
-		errs = append(errs, "harness.failClosedNamespaceLabel: must be a label key")
+		errs = append(errs, field.Invalid(failClosed, c.Harness.FailClosedNamespaceLabel, "must be a label key"))
 	}
 	if len(validation.IsQualifiedName(c.Harness.ScopedNamespaceLabel)) > 0 {
-		errs = append(errs, "harness.scopedNamespaceLabel: must be a label key")
+		errs = append(errs, field.Invalid(scoped, c.Harness.ScopedNamespaceLabel, "must be a label key"))
 	}
 	if c.Harness.ScopedNamespaceLabel == c.Harness.FailClosedNamespaceLabel {
-		errs = append(errs, "harness.scopedNamespaceLabel: must differ from harness.failClosedNamespaceLabel")
+		errs = append(errs, field.Invalid(scoped, c.Harness.ScopedNamespaceLabel, "must differ from "+failClosed.String()))
 	}
-	if _, err := c.AuditInterval(); err != nil {
-		errs = append(errs, err.Error())
+	audit := field.NewPath("audit")
+	if _, err := c.auditInterval(audit.Child("interval")); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Audit.PageSize < 1 || c.Audit.PageSize > 10000 {
-		errs = append(errs, "audit.pageSize: must be between 1 and 10000")
+		errs = append(errs, field.Invalid(audit.Child("pageSize"), c.Audit.PageSize, "must be between 1 and 10000"))
 	}
-	if c.Audit.QPS <= 0 || c.Audit.Burst < 1 {
-		errs = append(errs, "audit.qps, audit.burst: must be positive")
+	if c.Audit.QPS <= 0 {
+		errs = append(errs, field.Invalid(audit.Child("qps"), c.Audit.QPS, "must be positive"))
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
+	if c.Audit.Burst < 1 {
+		errs = append(errs, field.Invalid(audit.Child("burst"), c.Audit.Burst, "must be positive"))
 	}
-	return nil
+	return errs
 }
 
-// errors checks the ServiceAccount rules; products must select each group.
-func (s ServiceAccounts) errors(products Products) []string {
-	var errs []string
+// errors checks the ServiceAccount rules at fldPath; products must select
+// each group (groupSuffixes is their path).
+func (s ServiceAccounts) errors(fldPath, groupSuffixes *field.Path, products Products) field.ErrorList {
+	var errs field.ErrorList
 	switch s.Preset {
 	case "", PresetReleased, PresetDerived:
 	default:
-		errs = append(errs, OneOf("serviceAccounts.preset", string(s.Preset), string(PresetReleased), string(PresetDerived)).Error())
+		errs = append(errs, field.NotSupported(fldPath.Child("preset"), string(s.Preset), []ServiceAccountPreset{PresetReleased, PresetDerived}))
 	}
 	type groupKind struct{ group, kind string }
 	seen := map[groupKind]int{}
 	for i, p := range s.Products {
-		at := fmt.Sprintf("serviceAccounts.products[%d]", i)
+		at := fldPath.Child("products").Index(i)
 		selected := slices.ContainsFunc(products.GroupSuffixes, func(suffix string) bool { return strings.HasSuffix(p.Group, suffix) })
 		switch {
 		case len(validation.IsDNS1123Subdomain(p.Group)) > 0:
-			errs = append(errs, at+".group: must be an API group")
+			errs = append(errs, field.Invalid(at.Child("group"), p.Group, "must be an API group"))
 		case !selected:
-			errs = append(errs, at+".group: must end in one of products.groupSuffixes, or gatehouse never judges the product")
+			errs = append(errs, field.Invalid(at.Child("group"), p.Group, "must end in one of "+groupSuffixes.String()+", or gatehouse never judges the product"))
 		}
 		if len(validation.IsDNS1035Label(strings.ToLower(p.Kind))) > 0 {
-			errs = append(errs, at+".kind: must be a kind")
+			errs = append(errs, field.Invalid(at.Child("kind"), p.Kind, "must be a kind"))
 		}
 		if j, dup := seen[groupKind{p.Group, p.Kind}]; dup {
-			errs = append(errs, fmt.Sprintf("%s: the same group and kind as serviceAccounts.products[%d]", at, j))
+			e := field.Duplicate(at, field.OmitValueType{})
+			e.Detail = "the same group and kind as " + fldPath.Child("products").Index(j).String()
+			errs = append(errs, e)
 		} else {
 			seen[groupKind{p.Group, p.Kind}] = i
 		}
+		name := at.Child("name")
+		const nameRule = "must be a ServiceAccount name, where " + ClusterNamePlaceholder + " may stand for the cluster's name"
 		switch p.Rule {
 		case RuleNamed:
 			sample := strings.ReplaceAll(p.Name, ClusterNamePlaceholder, "x")
-			if p.Name == "" || strings.ContainsAny(sample, "{}") || len(validation.IsDNS1123Subdomain(sample)) > 0 {
-				errs = append(errs, at+".name: must be a ServiceAccount name, where "+ClusterNamePlaceholder+" may stand for the cluster's name")
+			switch {
+			case p.Name == "":
+				errs = append(errs, field.Required(name, nameRule))
+			case strings.ContainsAny(sample, "{}") || len(validation.IsDNS1123Subdomain(sample)) > 0:
+				errs = append(errs, field.Invalid(name, p.Name, nameRule))
 			}
 		case RuleNone, RuleDerived:
 			if p.Name != "" {
-				errs = append(errs, fmt.Sprintf("%s.name: only a %s rule takes a name", at, RuleNamed))
+				errs = append(errs, field.Forbidden(name, fmt.Sprintf("only a %s rule takes a name", RuleNamed)))
 			}
 		default:
-			errs = append(errs, OneOf(at+".rule", string(p.Rule), string(RuleNamed), string(RuleNone), string(RuleDerived)).Error())
+			errs = append(errs, field.NotSupported(at.Child("rule"), string(p.Rule), []ServiceAccountRule{RuleNamed, RuleNone, RuleDerived}))
 		}
 	}
 	return errs
 }
 
-// componentErrors checks the component table of overrides: the shape this
-// package owns (one of componentTable and components; each component's
-// scope), then the policy's rules, each error attributed to its field.
-func (o Overrides) componentErrors(check func(Overrides) error) []string {
-	var errs []string
+// componentErrors checks the component table of overrides at fldPath: the
+// shape this package owns (one of componentTable and components; each
+// component's scope), then the policy's rules.
+func (o Overrides) componentErrors(fldPath *field.Path, check func(*field.Path, Overrides) field.ErrorList) field.ErrorList {
+	var errs field.ErrorList
 	if o.ComponentTable != "" && len(o.Components) > 0 {
-		errs = append(errs, "overrides.componentTable: set componentTable or components, not both "+
-			"(components is the whole table and replaces the preset)")
+		errs = append(errs, field.Forbidden(fldPath.Child("componentTable"), "set componentTable or components, not both "+
+			"(components is the whole table and replaces the preset)"))
 	}
 	for i, c := range o.Components {
 		if c.Scope != ScopeSingleton && c.Scope != ScopePerSite {
-			errs = append(errs, OneOf(fmt.Sprintf("overrides.components[%d].scope", i), string(c.Scope), string(ScopeSingleton), string(ScopePerSite)).Error())
+			errs = append(errs, field.NotSupported(fldPath.Child("components").Index(i).Child("scope"), string(c.Scope),
+				[]ComponentScope{ScopeSingleton, ScopePerSite}))
 		}
 	}
-	if len(errs) > 0 || check == nil {
+	if len(errs) > 0 {
 		return errs
 	}
-	err := check(o)
-	if err == nil {
-		return nil
-	}
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return []string{"overrides." + err.Error()}
-	}
-	for _, e := range joined.Unwrap() {
-		errs = append(errs, "overrides."+e.Error())
-	}
-	return errs
+	return runCheck(check, fldPath, o)
 }
 
-// OneOf is the one phrasing of a value outside its set, for a field of the
-// configuration or a flag: `<name>: must be A, B or C (got "x")`. got is
-// what the user wrote (a flag, the configuration), never a value from a
-// manifest.
+// OneOf is the one phrasing of a value outside its set, for a flag, a
+// parameter or (through field.NotSupported, which it is) a field of the
+// configuration: `<name>: Unsupported value: "x": supported values: "A",
+// "B", "C"`. got is what the user wrote (a flag, the configuration), never
+// a value from a manifest.
 func OneOf(name, got string, allowed ...string) error {
-	return fmt.Errorf("%s: must be %s (got %q)", name, orList(allowed), got)
+	return field.NotSupported(field.NewPath(name), got, allowed)
 }
 
-// orList is "A", "A or B", "A, B or C"; andList the same with "and".
-func orList(items []string) string { return joinLast(items, " or ") }
-
-func andList(items []string) string { return joinLast(items, " and ") }
-
-func joinLast(items []string, last string) string {
+// andList is "A", "A and B", "A, B and C".
+func andList(items []string) string {
 	if len(items) < 2 {
 		return strings.Join(items, "")
 	}
-	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
-// modeErrors checks one mode; empty is allowed (the default applies).
-func modeErrors(field string, m Mode, mutating bool) []string {
+// modeErrors checks one mode at fldPath; empty is allowed (the default
+// applies).
+func modeErrors(fldPath *field.Path, m Mode, mutating bool) field.ErrorList {
 	switch m {
 	case "", ModeEnforce, ModeAudit:
 		return nil
 	case ModeWarn:
 		if mutating {
-			return []string{field + ": mutating webhooks have no Warn mode: they patch (Enforce) or record what they would patch (Audit)"}
+			return field.ErrorList{field.Invalid(fldPath, string(m),
+				"mutating webhooks have no Warn mode: they patch (Enforce) or record what they would patch (Audit)")}
 		}
 		return nil
 	}
-	return []string{OneOf(field, string(m), string(ModeEnforce), string(ModeWarn), string(ModeAudit)).Error()}
+	return field.ErrorList{field.NotSupported(fldPath, string(m), []Mode{ModeEnforce, ModeWarn, ModeAudit})}
 }
 
-// errors checks every exemption; each error names its field.
-func (e Exemptions) errors() []string {
-	var errs []string
+// errors checks every exemption at fldPath.
+func (e Exemptions) errors(fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for i, ns := range e.Namespaces {
 		if len(validation.IsDNS1123Label(ns)) > 0 {
-			errs = append(errs, fmt.Sprintf("exemptions.namespaces[%d]: must be a namespace name", i))
+			errs = append(errs, field.Invalid(fldPath.Child("namespaces").Index(i), ns, "must be a namespace name"))
 		}
 	}
 	for i, l := range e.NamespaceLabels {
-		field := fmt.Sprintf("exemptions.namespaceLabels[%d]", i)
+		at := fldPath.Child("namespaceLabels").Index(i)
 		if len(validation.IsQualifiedName(l.Key)) > 0 {
-			errs = append(errs, field+".key: must be a label key")
+			errs = append(errs, field.Invalid(at.Child("key"), l.Key, "must be a label key"))
 		}
+		values := at.Child("values")
 		switch l.Operator {
 		case LabelOpIn:
 			if len(l.Values) == 0 {
-				errs = append(errs, field+".values: operator In needs at least one value")
+				errs = append(errs, field.Required(values, "operator In needs at least one value"))
 			}
 			for j, v := range l.Values {
 				if len(validation.IsValidLabelValue(v)) > 0 {
-					errs = append(errs, fmt.Sprintf("%s.values[%d]: must be a label value", field, j))
+					errs = append(errs, field.Invalid(values.Index(j), v, "must be a label value"))
 				}
 			}
 		case LabelOpExists:
 			if len(l.Values) > 0 {
-				errs = append(errs, field+".values: operator Exists takes no values")
+				errs = append(errs, field.Forbidden(values, "operator Exists takes no values"))
 			}
 		default:
-			errs = append(errs, OneOf(field+".operator", l.Operator, LabelOpIn, LabelOpExists).Error())
+			errs = append(errs, field.NotSupported(at.Child("operator"), l.Operator, []string{LabelOpIn, LabelOpExists}))
 		}
 	}
 	for i, u := range e.Usernames {
 		if strings.TrimSpace(u) == "" {
-			errs = append(errs, fmt.Sprintf("exemptions.usernames[%d]: must not be empty", i))
+			errs = append(errs, field.Required(fldPath.Child("usernames").Index(i), "must not be empty"))
 		}
 	}
 	for i, g := range e.Groups {
 		if strings.TrimSpace(g) == "" {
-			errs = append(errs, fmt.Sprintf("exemptions.groups[%d]: must not be empty", i))
+			errs = append(errs, field.Required(fldPath.Child("groups").Index(i), "must not be empty"))
 		}
 	}
 	for i, sa := range e.ServiceAccounts {
 		ns, name, ok := strings.Cut(sa, "/")
 		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || (name != "*" && len(validation.IsDNS1123Subdomain(name)) > 0) {
-			errs = append(errs, fmt.Sprintf(`exemptions.serviceAccounts[%d]: must be "namespace/name" or "namespace/*"`, i))
+			errs = append(errs, field.Invalid(fldPath.Child("serviceAccounts").Index(i), sa, `must be "namespace/name" or "namespace/*"`))
 		}
 	}
 	return errs
@@ -441,12 +471,12 @@ func (c *ServerConfig) ModeOf(name string) Mode {
 	return c.DefaultMode
 }
 
-// runCheck runs check on v; a nil check passes.
-func runCheck[T any](check func(T) error, v T) error {
+// runCheck runs check on v at fldPath; a nil check passes.
+func runCheck[T any](check func(*field.Path, T) field.ErrorList, fldPath *field.Path, v T) field.ErrorList {
 	if check == nil {
 		return nil
 	}
-	return check(v)
+	return check(fldPath, v)
 }
 
 // Enabled reports whether the named webhook is switched on.
@@ -465,6 +495,16 @@ func Load(path string) (ServerConfig, error) {
 	// Decoding is case-sensitive and strict: a misspelt, miscased or
 	// duplicated key is an error, never silently ignored.
 	jsonData, err := yaml.YAMLToJSONStrict(data)
+	var typeErr *goyaml.TypeError
+	if errors.As(err, &typeErr) {
+		// The parser's "unmarshal errors:" list, one line per error, each
+		// naming the file: "config.yaml: yaml: line 5: key "port" already set in map".
+		errs := make([]error, len(typeErr.Errors))
+		for i, e := range typeErr.Errors {
+			errs[i] = fmt.Errorf("%s: yaml: %s", path, e)
+		}
+		return ServerConfig{}, errors.Join(errs...)
+	}
 	if err != nil {
 		return ServerConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -474,7 +514,12 @@ func Load(path string) (ServerConfig, error) {
 		return ServerConfig{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(strictErrs) > 0 {
-		return ServerConfig{}, fmt.Errorf("%s: %w", path, errors.Join(strictErrs...))
+		// One line per error, each naming the file.
+		errs := make([]error, len(strictErrs))
+		for i, e := range strictErrs {
+			errs[i] = fmt.Errorf("%s: %w", path, e)
+		}
+		return ServerConfig{}, errors.Join(errs...)
 	}
 	if c.APIVersion != APIVersion || c.Kind != Kind {
 		return ServerConfig{}, fmt.Errorf("%s: must start with apiVersion: %s and kind: %s", path, APIVersion, Kind)

@@ -23,7 +23,7 @@ func TestAuditUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"audit", "-o", "yaml", "--kubeconfig", broken}, `-o: must be text, json, junit or sarif (got "yaml")`},
+		{[]string{"audit", "-o", "yaml", "--kubeconfig", broken}, `-o: Unsupported value: "yaml": supported values: "text", "json", "junit", "sarif"`},
 		{[]string{"audit", "--qps", "0", "--kubeconfig", broken}, "--qps, --burst and --page-size must be positive"},
 		{[]string{"audit", "--page-size", "-1", "--kubeconfig", broken}, "--qps, --burst and --page-size must be positive"},
 		{[]string{"audit", "--kubeconfig", broken}, "--kubeconfig " + broken + ": "},

@@ -56,8 +56,5 @@ func (m *modeFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig) 
 		w.Mode = configv1alpha1.Mode(mode)
 		cfg.Webhooks[name] = w
 	}
-	if err := webhooks.ValidateConfig(*cfg); err != nil {
-		return usageError("%v", err)
-	}
-	return nil
+	return validateWithFlags(cmd, *cfg)
 }

@@ -79,18 +79,20 @@ func TestCheckModes(t *testing.T) {
 // TestCheckModeFlagsAreValidated: a mode a webhook cannot take is a usage
 // error naming the flag or the webhook and why, on one line, each thing
 // said once: a bad value as every bad enum value is phrased
-// (`<flag>: must be A, B or C (got "x")`).
+// (`<flag>: Unsupported value: "x": supported values: "A", "B", "C"`), a
+// configuration the flags make invalid as every invalid configuration.
 func TestCheckModeFlagsAreValidated(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
-		{"--default-mode Warn", "gatehouse: invalid configuration: defaultMode: Warn: mutating webhooks have no Warn mode; " +
+		{"--default-mode Warn", `gatehouse: invalid configuration with flags: defaultMode: Invalid value: "Warn": mutating webhooks have no Warn mode; ` +
 			"give pod-security-defaults, harness-proxy and harness-labels a mode of their own (Enforce or Audit)"},
-		{"--default-mode enforce", `gatehouse: --default-mode: must be Enforce, Warn or Audit (got "enforce")`},
-		{"--mode pod-security-defaults=Warn", "gatehouse: invalid configuration: webhooks[pod-security-defaults].mode: mutating webhooks have no Warn mode: " +
-			"they patch (Enforce) or record what they would patch (Audit)"},
-		{"--mode secret-scope=warn", `gatehouse: --mode secret-scope: must be Enforce, Warn or Audit (got "warn")`},
+		{"--default-mode enforce", `gatehouse: --default-mode: Unsupported value: "enforce": supported values: "Enforce", "Warn", "Audit"`},
+		{"--mode pod-security-defaults=Warn", `gatehouse: invalid configuration with flags: webhooks[pod-security-defaults].mode: Invalid value: "Warn": ` +
+			"mutating webhooks have no Warn mode: they patch (Enforce) or record what they would patch (Audit)"},
+		{"--mode secret-scope=warn", `gatehouse: --mode secret-scope: Unsupported value: "warn": supported values: "Enforce", "Warn", "Audit"`},
 		{"--mode secret-scope", `gatehouse: --mode "secret-scope": must be NAME=MODE, e.g. secret-scope=Warn`},
-		{"--mode no-such=Warn", `gatehouse: --mode NAME: must be pod-security-defaults, harness-proxy, harness-labels, secret-scope, service-account, ` +
-			`component-overrides, harness, dependency-group, crd-source, harness-labels-guard or pod-security (got "no-such")`},
+		{"--mode no-such=Warn", `gatehouse: --mode NAME: Unsupported value: "no-such": supported values: "pod-security-defaults", "harness-proxy", ` +
+			`"harness-labels", "secret-scope", "service-account", "component-overrides", "harness", "dependency-group", "crd-source", ` +
+			`"harness-labels-guard", "pod-security"`},
 	} {
 		args := append([]string{"check", "-f", "-"}, strings.Fields(tc.args)...)
 		code, _, stderr := run(t, badScopePod, args...)

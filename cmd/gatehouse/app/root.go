@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
@@ -56,13 +57,30 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.code != exitDenied && ee.code != exitUndecided {
-			fmt.Fprintln(stderr, "gatehouse:", ee.err)
+			printError(stderr, ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "gatehouse:", err)
+	printError(stderr, err)
 	return exitUsage
 }
+
+// printError writes err to stderr after "gatehouse:"; an error of lines
+// (a configuration's) is one problem a line, each led by "gatehouse:".
+func printError(stderr io.Writer, err error) {
+	var each errorLines
+	if !errors.As(err, &each) {
+		each = errorLines{err.Error()}
+	}
+	for _, line := range each {
+		fmt.Fprintln(stderr, "gatehouse:", line)
+	}
+}
+
+// errorLines is an error of one problem a line.
+type errorLines []string
+
+func (l errorLines) Error() string { return strings.Join(l, "\n") }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
@@ -88,13 +106,49 @@ func loadConfig(path string) (configv1alpha1.ServerConfig, error) {
 	if path != "" {
 		var err error
 		if cfg, err = configv1alpha1.Load(path); err != nil {
-			return cfg, usageError("%v", err)
+			// Load's errors are one a line, each naming the file.
+			return cfg, &exitError{code: exitUsage, err: errorLines(strings.Split(err.Error(), "\n"))}
 		}
 	}
-	if err := webhooks.ValidateConfig(cfg); err != nil {
-		return cfg, usageError("%v", err)
+	if errs := webhooks.ValidateConfig(cfg); len(errs) > 0 {
+		return cfg, invalidConfig(path, false, errs)
 	}
 	return cfg, nil
+}
+
+// validateWithFlags validates cfg once the flags of cmd are laid over the
+// configuration file, which loadConfig validated alone.
+func validateWithFlags(cmd *cobra.Command, cfg configv1alpha1.ServerConfig) error {
+	if errs := webhooks.ValidateConfig(cfg); len(errs) > 0 {
+		var path string
+		if f := cmd.Flags().Lookup("config"); f != nil {
+			path = f.Value.String()
+		}
+		return invalidConfig(path, true, errs)
+	}
+	return nil
+}
+
+// invalidConfig is the usage error of a configuration that does not
+// validate: one line per error, each naming where the configuration came
+// from (the file, and whether flags were laid over it) and the field:
+//
+//	invalid configuration config.yaml: webhooks[secret-scope].mode: Unsupported value: "Dryrun": supported values: "Enforce", "Warn", "Audit"
+//	invalid configuration config.yaml with flags: serving.port: Invalid value: 0: must be between 1 and 65535
+//	invalid configuration with flags: defaultMode: Invalid value: "Warn": mutating webhooks have no Warn mode; ...
+func invalidConfig(path string, flags bool, errs field.ErrorList) error {
+	source := "invalid configuration"
+	if path != "" {
+		source += " " + path
+	}
+	if flags {
+		source += " with flags"
+	}
+	each := make(errorLines, len(errs))
+	for i, e := range errs {
+		each[i] = source + ": " + e.Error()
+	}
+	return &exitError{code: exitUsage, err: each}
 }
 
 // Version and Commit are set at link time by `make build` and the Dockerfile

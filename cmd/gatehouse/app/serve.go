@@ -259,8 +259,8 @@ func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig)
 		}
 		cfg.Webhooks[name] = configv1alpha1.Webhook{Enabled: &off}
 	}
-	if err := webhooks.ValidateConfig(*cfg); err != nil {
-		return usageError("%v", err)
+	if err := validateWithFlags(cmd, *cfg); err != nil {
+		return err
 	}
 	return f.modes.apply(cmd, cfg)
 }
