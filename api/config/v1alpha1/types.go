@@ -200,6 +200,10 @@ type Serving struct {
 	ProbeAddress string `json:"probeAddress,omitempty"`
 	// MetricsAddress serves Prometheus metrics; "0" disables. Default ":8080".
 	MetricsAddress string `json:"metricsAddress,omitempty"`
+	// EnableProfiling serves Go's profiles (net/http/pprof) under
+	// /debug/pprof/ on the metrics address. Off by default: a profile
+	// shows the heap, and with it objects under review.
+	EnableProfiling bool `json:"enableProfiling,omitempty"`
 }
 
 // Webhook switches one webhook and sets its mode.

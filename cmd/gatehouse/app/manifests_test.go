@@ -142,15 +142,16 @@ func TestEveryKeyThatShapesTheEntriesIsCombined(t *testing.T) {
 	str := func(v string) *string { return &v }
 	yes := func(v bool) *bool { return &v }
 	change := map[string]func(*configv1alpha1.ServerConfig){
-		"serving.port":           func(c *configv1alpha1.ServerConfig) { c.Serving.Port = 8443 },
-		"serving.host":           func(c *configv1alpha1.ServerConfig) { c.Serving.Host = "127.0.0.1" },
-		"serving.certDir":        func(c *configv1alpha1.ServerConfig) { c.Serving.CertDir = "/other" },
-		"serving.tlsMinVersion":  func(c *configv1alpha1.ServerConfig) { c.Serving.TLSMinVersion = "1.3" },
-		"serving.enableHTTP2":    func(c *configv1alpha1.ServerConfig) { c.Serving.EnableHTTP2 = true },
-		"serving.probeAddress":   func(c *configv1alpha1.ServerConfig) { c.Serving.ProbeAddress = ":9081" },
-		"serving.metricsAddress": func(c *configv1alpha1.ServerConfig) { c.Serving.MetricsAddress = ":9080" },
-		"products.groupSuffixes": func(c *configv1alpha1.ServerConfig) { c.Products.GroupSuffixes = []string{".example.org"} },
-		"serviceAccounts.preset": func(c *configv1alpha1.ServerConfig) { c.ServiceAccounts.Preset = configv1alpha1.PresetDerived },
+		"serving.port":            func(c *configv1alpha1.ServerConfig) { c.Serving.Port = 8443 },
+		"serving.host":            func(c *configv1alpha1.ServerConfig) { c.Serving.Host = "127.0.0.1" },
+		"serving.certDir":         func(c *configv1alpha1.ServerConfig) { c.Serving.CertDir = "/other" },
+		"serving.tlsMinVersion":   func(c *configv1alpha1.ServerConfig) { c.Serving.TLSMinVersion = "1.3" },
+		"serving.enableHTTP2":     func(c *configv1alpha1.ServerConfig) { c.Serving.EnableHTTP2 = true },
+		"serving.enableProfiling": func(c *configv1alpha1.ServerConfig) { c.Serving.EnableProfiling = true },
+		"serving.probeAddress":    func(c *configv1alpha1.ServerConfig) { c.Serving.ProbeAddress = ":9081" },
+		"serving.metricsAddress":  func(c *configv1alpha1.ServerConfig) { c.Serving.MetricsAddress = ":9080" },
+		"products.groupSuffixes":  func(c *configv1alpha1.ServerConfig) { c.Products.GroupSuffixes = []string{".example.org"} },
+		"serviceAccounts.preset":  func(c *configv1alpha1.ServerConfig) { c.ServiceAccounts.Preset = configv1alpha1.PresetDerived },
 		"serviceAccounts.products": func(c *configv1alpha1.ServerConfig) {
 			c.ServiceAccounts.Products = []configv1alpha1.ProductServiceAccount{{Group: "hdfs.kubedoop.dev", Kind: "HdfsCluster", Rule: configv1alpha1.RuleNone}}
 		},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -56,6 +57,7 @@ type serveFlags struct {
 	certDir        string
 	tlsMinVersion  string
 	enableHTTP2    bool
+	profiling      bool
 	probeAddress   string
 	metricsAddress string
 	kube           kubeFlags
@@ -194,6 +196,7 @@ pod (serve --dev reads no cluster unless given one).`,
 	fl.StringVar(&f.certDir, "cert-dir", "", "directory holding tls.crt and tls.key")
 	fl.StringVar(&f.tlsMinVersion, "tls-min-version", "", `minimum TLS version, "1.2" (default) or "1.3"`)
 	fl.BoolVar(&f.enableHTTP2, "enable-http2", false, "serve HTTP/2 too (off by default)")
+	fl.BoolVar(&f.profiling, "enable-profiling", false, "serve Go's profiles (pprof) under /debug/pprof/ on the metrics address (serving.enableProfiling; off by default)")
 	fl.StringVar(&f.probeAddress, "probe-address", "", `address of /healthz and /readyz (default ":8081")`)
 	fl.StringVar(&f.metricsAddress, "metrics-address", "", `address of /metrics, "0" to disable (default ":8080")`)
 	f.kube.register(cmd, "the cluster whose state the webhooks read")
@@ -242,6 +245,9 @@ func (f *serveFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig)
 	}
 	if set("enable-http2") {
 		s.EnableHTTP2 = f.enableHTTP2
+	}
+	if set("enable-profiling") {
+		s.EnableProfiling = f.profiling
 	}
 	if set("probe-address") {
 		s.ProbeAddress = f.probeAddress
@@ -496,10 +502,26 @@ func (s *Server) startState(opts *webhooks.Options) error {
 	return nil
 }
 
+// profilingHandlers are net/http/pprof's, by path, for the metrics
+// listener (serving.enableProfiling).
+func profilingHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
+}
+
 // listen creates the metrics server and binds the probe listener.
 func (s *Server) listen() error {
 	if s.cfg.Serving.MetricsAddress != "0" {
-		m, err := metricsserver.NewServer(metricsserver.Options{BindAddress: s.cfg.Serving.MetricsAddress}, nil, nil)
+		opts := metricsserver.Options{BindAddress: s.cfg.Serving.MetricsAddress}
+		if s.cfg.Serving.EnableProfiling {
+			opts.ExtraHandlers = profilingHandlers()
+		}
+		m, err := metricsserver.NewServer(opts, nil, nil)
 		if err != nil {
 			return err
 		}

@@ -402,3 +402,27 @@ func TestServeDevAnswersTheDocumentedReview(t *testing.T) {
 		t.Fatalf("%s posted to %s: %+v, want the denial ScopeUnexpectedValue", file, path, r)
 	}
 }
+
+// TestServeProfilingIsOffByDefault: Go's profiles are served on the metrics
+// address only with --enable-profiling; without it /debug/pprof/ is not
+// found there.
+func TestServeProfilingIsOffByDefault(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		args := []string{"--dev", "--dev-dir", t.TempDir()}
+		if on {
+			args = append(args, "--enable-profiling")
+		}
+		s := startServe(t, args...)
+		eventually(t, "serve --dev ready", s.readyz)
+		resp, err := http.Get("http://127.0.0.1:" + s.metrics + "/debug/pprof/heap?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		served := resp.StatusCode == http.StatusOK && strings.Contains(string(body), "heap profile")
+		if served != on {
+			t.Errorf("--enable-profiling=%v: /debug/pprof/heap answered %d (profile: %v)", on, resp.StatusCode, served)
+		}
+	}
+}
