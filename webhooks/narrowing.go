@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/policies/celtext"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
+	"github.com/gatehouse-dev/gatehouse/policies/scopelabel"
 	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 )
 
@@ -29,19 +30,10 @@ func scopeActs(Options) string { return scope.ActsCEL() }
 // serviceAccountActs is SA's predicate (policies/serviceaccount ActsCEL).
 func serviceAccountActs(opts Options) string { return serviceaccount.ActsCEL(opts.Products) }
 
-// labelActs: LABEL's CREATE rule acts on a namespaced object (its namespace
-// may carry a scope label) and on a cluster-scoped object a service account
-// creates (it may be a harnessed one); a Namespace is cluster-scoped,
-// though its request names it as its namespace. With managed namespace
-// labels it also acts on every CREATE and UPDATE of a Namespace, which may
-// need a managed label (harness_labels.go).
+// labelActs is LABEL's predicate (policies/scopelabel ActsCEL), with the
+// routing's test of a namespaced request.
 func labelActs(opts Options) string {
-	acts := fmt.Sprintf("request.operation == \"CREATE\" && (%s || request.userInfo.username.startsWith(%q))",
-		namespacedRequestExpression, serviceAccountUsers)
-	if opts.ManagedSelections {
-		acts = fmt.Sprintf("(%s) || %s", acts, resourceIs(namespaces))
-	}
-	return acts
+	return scopelabel.ActsCEL(namespacedRequestExpression, opts.ManagedSelections)
 }
 
 // resourceIs tests the request's resource (any subresource).
