@@ -57,7 +57,7 @@ func TestContractsKeepTheirWords(t *testing.T) {
 			}
 			contracts[contract].codes = append(contracts[contract].codes, codes...)
 			for _, s := range literals {
-				if len(s) >= minMessage && strings.Contains(s, " ") {
+				if len(s) >= minMessage && strings.Contains(s, " ") && !isCEL(s) {
 					contracts[contract].messages = append(contracts[contract].messages, s)
 				}
 			}
@@ -77,7 +77,7 @@ func TestContractsKeepTheirWords(t *testing.T) {
 						t.Errorf("%s writes %s's code %q in a literal: use the constant", file, name, code)
 					}
 				}
-				if len(s) < minMessage {
+				if len(s) < minMessage || isCEL(s) {
 					continue
 				}
 				for _, m := range w.messages {
@@ -89,6 +89,18 @@ func TestContractsKeepTheirWords(t *testing.T) {
 			}
 		}
 	}
+}
+
+// isCEL reports whether a literal is a piece of a CEL expression rather
+// than a message: the contracts' CEL renderings share the language's
+// phrases (request.userInfo, has(), ==) with the webhooks' routing.
+func isCEL(s string) bool {
+	for _, marker := range []string{"request.", "object.", "has(", " == ", " && ", " || "} {
+		if strings.Contains(s, marker) {
+			return true
+		}
+	}
+	return false
 }
 
 // containsWord reports whether s holds word with no letter or digit
