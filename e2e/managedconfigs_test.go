@@ -90,11 +90,15 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 		if current != nil {
 			current.Stop(30 * time.Second) // releases the Lease
 		}
+		metrics, err := localcluster.FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
 		args := append([]string{"--manage-webhook-configurations", "--webhook-url", url, "--leader-election-namespace", leases,
 			"--webhook-configurations-interval", "1s", "--policy-owner", user}, flags...)
 		if current, err = localcluster.LaunchGatehouse(ctx, localcluster.GatehouseOptions{
 			CertDir: e.local.CertDir, WorkDir: e.local.WorkDir(), Kubeconfig: kubeconfig, Binary: bin, Port: port,
-			LogName: "gatehouse-managed.log", Args: args,
+			MetricsAddr: metrics, LogName: "gatehouse-managed.log", Args: args,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -136,6 +140,21 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	applyModeFlags(t, &cfg, []string{"--config", file})
 	enforce := webhooks.ManifestOptions{URL: url, Namespace: webhooks.DefaultNamespace, Options: webhooks.OptionsFromConfig(cfg)}
 	waitForWritten(t, e, enforce, ca)
+	// Written once, then left alone: three more intervals write nothing.
+	writes := func() float64 {
+		raw, err := current.Metrics()
+		if err != nil {
+			t.Fatal(err)
+		}
+		families := parseMetrics(t, raw)
+		return sampleValue(families, "gatehouse_webhook_configuration_writes_total", map[string]string{"kind": "ValidatingWebhookConfiguration", "result": "updated"}) +
+			sampleValue(families, "gatehouse_webhook_configuration_writes_total", map[string]string{"kind": "MutatingWebhookConfiguration", "result": "updated"})
+	}
+	before := writes()
+	time.Sleep(3 * time.Second)
+	if after := writes(); after != before || before == 0 {
+		t.Errorf("the leader wrote the configurations %v times, then %v: want at least one write, then none while nothing changes", before, after)
+	}
 	err = e.client.Create(ctx, scopePod("managed-enforce"), client.DryRunAll)
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "ScopeEntryEmpty") {
 		t.Errorf("Enforce: a scope violation: %v, want ScopeEntryEmpty", err)

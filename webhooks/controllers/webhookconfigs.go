@@ -50,7 +50,7 @@ import (
 //
 // A write is an update of the whole object, made only when a server-side
 // dry run of it differs from the stored object: the API server's defaults
-// are its own, and an unchanged configuration costs five reads per Interval
+// are its own, and an unchanged configuration costs at most five reads per Interval
 // (the owner, the two configurations, the policy and its binding).
 // Leader-elected: during a rollout the replica that leads writes its own
 // configuration, and the server's modes decide safely either way
@@ -157,9 +157,17 @@ func (w *WebhookConfigurations) Sync(ctx context.Context) (written []string, err
 	for _, obj := range objs {
 		rendered[obj.GroupVersionKind()] = obj
 	}
-	owner, err := w.owner(ctx)
-	if err != nil {
-		return nil, err
+	// The owner is read only when a policy is written or may be deleted:
+	// the entries never wait on it.
+	var owner *metav1.OwnerReference
+	ownerOf := func() (*metav1.OwnerReference, error) {
+		if owner == nil {
+			var err error
+			if owner, err = w.owner(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return owner, nil
 	}
 	for _, gvk := range []schema.GroupVersionKind{validatingKind, mutatingKind, policyKind, bindingKind} {
 		name := webhooks.ConfigurationName
@@ -167,7 +175,7 @@ func (w *WebhookConfigurations) Sync(ctx context.Context) (written []string, err
 			name = webhooks.ManagedLabelsPolicyName
 		}
 		want := rendered[gvk]
-		wrote, _, err := w.write(ctx, gvk, name, want, owner)
+		wrote, _, err := w.write(ctx, gvk, name, want, ownerOf)
 		if err != nil {
 			webhookConfigurationWrites.WithLabelValues(gvk.Kind, "error").Inc()
 			return written, err
@@ -214,15 +222,21 @@ func (w *WebhookConfigurations) Objects(ca []byte) ([]*unstructured.Unstructured
 	var out []*unstructured.Unstructured
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(doc), 4096)
 	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
+		// Into an Unstructured, whose decoder reads integers as int64, as
+		// the client reads the stored objects.
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			return nil, fmt.Errorf("decoding the rendered webhook configurations: %w", err)
 		}
-		if len(obj.Object) == 0 {
+		if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw); err != nil {
+			return nil, fmt.Errorf("decoding the rendered webhook configurations: %w", err)
 		}
 		out = append(out, obj)
 	}
@@ -250,7 +264,8 @@ func (w *WebhookConfigurations) Objects(ca []byte) ([]*unstructured.Unstructured
 // write makes the stored object gvk/name what want renders (nil: a webhook
 // configuration without entries, no policy). It returns what it did
 // ("" for nothing) and the stored object.
-func (w *WebhookConfigurations) write(ctx context.Context, gvk schema.GroupVersionKind, name string, want *unstructured.Unstructured, owner *metav1.OwnerReference) (string, *unstructured.Unstructured, error) {
+func (w *WebhookConfigurations) write(ctx context.Context, gvk schema.GroupVersionKind, name string, want *unstructured.Unstructured,
+	ownerOf func() (*metav1.OwnerReference, error)) (string, *unstructured.Unstructured, error) {
 	policy := gvk == policyKind || gvk == bindingKind
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
@@ -263,14 +278,25 @@ func (w *WebhookConfigurations) write(ctx context.Context, gvk schema.GroupVersi
 		case want == nil:
 			return "", nil, nil
 		}
+		owner, err := ownerOf()
+		if err != nil {
+			return "", nil, err
+		}
 		want.SetOwnerReferences([]metav1.OwnerReference{*owner})
 		if err := w.Client.Create(ctx, want); err != nil {
 			return "", nil, fmt.Errorf("creating %s %s: %w", gvk.Kind, name, err)
 		}
 		return "created", want, nil
 	}
+	var owner *metav1.OwnerReference
+	if policy {
+		var err error
+		if owner, err = ownerOf(); err != nil {
+			return "", nil, err
+		}
+	}
 	if policy && want == nil {
-		if !slices.ContainsFunc(live.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return owner != nil && r.UID == owner.UID }) {
+		if !slices.ContainsFunc(live.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == owner.UID }) {
 			return "", live, nil // not gatehouse's to remove
 		}
 		if err := w.Client.Delete(ctx, live, client.Preconditions{UID: ptr.To(live.GetUID()), ResourceVersion: ptr.To(live.GetResourceVersion())}); err != nil && !apierrors.IsNotFound(err) {

@@ -1,11 +1,20 @@
 package controllers
 
 import (
+	"context"
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
@@ -55,6 +64,59 @@ func TestWrittenEntriesCarryTheCA(t *testing.T) {
 	} {
 		if _, err := (&WebhookConfigurations{Manifests: tc.o}).Objects(ca); err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v, want a refusal naming %s", name, err, tc.says)
+		}
+	}
+}
+
+// TestSyncWritesTheEntriesFirst (a fake client: what it proves is the
+// order and idempotence, the API server's own behaviour is the e2e's): the
+// two configurations are filled and a second Sync writes nothing; with the
+// managed-labels policy rendered but its owner ClusterRole missing, Sync
+// fails naming the ClusterRole, after the entries are written.
+func TestSyncWritesTheEntriesFirst(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := rbacv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, manage := range []bool{false, true} {
+		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+			&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhooks.ConfigurationName}},
+			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhooks.ConfigurationName}},
+		).Build()
+		cfg := configv1alpha1.Default()
+		cfg.Harness.ManageSelections = manage
+		w := &WebhookConfigurations{Client: c, Reader: c, CAFile: ca, PolicyOwner: "gatehouse",
+			Manifests: webhooks.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: webhooks.OptionsFromConfig(cfg)}}
+		written, err := w.Sync(context.Background())
+		if manage {
+			if err == nil || !strings.Contains(err.Error(), "ClusterRole gatehouse") {
+				t.Errorf("manageSelections without the owner ClusterRole: %v, want an error naming it", err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(written) != 2 {
+			t.Errorf("manageSelections=%v: wrote %v, want both configurations", manage, written)
+		}
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		if err := c.Get(context.Background(), client.ObjectKey{Name: webhooks.ConfigurationName}, &vwc); err != nil {
+			t.Fatal(err)
+		}
+		if len(vwc.Webhooks) < 3 || len(vwc.Webhooks[0].ClientConfig.CABundle) == 0 {
+			t.Errorf("manageSelections=%v: %d entries written, caBundle %q", manage, len(vwc.Webhooks), vwc.Webhooks[0].ClientConfig.CABundle)
+		}
+		if manage {
+			continue
+		}
+		if again, err := w.Sync(context.Background()); err != nil || len(again) != 0 {
+			t.Errorf("a second Sync wrote %v (%v), want nothing", again, err)
 		}
 	}
 }

@@ -217,7 +217,7 @@ pod (serve --dev reads no cluster unless given one).`,
 	fl.StringVar(&f.serviceAccount, "service-account", webhooks.DefaultServiceAccount,
 		"with --manage-webhook-configurations: the ServiceAccount gatehouse runs as, the only requester that may change the managed namespace labels")
 	fl.DurationVar(&f.configsEvery, "webhook-configurations-interval", 15*time.Second,
-		"with --manage-webhook-configurations: how often the leader compares the written configurations with its rendering (five reads; a dry run only when an object or its rendering changed)")
+		"with --manage-webhook-configurations: how often the leader compares the written configurations with its rendering (at most five reads; a dry run only when an object or its rendering changed)")
 	fl.StringVar(&f.policyOwner, "policy-owner", "gatehouse",
 		"with --manage-webhook-configurations: the ClusterRole (gatehouse's own) that owns the managed-labels policy, so that uninstalling removes it")
 	fl.StringVar(&f.webhookURL, "webhook-url", "", "with --manage-webhook-configurations: the base URL the API server calls instead of the Service (local control planes)")
