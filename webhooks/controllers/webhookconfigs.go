@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -72,7 +71,6 @@ type WebhookConfigurations struct {
 	// seen remembers, per object, the rendering and stored version last
 	// found equal, to skip the dry run while neither changes.
 	seen map[string]string
-	last atomic.Pointer[error]
 }
 
 // NeedLeaderElection: one writer at a time.
@@ -109,16 +107,6 @@ func (w *WebhookConfigurations) Start(ctx context.Context) error {
 	}
 }
 
-// Err is the outcome of the last write: nil once it succeeded.
-func (w *WebhookConfigurations) Err() error {
-	if e := w.last.Load(); e != nil {
-		return *e
-	}
-	return errNotWritten
-}
-
-var errNotWritten = errors.New("the webhook configurations have not been written yet")
-
 var webhookConfigurationWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "gatehouse_webhook_configuration_writes_total",
 	Help: "Writes of gatehouse's own webhook configurations and admission policy by the leader, by kind and result (updated, created, deleted, error).",
@@ -137,8 +125,7 @@ var (
 
 // Sync renders the objects and writes those that differ from the stored
 // ones; it returns what it wrote ("<Kind> <name>").
-func (w *WebhookConfigurations) Sync(ctx context.Context) (written []string, err error) {
-	defer func() { w.last.Store(&err) }()
+func (w *WebhookConfigurations) Sync(ctx context.Context) ([]string, error) {
 	if w.seen == nil {
 		w.seen = map[string]string{}
 	}
@@ -169,13 +156,14 @@ func (w *WebhookConfigurations) Sync(ctx context.Context) (written []string, err
 		}
 		return owner, nil
 	}
+	var written []string
 	for _, gvk := range []schema.GroupVersionKind{validatingKind, mutatingKind, policyKind, bindingKind} {
 		name := webhooks.ConfigurationName
 		if gvk == policyKind || gvk == bindingKind {
 			name = webhooks.ManagedLabelsPolicyName
 		}
 		want := rendered[gvk]
-		wrote, _, err := w.write(ctx, gvk, name, want, ownerOf)
+		wrote, err := w.write(ctx, gvk, name, want, ownerOf)
 		if err != nil {
 			webhookConfigurationWrites.WithLabelValues(gvk.Kind, "error").Inc()
 			return written, err
@@ -263,46 +251,46 @@ func (w *WebhookConfigurations) Objects(ca []byte) ([]*unstructured.Unstructured
 
 // write makes the stored object gvk/name what want renders (nil: a webhook
 // configuration without entries, no policy). It returns what it did
-// ("" for nothing) and the stored object.
+// ("" for nothing).
 func (w *WebhookConfigurations) write(ctx context.Context, gvk schema.GroupVersionKind, name string, want *unstructured.Unstructured,
-	ownerOf func() (*metav1.OwnerReference, error)) (string, *unstructured.Unstructured, error) {
+	ownerOf func() (*metav1.OwnerReference, error)) (string, error) {
 	policy := gvk == policyKind || gvk == bindingKind
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(gvk)
 	if err := w.Reader.Get(ctx, client.ObjectKey{Name: name}, live); err != nil {
 		switch {
 		case !apierrors.IsNotFound(err):
-			return "", nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, name, err)
+			return "", fmt.Errorf("reading %s %s: %w", gvk.Kind, name, err)
 		case !policy:
-			return "", nil, fmt.Errorf("%s %s does not exist: gatehouse fills it but does not create it (the chart and deploy/managed-webhooks do)", gvk.Kind, name)
+			return "", fmt.Errorf("%s %s does not exist: gatehouse fills it but does not create it (the chart and deploy/managed-webhooks do)", gvk.Kind, name)
 		case want == nil:
-			return "", nil, nil
+			return "", nil
 		}
 		owner, err := ownerOf()
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
 		want.SetOwnerReferences([]metav1.OwnerReference{*owner})
 		if err := w.Client.Create(ctx, want); err != nil {
-			return "", nil, fmt.Errorf("creating %s %s: %w", gvk.Kind, name, err)
+			return "", fmt.Errorf("creating %s %s: %w", gvk.Kind, name, err)
 		}
-		return "created", want, nil
+		return "created", nil
 	}
 	var owner *metav1.OwnerReference
 	if policy {
 		var err error
 		if owner, err = ownerOf(); err != nil {
-			return "", nil, err
+			return "", err
 		}
 	}
 	if policy && want == nil {
 		if !slices.ContainsFunc(live.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == owner.UID }) {
-			return "", live, nil // not gatehouse's to remove
+			return "", nil // not gatehouse's to remove
 		}
 		if err := w.Client.Delete(ctx, live, client.Preconditions{UID: ptr.To(live.GetUID()), ResourceVersion: ptr.To(live.GetResourceVersion())}); err != nil && !apierrors.IsNotFound(err) {
-			return "", nil, fmt.Errorf("deleting %s %s: %w", gvk.Kind, name, err)
+			return "", fmt.Errorf("deleting %s %s: %w", gvk.Kind, name, err)
 		}
-		return "deleted", live, nil
+		return "deleted", nil
 	}
 	desired := live.DeepCopy()
 	labels := desired.GetLabels()
@@ -334,21 +322,21 @@ func (w *WebhookConfigurations) write(ctx context.Context, gvk schema.GroupVersi
 	key := gvk.Kind + "/" + name
 	fingerprint := fmt.Sprintf("%x %s", sha256.Sum256(fingerprintOf(desired.Object)), live.GetResourceVersion())
 	if w.seen[key] == fingerprint {
-		return "", live, nil
+		return "", nil
 	}
 	dry := desired.DeepCopy()
 	if err := w.Client.Update(ctx, dry, client.DryRunAll); err != nil {
-		return "", nil, fmt.Errorf("updating %s %s (dry run): %w", gvk.Kind, name, err)
+		return "", fmt.Errorf("updating %s %s (dry run): %w", gvk.Kind, name, err)
 	}
 	if equality.Semantic.DeepEqual(dry.Object[field], live.Object[field]) && equality.Semantic.DeepEqual(dry.GetLabels(), live.GetLabels()) &&
 		equality.Semantic.DeepEqual(dry.GetOwnerReferences(), live.GetOwnerReferences()) {
 		w.seen[key] = fingerprint
-		return "", live, nil
+		return "", nil
 	}
 	if err := w.Client.Update(ctx, desired); err != nil {
-		return "", nil, fmt.Errorf("updating %s %s: %w", gvk.Kind, name, err)
+		return "", fmt.Errorf("updating %s %s: %w", gvk.Kind, name, err)
 	}
-	return "updated", desired, nil
+	return "updated", nil
 }
 
 // carryAccountsCondition copies, onto each entry of entries, the
