@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies/celtext"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
 	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
@@ -200,27 +201,12 @@ func InProcessDecides(webhook string, opts Options, req *admission.Request, obje
 // warning, which needs the old object's evidence. Product custom resources
 // stay on the webhook: they are walked at any depth.
 
-// scopeLocation is, for one resource, the CEL lists of the annotation maps
-// SCOPE reads and of their field paths (policies/scope Locations).
-type scopeLocation struct {
-	resource    Resource
-	maps, paths string
-}
-
-func scopeLocations() []scopeLocation {
-	var out []scopeLocation
-	for _, l := range scope.Locations() {
-		out = append(out, scopeLocation{resource: Resource{GVR: l.Resource, Kind: l.Kind}, maps: l.Maps, paths: l.Paths})
-	}
-	return out
-}
-
 // byResource selects, by the request's resource, one of the expressions
 // (else the fallback).
-func byResource(locs []scopeLocation, pick func(scopeLocation) string, fallback string) string {
+func byResource(locs []scope.Location, pick func(scope.Location) string, fallback string) string {
 	var b strings.Builder
 	for _, l := range locs {
-		fmt.Fprintf(&b, "%s ? (%s) : ", resourceIs(l.resource), pick(l))
+		fmt.Fprintf(&b, "%s ? (%s) : ", celtext.ResourceIs(l.Resource), pick(l))
 	}
 	b.WriteString(fallback)
 	return b.String()
@@ -229,20 +215,20 @@ func byResource(locs []scopeLocation, pick func(scopeLocation) string, fallback 
 // scopeResources are the resources SCOPE's policy takes.
 func scopeResources() []Resource {
 	var out []Resource
-	for _, l := range scopeLocations() {
-		out = append(out, l.resource)
+	for _, l := range scope.Locations() {
+		out = append(out, Resource{GVR: l.Resource, Kind: l.Kind})
 	}
 	return out
 }
 
 func secretScopeDecided(Options) string {
-	locs := scopeLocations()
+	locs := scope.Locations()
 	var resources []string
 	for _, l := range locs {
-		resources = append(resources, resourceIs(l.resource))
+		resources = append(resources, celtext.ResourceIs(l.Resource))
 	}
 	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s",
-		strings.Join(resources, " || "), scope.DecidableCEL("("+byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")+")"))
+		strings.Join(resources, " || "), scope.DecidableCEL("("+byResource(locs, func(l scope.Location) string { return l.Maps }, "[]")+")"))
 }
 
 // attributionSecretScope ends each finding of SCOPE's policy, as the
@@ -266,13 +252,13 @@ func createsOf(resources []Resource) *admissionregistrationv1.MatchResources {
 }
 
 func secretScopePolicy(Options) admissionregistrationv1.ValidatingAdmissionPolicySpec {
-	locs := scopeLocations()
+	locs := scope.Locations()
 	invalid := metav1.StatusReasonInvalid
 	return admissionregistrationv1.ValidatingAdmissionPolicySpec{
 		MatchConstraints: createsOf(scopeResources()),
 		Variables: []admissionregistrationv1.Variable{
-			{Name: "maps", Expression: byResource(locs, func(l scopeLocation) string { return l.maps }, "[]")},
-			{Name: "paths", Expression: byResource(locs, func(l scopeLocation) string { return l.paths }, "[]")},
+			{Name: "maps", Expression: byResource(locs, func(l scope.Location) string { return l.Maps }, "[]")},
+			{Name: "paths", Expression: byResource(locs, func(l scope.Location) string { return l.Paths }, "[]")},
 			{Name: "decidable", Expression: scope.DecidableCEL("variables.maps")},
 			{Name: "findings", Expression: fmt.Sprintf("variables.maps.transformList(i, a, %s).flatten()", scope.FindingsCEL("variables.paths[i]", attributionSecretScope))},
 		},
@@ -338,10 +324,7 @@ type podSpecLocation struct {
 func podSpecLocations() []podSpecLocation {
 	var out []podSpecLocation
 	for _, k := range workload.Kinds() {
-		spec := []string{"spec"}
-		if len(k.Template) > 0 {
-			spec = append(append([]string{}, k.Template...), "spec")
-		}
+		spec := k.SpecPath()
 		out = append(out, podSpecLocation{
 			resource: Resource{GVR: k.Resource, Kind: k.Kind},
 			spec:     fmt.Sprintf("(%s ? object.%s : {})", hasPath(spec), strings.Join(spec, ".")),
@@ -365,7 +348,7 @@ func serviceAccountDecided(opts Options) string {
 	refs := fmt.Sprintf("(!has(object.metadata) || !has(object.metadata.ownerReferences) || object.metadata.ownerReferences.all(r, !(%s) || "+
 		"(has(r.kind) && has(r.name) && r.kind.matches('^[A-Za-z0-9]+$') && r.name.matches('^[ -~]+$') && r.kind.size() + r.name.size() < 253)))",
 		productController(opts))
-	maps := "(" + byResource(scopeLocations(), func(l scopeLocation) string { return l.maps }, "[]") + ")"
+	maps := "(" + byResource(scope.Locations(), func(l scope.Location) string { return l.Maps }, "[]") + ")"
 	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s && %s && %s",
 		strings.Join(resources, " || "), refs, scope.DecidableCEL(maps), scope.AllowsCEL(maps))
 }

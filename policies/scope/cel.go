@@ -120,10 +120,7 @@ func Locations() []Location {
 		Paths: "(has(object.metadata) && has(object.metadata.annotations) ? ['metadata.annotations'] : [])",
 	}}
 	for _, k := range workload.Kinds() {
-		spec := []string{"spec"}
-		if len(k.Template) > 0 {
-			spec = append(append([]string{}, k.Template...), "spec")
-		}
+		spec := k.SpecPath()
 		volumes := append(append([]string{}, spec...), "volumes")
 		guard := celtext.HasPath(volumes)
 		list := "object." + strings.Join(volumes, ".")
@@ -161,10 +158,7 @@ func ActsCEL() string {
 	var cases []string
 	cases = append(cases, fmt.Sprintf("%s ? (%s && %s)", celtext.ResourceIs(pvcs), celtext.HasPath([]string{"metadata", "annotations"}), secretKeys("object.metadata.annotations")))
 	for _, k := range workload.Kinds() {
-		spec := []string{"spec"}
-		if len(k.Template) > 0 {
-			spec = append(append([]string{}, k.Template...), "spec")
-		}
+		spec := k.SpecPath()
 		check := volumes(spec)
 		if k.Kind == "StatefulSet" {
 			check = fmt.Sprintf("(%s) || (%s && object.spec.volumeClaimTemplates.exists(t, has(t.metadata) && has(t.metadata.annotations) && %s))",

@@ -62,20 +62,32 @@ func MismatchCEL(expected string) string {
 }
 
 // ProductControllerCEL is the CEL predicate on an ownerReference r that it
-// is a controller reference with a product API group: the group is what
-// comes before the first "/" and must be longer than the suffix
-// (policies.ProductSelector.Matches).
+// is a controller reference with a product API group ("false" when no
+// group is configured).
 func ProductControllerCEL(products policies.ProductSelector) string {
+	groups := productGroupTerms(products)
+	if len(groups) == 0 {
+		return "false"
+	}
+	return controllerCEL(groups)
+}
+
+// controllerCEL is the controller-reference test of r over group terms.
+func controllerCEL(groups []string) string {
+	return fmt.Sprintf("has(r.controller) && r.controller == true && has(r.apiVersion) && (%s)", strings.Join(groups, " || "))
+}
+
+// productGroupTerms are the CEL tests of r.apiVersion for each product
+// group suffix: the group is what comes before the first "/" and must be
+// longer than the suffix (policies.ProductSelector.Matches).
+func productGroupTerms(products policies.ProductSelector) []string {
 	var groups []string
 	for _, s := range products.GroupSuffixes {
 		if s != "" {
 			groups = append(groups, fmt.Sprintf("r.apiVersion.matches(%q)", "^[^/]+"+regexp.QuoteMeta(s)+"/"))
 		}
 	}
-	if len(groups) == 0 {
-		return "false"
-	}
-	return fmt.Sprintf("has(r.controller) && r.controller == true && has(r.apiVersion) && (%s)", strings.Join(groups, " || "))
+	return groups
 }
 
 // ActsCEL is SA's narrowing predicate (the matchCondition
@@ -84,9 +96,9 @@ func ProductControllerCEL(products policies.ProductSelector) string {
 // a product API group.
 func ActsCEL(products policies.ProductSelector) string {
 	owned := "false"
-	if controller := ProductControllerCEL(products); controller != "false" {
+	if groups := productGroupTerms(products); len(groups) > 0 {
 		owned = fmt.Sprintf("%s && object.metadata.ownerReferences.exists(r, %s)",
-			celtext.HasPath([]string{"metadata", "ownerReferences"}), controller)
+			celtext.HasPath([]string{"metadata", "ownerReferences"}), controllerCEL(groups))
 	}
 	var builtin []string
 	for _, k := range workload.Kinds() {

@@ -37,6 +37,12 @@ var kinds = []Kind{
 	{Resource: schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "cronjobs"}, Kind: "CronJob", Template: []string{"spec", "jobTemplate", "spec", "template"}},
 }
 
+// SpecPath is the path of the pod spec in an object of the kind: "spec"
+// for a Pod, the template's "spec" otherwise (a new slice).
+func (k Kind) SpecPath() []string {
+	return append(slices.Clone(k.Template), "spec")
+}
+
 // Lookup returns the Kind entry for a group and kind.
 func Lookup(gk schema.GroupKind) (Kind, bool) {
 	for _, k := range kinds {
