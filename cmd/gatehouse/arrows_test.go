@@ -84,6 +84,7 @@ func layerOf(rel string) int {
 
 type listedPackage struct {
 	ImportPath   string
+	Dir          string
 	Deps         []string
 	Imports      []string
 	TestImports  []string
@@ -125,6 +126,23 @@ func modulePackages(t *testing.T) (module string, pkgs []listedPackage) {
 		t.Fatal("go list found no package of this module")
 	}
 	return module, pkgs
+}
+
+// rel is p's directory relative to the module root, as module paths name
+// it ("policies/scope"; "" for the root).
+func (p listedPackage) rel(module string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+}
+
+// sourceFiles are the paths of p's Go files other than tests, whatever
+// their build constraints.
+func (p listedPackage) sourceFiles(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(p.Dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(paths, func(path string) bool { return strings.HasSuffix(path, "_test.go") })
 }
 
 // violations returns what breaks the arrows among pkgs of module.

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,31 +23,19 @@ const minMessage = 40
 // grammar's messages for the in-process policy), so a change to a contract
 // is made once.
 func TestContractsKeepTheirWords(t *testing.T) {
-	goMod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(goMod)))
 	module, pkgs := modulePackages(t)
 	type words struct{ codes, messages []string }
 	contracts := map[string]*words{}
 	files := map[string][]string{} // string literals by file, relative to root
 	for _, p := range pkgs {
-		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		paths, err := filepath.Glob(filepath.Join(root, rel, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		rel := p.rel(module)
 		parts := strings.Split(rel, "/")
 		contract := ""
 		if len(parts) == 2 && parts[0] == "policies" && parts[1] != "internal" {
 			contract = parts[1]
 			contracts[contract] = &words{}
 		}
-		for _, path := range paths {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
+		for _, path := range p.sourceFiles(t) {
 			codes, literals := stringsOf(t, path)
 			file := filepath.Join(rel, filepath.Base(path))
 			files[file] = literals

@@ -46,11 +46,11 @@ func TestDesignMapsEveryPackage(t *testing.T) {
 	}
 	module, pkgs := modulePackages(t)
 	for _, p := range pkgs {
-		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		rel := p.rel(module)
 		parts := strings.Split(rel, "/")
 		switch {
 		case rows[rel]:
-		case len(parts) == 2 && parts[0] == "policies" && (declaresCodes(t, rel) || strings.Contains(contractRow, "`"+parts[1]+"/`")):
+		case len(parts) == 2 && parts[0] == "policies" && (declaresCodes(t, p) || strings.Contains(contractRow, "`"+parts[1]+"/`")):
 		case len(parts) == 3 && parts[0] == "policies" && parts[1] == "internal" && rows["policies/internal"]:
 		case mappedByTree(rel, rows):
 		default:
@@ -59,18 +59,10 @@ func TestDesignMapsEveryPackage(t *testing.T) {
 	}
 }
 
-// declaresCodes reports whether the package in dir (relative to the
-// repository) declares finding codes: a contract.
-func declaresCodes(t *testing.T, dir string) bool {
+// declaresCodes reports whether p declares finding codes: a contract.
+func declaresCodes(t *testing.T, p listedPackage) bool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("../..", dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
+	for _, f := range p.sourceFiles(t) {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -4,9 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -36,23 +34,11 @@ var sharedVars = map[string]string{
 // variable but sharedVars and sentinel errors (errors.New), so a table the
 // registry, the routing or a policy reads cannot be changed by an importer.
 func TestNoExportedMutableState(t *testing.T) {
-	goMod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(goMod)))
 	module, pkgs := modulePackages(t)
 	seen := 0
 	for _, p := range pkgs {
-		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		files, err := filepath.Glob(filepath.Join(root, rel, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, file := range files {
-			if strings.HasSuffix(file, "_test.go") {
-				continue
-			}
+		rel := p.rel(module)
+		for _, file := range p.sourceFiles(t) {
 			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 			if err != nil {
 				t.Fatal(err)
