@@ -199,9 +199,7 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	}
 	t.Cleanup(func() { // before restore, which updates them
 		for _, old := range deleted {
-			again := &unstructured.Unstructured{Object: map[string]any{"apiVersion": old.GetAPIVersion(), "kind": old.GetKind(),
-				"metadata": map[string]any{"name": old.GetName(), "labels": old.GetLabels(), "annotations": old.GetAnnotations()}}}
-			if err := e.client.Create(context.Background(), again); err != nil && !apierrors.IsAlreadyExists(err) {
+			if err := e.client.Create(context.Background(), recreation(old)); err != nil && !apierrors.IsAlreadyExists(err) {
 				t.Errorf("recreating %s: %v", old.GetKind(), err)
 			}
 		}
@@ -304,9 +302,7 @@ func savePolicy(t *testing.T, e *env) func() {
 			live.SetGroupVersionKind(old.GroupVersionKind())
 			switch err := e.client.Get(ctx, types.NamespacedName{Name: old.GetName()}, live); {
 			case apierrors.IsNotFound(err): // collected with the validating configuration it was given to
-				again := &unstructured.Unstructured{Object: map[string]any{"apiVersion": old.GetAPIVersion(), "kind": old.GetKind(),
-					"metadata": map[string]any{"name": old.GetName(), "labels": old.GetLabels()}, "spec": old.Object["spec"]}}
-				if err := e.client.Create(ctx, again); err != nil {
+				if err := e.client.Create(ctx, recreation(old)); err != nil {
 					t.Errorf("restoring %s: %v", old.GetKind(), err)
 				}
 				continue
@@ -323,49 +319,37 @@ func savePolicy(t *testing.T, e *env) func() {
 	}
 }
 
+// recreation is old as it can be created again: its kind, name, labels,
+// annotations and spec (a webhook configuration's entries are left out,
+// for saveWebhooks' restore to put back).
+func recreation(old *unstructured.Unstructured) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetAPIVersion(old.GetAPIVersion())
+	obj.SetKind(old.GetKind())
+	obj.SetName(old.GetName())
+	obj.SetLabels(old.GetLabels())
+	obj.SetAnnotations(old.GetAnnotations())
+	if spec, ok := old.Object["spec"]; ok {
+		obj.Object["spec"] = spec
+	}
+	return obj
+}
+
 // grantRBACOf grants user what deploy/default with the named components
 // grants gatehouse's ServiceAccount: its ClusterRole, copied under the
 // user's name, and its leader-election Role in leases.
 func grantRBACOf(t *testing.T, e *env, user, leases string, components ...string) {
 	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	abs, err := filepath.Abs(filepath.Join(repo, "deploy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := filepath.Rel(dir, abs) // kustomize takes directories by relative path only
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := "resources:\n- " + filepath.Join(rel, "default") + "\ncomponents:\n"
-	for _, c := range components {
-		text += "- " + filepath.Join(rel, c) + "\n"
-	}
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	objs, err := localcluster.Render(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cluster, leader []rbacv1.PolicyRule
-	for _, obj := range objs {
+	objs := renderDefaultWith(t, components...)
+	rules := func(kind, name string) []rbacv1.PolicyRule {
 		var role rbacv1.ClusterRole // a Role's rules decode the same
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(findObject(t, objs, kind, name).Object, &role); err != nil {
 			t.Fatal(err)
 		}
-		rules := role.Rules
-		switch {
-		case obj.GetKind() == "ClusterRole" && obj.GetName() == "gatehouse":
-			cluster = rules
-		case obj.GetKind() == "Role" && obj.GetName() == "gatehouse-leader-election":
-			leader = rules
-		}
+		return role.Rules
 	}
-	if cluster == nil || leader == nil {
-		t.Fatalf("%v renders no ClusterRole gatehouse or Role gatehouse-leader-election", components)
-	}
+	cluster, leader := rules("ClusterRole", "gatehouse"), rules("Role", "gatehouse-leader-election")
 	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
 	for _, obj := range []client.Object{
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: cluster},

@@ -40,6 +40,13 @@ import (
 // component, as an overlay that opts in does.
 func renderMonitoring(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
+	return renderDefaultWith(t, "monitoring")
+}
+
+// renderDefaultWith renders deploy/default with the named components
+// (directories of deploy/), as a user's overlay that adds them does.
+func renderDefaultWith(t *testing.T, components ...string) []*unstructured.Unstructured {
+	t.Helper()
 	abs, err := filepath.Abs(repo)
 	if err != nil {
 		t.Fatal(err)
@@ -50,13 +57,16 @@ func renderMonitoring(t *testing.T) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overlay := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s\n", filepath.Join(rel, "default"), filepath.Join(rel, "monitoring"))
+	overlay := fmt.Sprintf("resources:\n- %s\ncomponents:\n", filepath.Join(rel, "default"))
+	for _, c := range components {
+		overlay += fmt.Sprintf("- %s\n", filepath.Join(rel, c))
+	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(overlay), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	objs, err := localcluster.Render(dir)
 	if err != nil {
-		t.Fatalf("rendering deploy/default with the monitoring component: %v", err)
+		t.Fatalf("rendering deploy/default with the components %v: %v", components, err)
 	}
 	return objs
 }
