@@ -81,14 +81,19 @@ type serveFlags struct {
 	webhookURL     string
 }
 
-// managedConfigs are the options the leader renders the webhook
-// configurations with (--manage-webhook-configurations), nil when off.
-func (f *serveFlags) managedConfigs(cfg configv1alpha1.ServerConfig) *webhooks.ManifestOptions {
+// managedConfigs is the writer of the webhook configurations
+// (--manage-webhook-configurations, or what --print-webhook-configurations
+// prints) as the flags and cfg make it, without its clients and CA file,
+// which EnableControllers gives it; nil when neither flag is set.
+func (f *serveFlags) managedConfigs(cfg configv1alpha1.ServerConfig) *controllers.WebhookConfigurations {
 	if !f.writeConfigs && !f.printConfigs {
 		return nil
 	}
-	return &webhooks.ManifestOptions{Namespace: f.namespace, Service: f.service, ServiceAccount: f.serviceAccount, URL: f.webhookURL,
-		Layout: webhooks.LayoutCombined, Options: webhooks.OptionsFromConfig(cfg)}
+	return &controllers.WebhookConfigurations{
+		Manifests: webhooks.ManifestOptions{Namespace: f.namespace, Service: f.service, ServiceAccount: f.serviceAccount, URL: f.webhookURL,
+			Layout: webhooks.LayoutCombined, Options: webhooks.OptionsFromConfig(cfg)},
+		Interval: f.configsEvery, PolicyOwner: f.policyOwner,
+	}
 }
 
 // stateWebhooks read the cluster-state caches (objects by index, namespace
@@ -135,7 +140,7 @@ pod (serve --dev reads no cluster unless given one).`,
 				return err
 			}
 			if f.printConfigs {
-				return printWebhookConfigurations(cmd.OutOrStdout(), *f.managedConfigs(cfg))
+				return printWebhookConfigurations(cmd.OutOrStdout(), f.managedConfigs(cfg))
 			}
 			log := newLogger(cmd.ErrOrStderr(), f.logLevel)
 			ctrl.SetLogger(log)
@@ -173,7 +178,6 @@ pod (serve --dev reads no cluster unless given one).`,
 			if err != nil {
 				return err
 			}
-			srv.configsInterval, srv.policyOwner = f.configsEvery, f.policyOwner
 			if err := srv.EnableControllers(f.leaderNS, f.reconcileDG, cfg.Harness.ManageSelections, f.managedConfigs(cfg)); err != nil {
 				srv.probeListener.Close() // Run, which owns it from here on, never ran
 				return err
@@ -313,11 +317,8 @@ type Server struct {
 	// drift compares the registered webhook configurations with the
 	// server's modes, when gatehouse reads a cluster (/readyz/mode-drift).
 	drift *controllers.ModeDrift
-	// configs writes them, with --manage-webhook-configurations, every
-	// configsInterval.
-	configs         *controllers.WebhookConfigurations
-	configsInterval time.Duration
-	policyOwner     string
+	// configs writes them, with --manage-webhook-configurations.
+	configs *controllers.WebhookConfigurations
 }
 
 // modeDriftInterval is how often every replica reads the registered webhook
@@ -325,8 +326,9 @@ type Server struct {
 const modeDriftInterval = 10 * time.Second
 
 // EnableControllers adds the leader-elected controllers that are asked for:
-// the DependencyGroup status reconciler (controllers.DependencyGroupStatus)
-// and the selections controller (controllers.Selections).
+// the DependencyGroup status reconciler (controllers.DependencyGroupStatus),
+// the selections controller (controllers.Selections) and configs, the
+// writer of the webhook configurations, given its clients and CA file here.
 // They share one manager, one Lease and one cache; they need cluster
 // access.
 //
@@ -334,7 +336,7 @@ const modeDriftInterval = 10 * time.Second
 // says: the audit reads every stored object, and a serving replica's memory
 // must not depend on what tenants store (the audit role runs it,
 // NewAuditServer).
-func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool, configs *webhooks.ManifestOptions) error {
+func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, namespaceLabels bool, configs *controllers.WebhookConfigurations) error {
 	if !dependencyGroups && !namespaceLabels && configs == nil {
 		return nil
 	}
@@ -380,11 +382,12 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 		}
 	}
 	if configs != nil {
-		s.configs = &controllers.WebhookConfigurations{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Manifests: *configs,
-			CAFile: filepath.Join(s.cfg.Serving.CertDir, "ca.crt"), Interval: s.configsInterval, PolicyOwner: s.policyOwner}
-		if s.configsInterval <= 0 {
+		if configs.Interval <= 0 {
 			return usageError("--webhook-configurations-interval must be positive")
 		}
+		configs.Client, configs.Reader = mgr.GetClient(), mgr.GetAPIReader()
+		configs.CAFile = filepath.Join(s.cfg.Serving.CertDir, "ca.crt")
+		s.configs = configs
 		if err := mgr.Add(s.configs); err != nil {
 			return err
 		}
@@ -396,8 +399,8 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 // printWebhookConfigurations writes, as YAML documents, the objects the
 // leader would write with o (serve --print-webhook-configurations): the
 // chart's tests run its Deployment's own arguments through it.
-func printWebhookConfigurations(w io.Writer, o webhooks.ManifestOptions) error {
-	objs, err := (&controllers.WebhookConfigurations{Manifests: o}).Objects(nil)
+func printWebhookConfigurations(w io.Writer, configs *controllers.WebhookConfigurations) error {
+	objs, err := configs.Objects(nil)
 	if err != nil {
 		return err
 	}
