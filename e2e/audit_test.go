@@ -34,6 +34,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // The audit tests need objects that were stored before gatehouse was ever
@@ -496,7 +497,7 @@ func TestServeAuditsInTheBackground(t *testing.T) {
 func newBackgroundAudit(ctx context.Context, t *testing.T, rc *rest.Config) (*controllers.Audit, dynamic.Interface) {
 	t.Helper()
 	cfg := configv1alpha1.Default()
-	opts := webhooks.OptionsFromConfig(cfg)
+	opts := route.OptionsFromConfig(cfg)
 	state, err := clusterstate.NewCachedState(rc)
 	if err != nil {
 		t.Fatal(err)

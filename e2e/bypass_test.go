@@ -23,7 +23,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Every way into a pod spec must meet every contract that reads pod specs:
@@ -127,8 +127,8 @@ func TestEveryWorkloadKindOnCreateAndUpdate(t *testing.T) {
 	// Every validating webhook that reads pods must have its violation in
 	// the table, so a new pod-spec contract cannot skip these paths.
 	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	for _, def := range webhooks.Registry() {
-		if def.Type == webhooks.Validating && def.Intercept.Matches(admissionregistrationv1.Create, pods, "", serverOptions()) &&
+	for _, def := range route.Registry() {
+		if def.Type == route.Validating && def.Intercept.Matches(admissionregistrationv1.Create, pods, "", serverOptions()) &&
 			!slices.ContainsFunc(podSpecViolations, func(v podSpecViolation) bool { return v.webhook == def.Name }) {
 			t.Errorf("validating webhook %s reads pods but has no entry in podSpecViolations", def.Name)
 		}

@@ -42,7 +42,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 const (
@@ -429,7 +430,7 @@ func checkDeployConfig(t *testing.T, r *deployRender, d *appsv1.Deployment) (*co
 	}
 	cfg, err := configv1alpha1.Load(file)
 	if err == nil {
-		err = webhooks.ValidateConfig(cfg).ToAggregate()
+		err = route.ValidateConfig(cfg).ToAggregate()
 	}
 	if err != nil {
 		t.Errorf("%s: ConfigMap %s key %s is not a configuration the server accepts: %v", r.dir, cm.Name, filepath.Base(path), err)
@@ -489,9 +490,9 @@ func checkDeployDeployment(t *testing.T, where string, d *appsv1.Deployment, cfg
 			delay = parsed
 		}
 	}
-	minGrace := delay + webhooks.TimeoutSeconds*time.Second
+	minGrace := delay + route.TimeoutSeconds*time.Second
 	if g := pod.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= minGrace {
-		t.Errorf("%s: terminationGracePeriodSeconds = %v, want more than %s (shutdown delay %s + draining reviews of up to %ds)", where, deployDeref(g), minGrace, delay, webhooks.TimeoutSeconds)
+		t.Errorf("%s: terminationGracePeriodSeconds = %v, want more than %s (shutdown delay %s + draining reviews of up to %ds)", where, deployDeref(g), minGrace, delay, route.TimeoutSeconds)
 	}
 
 	checkDeployPodSecurity(t, where, pod)
@@ -759,7 +760,7 @@ func checkDeployKey(t *testing.T, where string, spec *cmv1.CertificateSpec, rota
 func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.Service, serving *cmv1.Certificate, cfg *configv1alpha1.ServerConfig) {
 	t.Helper()
 	// What the registry renders for the deployed configuration's products.
-	reference, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{Options: webhooks.OptionsFromConfig(*cfg)})
+	reference, err := render.WebhookConfigurations(route.ManifestOptions{Options: route.OptionsFromConfig(*cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -777,7 +778,7 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 	}
 
 	type hook struct {
-		typ                webhooks.Type
+		typ                route.Type
 		config             string
 		w                  admissionregistrationv1.ValidatingWebhook
 		reinvocationPolicy *admissionregistrationv1.ReinvocationPolicyType
@@ -787,13 +788,13 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 	for _, c := range r.validating {
 		configs["ValidatingWebhookConfiguration "+c.Name] = c.ObjectMeta
 		for _, w := range c.Webhooks {
-			all = append(all, hook{typ: webhooks.Validating, config: c.Name, w: w})
+			all = append(all, hook{typ: route.Validating, config: c.Name, w: w})
 		}
 	}
 	for _, c := range r.mutating {
 		configs["MutatingWebhookConfiguration "+c.Name] = c.ObjectMeta
 		for _, w := range c.Webhooks {
-			all = append(all, hook{typ: webhooks.Mutating, config: c.Name, reinvocationPolicy: w.ReinvocationPolicy, w: admissionregistrationv1.ValidatingWebhook{
+			all = append(all, hook{typ: route.Mutating, config: c.Name, reinvocationPolicy: w.ReinvocationPolicy, w: admissionregistrationv1.ValidatingWebhook{
 				Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
 				NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
 				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions, MatchConditions: w.MatchConditions,
@@ -822,8 +823,8 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 	// with its failure policy and the matchConditions the registry renders
 	// for the deployed configuration; every registry webhook is a member of
 	// a rendered group.
-	for _, g := range webhooks.Groups() {
-		names := g.EntryNames(webhooks.OptionsFromConfig(*cfg))
+	for _, g := range route.Groups() {
+		names := g.EntryNames(route.OptionsFromConfig(*cfg))
 		n := 0
 		for _, h := range all {
 			s := h.w.ClientConfig.Service
@@ -896,7 +897,7 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 		if ts := w.TimeoutSeconds; ts == nil || *ts < 1 || *ts > 5 {
 			t.Errorf("%s: timeoutSeconds = %v, want 1 to 5", where, deployDeref(ts))
 		}
-		if h.typ == webhooks.Mutating {
+		if h.typ == route.Mutating {
 			if rp := h.reinvocationPolicy; rp == nil || *rp != admissionregistrationv1.IfNeededReinvocationPolicy {
 				t.Errorf("%s: reinvocationPolicy = %v, want IfNeeded", where, deployDeref(rp))
 			}
@@ -911,8 +912,8 @@ func checkDeployWebhooks(t *testing.T, r *deployRender, ns string, svc *corev1.S
 // deny everywhere but the namespaces exempt by name; without, none.
 func checkDeployManagedLabels(t *testing.T, r *deployRender, d *appsv1.Deployment, cfg *configv1alpha1.ServerConfig) {
 	t.Helper()
-	o := webhooks.ManifestOptions{Namespace: d.Namespace, ServiceAccount: d.Spec.Template.Spec.ServiceAccountName, Options: webhooks.OptionsFromConfig(*cfg)}
-	policy, binding, want := o.ManagedLabelsPolicy()
+	o := route.ManifestOptions{Namespace: d.Namespace, ServiceAccount: d.Spec.Template.Spec.ServiceAccountName, Options: route.OptionsFromConfig(*cfg)}
+	policy, binding, want := render.ManagedLabelsPolicy(o)
 	if !want {
 		if len(r.policies)+len(r.policyBindings) > 0 {
 			t.Errorf("%s: admission policies are rendered without harness.manageSelections", r.dir)
@@ -920,7 +921,7 @@ func checkDeployManagedLabels(t *testing.T, r *deployRender, d *appsv1.Deploymen
 		return
 	}
 	if len(r.policies) != 1 || len(r.policyBindings) != 1 {
-		t.Errorf("%s: %d admission policies and %d bindings, want %s and its binding", r.dir, len(r.policies), len(r.policyBindings), webhooks.ManagedLabelsPolicyName)
+		t.Errorf("%s: %d admission policies and %d bindings, want %s and its binding", r.dir, len(r.policies), len(r.policyBindings), render.ManagedLabelsPolicyName)
 		return
 	}
 	got, gotBinding := r.policies[0], r.policyBindings[0]
@@ -941,12 +942,12 @@ func checkDeployManagedLabels(t *testing.T, r *deployRender, d *appsv1.Deploymen
 }
 
 func deployLookupPath(path string) (string, bool) {
-	for _, d := range webhooks.Registry() {
+	for _, d := range route.Registry() {
 		if d.Path == path {
 			return d.Name, true
 		}
 	}
-	for _, g := range webhooks.Groups() {
+	for _, g := range route.Groups() {
 		if g.Path == path {
 			return g.Name, true
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 var (
@@ -167,7 +167,7 @@ func TestContractNamesTableCoversTheRegistry(t *testing.T) {
 	if rows == 0 {
 		t.Fatal("no rows in the names table of docs/contracts.md")
 	}
-	for _, name := range webhooks.Names() {
+	for _, name := range route.Names() {
 		if seen[name] != 1 {
 			t.Errorf("webhook %s is in the names table %d times, want once", name, seen[name])
 		}

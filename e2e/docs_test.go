@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestOperationsDocMatchesTheRegistry keeps the webhook table of
@@ -37,7 +37,7 @@ func TestOperationsDocMatchesTheRegistry(t *testing.T) {
 		}
 		rows[strings.Trim(cells[0], "`")] = cells
 	}
-	for _, def := range webhooks.Registry() {
+	for _, def := range route.Registry() {
 		cells, ok := rows[def.Name]
 		if !ok {
 			t.Errorf("docs/operations.md has no row for %s", def.Name)
@@ -74,13 +74,13 @@ func TestOperationsDocMatchesTheRegistry(t *testing.T) {
 			on   bool
 			text string
 		}{
-			{def.Intercept.Beyond == webhooks.ProductResources, "product custom resources"},
-			{def.Intercept.Namespaces == webhooks.OptedInNamespaces, "opted-in namespaces"},
-			{def.Intercept.Object == webhooks.OverrideConfigMapOnly, "only the configured override ConfigMap"},
+			{def.Intercept.Beyond == route.ProductResources, "product custom resources"},
+			{def.Intercept.Namespaces == route.OptedInNamespaces, "opted-in namespaces"},
+			{def.Intercept.Object == route.OverrideConfigMapOnly, "only the configured override ConfigMap"},
 			{def.Intercept.Beyond.AllGroups(), "every resource (no subresources)"},
-			{def.Intercept.Updates.Has(webhooks.UpdatesByServiceAccounts), "UPDATE by service accounts only"},
-			{def.Intercept.Beyond == webhooks.EveryResourceAndStatus, "every `*/status` subresource"},
-			{def.Intercept.Updates.Has(webhooks.UpdatesChangingLabels), "only UPDATEs that change labels"},
+			{def.Intercept.Updates.Has(route.UpdatesByServiceAccounts), "UPDATE by service accounts only"},
+			{def.Intercept.Beyond == route.EveryResourceAndStatus, "every `*/status` subresource"},
+			{def.Intercept.Updates.Has(route.UpdatesChangingLabels), "only UPDATEs that change labels"},
 			{def.FailClosedOnlyInHarnessed, "harnessed namespaces"},
 		} {
 			if sel.on != strings.Contains(intercepts, sel.text) {

@@ -26,7 +26,8 @@ import (
 
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // excludedNamespaces are the namespaces no gatehouse webhook may see
@@ -56,12 +57,12 @@ func failedWebhook(err error) string {
 // entriesOf names the configuration entries that can carry def in either
 // layout: its own (and "-unlabelled" for one that fails closed only in
 // harnessed namespaces) and the combined groups it is a member of.
-func entriesOf(def webhooks.Definition) []string {
+func entriesOf(def route.Definition) []string {
 	out := []string{def.Name}
 	if def.FailClosedOnlyInHarnessed {
 		out = append(out, def.Name+"-unlabelled")
 	}
-	for _, g := range webhooks.Groups() {
+	for _, g := range route.Groups() {
 		if g.Type == def.Type && (g.FailurePolicy == def.FailurePolicy || def.FailClosedOnlyInHarnessed) {
 			out = append(out, g.Name)
 		}
@@ -70,16 +71,16 @@ func entriesOf(def webhooks.Definition) []string {
 }
 
 // entryPolicy returns the type and failure policy of a configuration entry.
-func entryPolicy(name string) (webhooks.Type, admissionregistrationv1.FailurePolicyType, bool) {
-	for _, g := range webhooks.Groups() {
+func entryPolicy(name string) (route.Type, admissionregistrationv1.FailurePolicyType, bool) {
+	for _, g := range route.Groups() {
 		if g.Name == name || g.Name+"-namespaces" == name {
 			return g.Type, g.FailurePolicy, true
 		}
 	}
-	if def, ok := webhooks.Lookup(strings.TrimSuffix(name, "-namespaces")); ok {
+	if def, ok := route.Lookup(strings.TrimSuffix(name, "-namespaces")); ok {
 		return def.Type, def.FailurePolicy, true
 	}
-	if def, ok := webhooks.Lookup(strings.TrimSuffix(name, "-unlabelled")); ok && def.FailClosedOnlyInHarnessed {
+	if def, ok := route.Lookup(strings.TrimSuffix(name, "-unlabelled")); ok && def.FailClosedOnlyInHarnessed {
 		return def.Type, admissionregistrationv1.Ignore, true
 	}
 	return "", "", false
@@ -87,7 +88,7 @@ func entryPolicy(name string) (webhooks.Type, admissionregistrationv1.FailurePol
 
 // placed is a fail-closed webhook's sample, where the webhook covers it.
 type placed struct {
-	def webhooks.Definition
+	def route.Definition
 	obj *unstructured.Unstructured
 	gvr schema.GroupVersionResource
 	// labels are the labels of the object's namespace.
@@ -101,7 +102,7 @@ type placed struct {
 func placeSamples(t *testing.T, e *env, seed string) []placed {
 	t.Helper()
 	var out []placed
-	for _, def := range webhooks.Registry() {
+	for _, def := range route.Registry() {
 		if def.FailurePolicy != admissionregistrationv1.Fail {
 			continue
 		}
@@ -233,7 +234,7 @@ func TestFailureMatrix(t *testing.T) {
 		// failed validating call got past the unreachable mutator.
 		err := e.client.Create(ctx, plainPod(optIn, "bare"), client.DryRunAll)
 		kind, policy, ok := entryPolicy(failedWebhook(err))
-		if !ok || kind != webhooks.Validating || policy != admissionregistrationv1.Fail {
+		if !ok || kind != route.Validating || policy != admissionregistrationv1.Fail {
 			t.Fatalf("a bare pod in an opted-in namespace: want a failed validating call, got %v", err)
 		}
 		if after := failOpenCount(t, e, "pod-security-defaults"); after <= before {
@@ -273,7 +274,7 @@ func TestFailureMatrix(t *testing.T) {
 		// One entry per webhook (the separate layout), then one at a time.
 		_, restore := saveWebhooks(t, e)
 		defer restore()
-		separate := renderedWebhooks(t, e, webhooks.LayoutSeparate)
+		separate := renderedWebhooks(t, e, route.LayoutSeparate)
 		for _, p := range samples {
 			separate.keepOnly(t, e, p.def.Name)
 			var err error
@@ -351,7 +352,7 @@ func TestFailureMatrix(t *testing.T) {
 // the entries that can carry a gatehouse webhook.
 func failOpenCount(t *testing.T, e *env, webhook string) float64 {
 	t.Helper()
-	def, ok := webhooks.Lookup(webhook)
+	def, ok := route.Lookup(webhook)
 	if !ok {
 		t.Fatalf("%s is not in the registry", webhook)
 	}
@@ -367,7 +368,7 @@ func failOpenCount(t *testing.T, e *env, webhook string) float64 {
 // gatehouse with the CA bundle cainjector wrote, as webhooks by kind.
 func renderedWebhooks(t *testing.T, e *env, layout string) savedWebhooks {
 	t.Helper()
-	return renderedWebhooksFor(t, webhooks.ManifestOptions{URL: e.local.Gatehouse.URL, Layout: layout, Options: serverOptions()}, liveCABundle(t, e))
+	return renderedWebhooksFor(t, route.ManifestOptions{URL: e.local.Gatehouse.URL, Layout: layout, Options: serverOptions()}, liveCABundle(t, e))
 }
 
 // liveCABundle is the CA bundle cainjector wrote into the live
@@ -383,9 +384,9 @@ func liveCABundle(t *testing.T, e *env) string {
 }
 
 // renderedWebhooksFor renders o's configurations with caBundle.
-func renderedWebhooksFor(t *testing.T, o webhooks.ManifestOptions, caBundle string) savedWebhooks {
+func renderedWebhooksFor(t *testing.T, o route.ManifestOptions, caBundle string) savedWebhooks {
 	t.Helper()
-	rendered, err := webhooks.WebhookConfigurations(o)
+	rendered, err := render.WebhookConfigurations(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +553,7 @@ func TestPodSecurityGuardWhenTheMutatorIsUnreachable(t *testing.T) {
 	// Whichever entry carries the mutator in the installed layout: its own,
 	// or the combined fail-open group (whose other members then fail open
 	// too, which changes nothing for these pods).
-	mutator, _ := webhooks.Lookup("pod-security-defaults")
+	mutator, _ := route.Lookup("pod-security-defaults")
 	var hooks []any
 	repointed := 0
 	for _, h := range saved["MutatingWebhookConfiguration"] {
@@ -647,7 +648,7 @@ func placeLabelGuardSample(t *testing.T, e *env) labelGuardSample {
 func (g labelGuardSample) check(t *testing.T, e *env) {
 	t.Helper()
 	ctx := context.Background()
-	def, _ := webhooks.Lookup("harness-labels-guard")
+	def, _ := route.Lookup("harness-labels-guard")
 	relabelled := g.cm.DeepCopy()
 	relabelled.Labels["app"] = "web"
 	err := g.account.Update(ctx, relabelled.DeepCopy(), client.DryRunAll)

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,12 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
-
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // contracts maps each landed contract's policy package to the webhook that
@@ -315,7 +314,7 @@ func liveCauses(t *testing.T, err error) (string, []string) {
 	// combined group it is a member of (the default layout), or their
 	// entry of Namespaces' own requests.
 	entries := []string{webhook, webhook + "-unlabelled", webhook + "-namespaces"}
-	for _, g := range webhooks.Groups() {
+	for _, g := range route.Groups() {
 		entries = append(entries, g.Name, g.Name+"-namespaces")
 	}
 	if !slices.ContainsFunc(entries, func(e string) bool {

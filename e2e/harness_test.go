@@ -22,7 +22,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // createHarness stores an OperatorHarness (removed when the test ends).
@@ -166,7 +166,7 @@ func TestHarnessProxyInjection(t *testing.T) {
 	e := requireCluster(t)
 	ctx := context.Background()
 	cfg := configv1alpha1.Default()
-	want := webhooks.OptionsFromConfig(cfg).Proxy
+	want := route.OptionsFromConfig(cfg).Proxy
 	failClosed := map[string]string{cfg.Harness.FailClosedNamespaceLabel: "true"}
 	namespaceWith(t, e, "e2e-proxy-listed", failClosed, "operator", "bystander")
 	namespaceWith(t, e, "e2e-proxy-open", nil, "anything")

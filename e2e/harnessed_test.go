@@ -22,8 +22,9 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/e2e/perf"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestHarnessedNamespaceFailsClosedOnItsOwn: creating an OperatorHarness
@@ -45,8 +46,8 @@ func TestHarnessedNamespaceFailsClosedOnItsOwn(t *testing.T) {
 	// selection kept, calling an address where nothing listens, and seeing
 	// only this test's pods.
 	var selector any
-	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
-		URL: "https://gatehouse.invalid", Layout: webhooks.LayoutSeparate, Options: serverOptions()})
+	rendered, err := render.WebhookConfigurations(route.ManifestOptions{
+		URL: "https://gatehouse.invalid", Layout: route.LayoutSeparate, Options: serverOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,21 +364,21 @@ func waitForHarnessedAccount(ctx context.Context, t *testing.T, e *env, user str
 		complete := true
 		visit := func(name string, conditions []admissionregistrationv1.MatchCondition) {
 			for _, c := range conditions {
-				if c.Name == webhooks.HarnessedAccountsCondition {
+				if c.Name == route.HarnessedAccountsCondition {
 					entries = append(entries, name)
 					complete = complete && strings.Contains(c.Expression, quoted)
 				}
 			}
 		}
 		validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := e.client.Get(ctx, client.ObjectKey{Name: webhooks.ConfigurationName}, validating); err != nil {
+		if err := e.client.Get(ctx, client.ObjectKey{Name: render.ConfigurationName}, validating); err != nil {
 			return false, err
 		}
 		for _, w := range validating.Webhooks {
 			visit(w.Name, w.MatchConditions)
 		}
 		mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		if err := e.client.Get(ctx, client.ObjectKey{Name: webhooks.ConfigurationName}, mutating); err != nil {
+		if err := e.client.Get(ctx, client.ObjectKey{Name: render.ConfigurationName}, mutating); err != nil {
 			return false, err
 		}
 		for _, w := range mutating.Webhooks {

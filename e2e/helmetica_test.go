@@ -16,7 +16,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // readObject reads one YAML object.
@@ -161,7 +161,7 @@ spec:
     injectProxyConfiguration: true
 `)
 	stored := createInjected(t, e, operatorPod("e2e-helmetica-operator", "operator", "operator-mariadb-operator"), "proxy injection by a helmetica harness")
-	checkInjected(t, stored, webhooks.OptionsFromConfig(cfg).Proxy)
+	checkInjected(t, stored, route.OptionsFromConfig(cfg).Proxy)
 
 	createHarness(t, e, `
 apiVersion: vshn.net/v1
@@ -310,5 +310,5 @@ spec:
 	}, func() bool { return true })
 	t.Cleanup(func() { _ = e.client.Delete(context.Background(), obj) })
 	stored := createInjected(t, e, operatorPod("e2e-helmetica-later", "after", "operator"), "proxy injection by a harness whose CRD appeared late")
-	checkInjected(t, stored, webhooks.OptionsFromConfig(cfg).Proxy)
+	checkInjected(t, stored, route.OptionsFromConfig(cfg).Proxy)
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/e2e/perf"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // separateLayout renders the separate layout pointed at the local gatehouse,
@@ -25,7 +25,7 @@ func separateLayout(b *testing.B, e *env, installed []*unstructured.Unstructured
 	b.Helper()
 	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
 	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
-	return renderLayout(b, e, webhooks.LayoutSeparate, caBundle)
+	return renderLayout(b, e, route.LayoutSeparate, caBundle)
 }
 
 // BenchmarkPodCreateByLayout creates pods one after another in a namespace
@@ -69,21 +69,21 @@ func BenchmarkPodCreateByLayout(b *testing.B) {
 	}
 	probes[0].SetNamespace(ns)
 	layouts := map[string]*perf.Switch{
-		webhooks.LayoutCombined: {Client: e.client, Webhooks: installed, Probe: probes[0]},
-		webhooks.LayoutSeparate: {Client: e.client, Webhooks: separateLayout(b, e, installed), Probe: probes[0]},
+		route.LayoutCombined: {Client: e.client, Webhooks: installed, Probe: probes[0]},
+		route.LayoutSeparate: {Client: e.client, Webhooks: separateLayout(b, e, installed), Probe: probes[0]},
 	}
 	// The suite installs the default layout; put it back.
 	defer func() {
-		if err := layouts[webhooks.DefaultLayout].Set(ctx, perf.Gatehouse); err != nil {
+		if err := layouts[route.DefaultLayout].Set(ctx, perf.Gatehouse); err != nil {
 			b.Error(err)
 		}
 	}()
 
-	for _, layout := range []string{"none", webhooks.LayoutSeparate, webhooks.LayoutCombined} {
+	for _, layout := range []string{"none", route.LayoutSeparate, route.LayoutCombined} {
 		b.Run(layout, func(b *testing.B) {
 			sw, setup := layouts[layout], perf.Gatehouse
 			if layout == "none" {
-				sw, setup = layouts[webhooks.DefaultLayout], perf.NoWebhooks
+				sw, setup = layouts[route.DefaultLayout], perf.NoWebhooks
 			}
 			if err := sw.Set(ctx, setup); err != nil {
 				b.Fatal(err)

@@ -20,7 +20,8 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // renderLayout renders a layout of gatehouse's admission configuration
@@ -29,9 +30,9 @@ import (
 // wrote into the installed configurations.
 func renderLayout(t testing.TB, e *env, layout string, caBundle any) []*unstructured.Unstructured {
 	t.Helper()
-	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
+	rendered, err := render.WebhookConfigurations(route.ManifestOptions{
 		URL: e.local.Gatehouse.URL, Namespace: localcluster.Namespace, Layout: layout,
-		Options: webhooks.OptionsFromConfig(configv1alpha1.Default()),
+		Options: route.OptionsFromConfig(configv1alpha1.Default()),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func verdictOf(err error, warnings []string) string {
 		}
 		s := status.Status()
 		var findings []string
-		for _, f := range webhooks.PolicyFindings(s.Message) {
+		for _, f := range render.PolicyFindings(s.Message) {
 			findings = append(findings, f.Code+"@"+f.Field)
 		}
 		by := "by a webhook"
@@ -170,9 +171,9 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 		// probeDeniedBy is in the probe's denial once the layout is in effect.
 		probeDeniedBy string
 	}{
-		{webhooks.LayoutSeparate, renderLayout(t, e, webhooks.LayoutSeparate, caBundle), `"secret-scope.gatehouse.dev" denied`},
-		{webhooks.LayoutCombined, renderLayout(t, e, webhooks.LayoutCombined, caBundle), `"validating-fail.gatehouse.dev" denied`},
-		{webhooks.LayoutInProcess, renderLayout(t, e, webhooks.LayoutInProcess, caBundle), "ValidatingAdmissionPolicy '" + webhooks.PolicyName("secret-scope") + "'"},
+		{route.LayoutSeparate, renderLayout(t, e, route.LayoutSeparate, caBundle), `"secret-scope.gatehouse.dev" denied`},
+		{route.LayoutCombined, renderLayout(t, e, route.LayoutCombined, caBundle), `"validating-fail.gatehouse.dev" denied`},
+		{route.LayoutInProcess, renderLayout(t, e, route.LayoutInProcess, caBundle), "ValidatingAdmissionPolicy '" + render.PolicyName("secret-scope") + "'"},
 	}
 	var all [][]*unstructured.Unstructured
 	for _, l := range layouts {

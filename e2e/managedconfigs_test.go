@@ -24,7 +24,8 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestServerWritesItsWebhookConfigurations is the chart's install path on
@@ -115,7 +116,7 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	launch("--default-mode", "Audit")
 	cfg := configv1alpha1.Default()
 	applyModeFlags(t, &cfg, []string{"--default-mode", "Audit"})
-	waitForWritten(t, e, webhooks.ManifestOptions{URL: url, Namespace: webhooks.DefaultNamespace, Options: webhooks.OptionsFromConfig(cfg)}, ca)
+	waitForWritten(t, e, route.ManifestOptions{URL: url, Namespace: route.DefaultNamespace, Options: route.OptionsFromConfig(cfg)}, ca)
 	for _, kind := range configurationKinds {
 		hooks, _, _ := unstructured.NestedSlice(getConfiguration(t, e, kind).Object, "webhooks")
 		for _, h := range hooks {
@@ -138,7 +139,7 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	launch("--config", file)
 	cfg = configv1alpha1.Default()
 	applyModeFlags(t, &cfg, []string{"--config", file})
-	enforce := webhooks.ManifestOptions{URL: url, Namespace: webhooks.DefaultNamespace, Options: webhooks.OptionsFromConfig(cfg)}
+	enforce := route.ManifestOptions{URL: url, Namespace: route.DefaultNamespace, Options: route.OptionsFromConfig(cfg)}
 	waitForWritten(t, e, enforce, ca)
 	// Written once, then left alone: three more intervals write nothing.
 	writes := func() float64 {
@@ -166,7 +167,7 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 	}
 	policy := &unstructured.Unstructured{}
 	policy.SetGroupVersionKind(schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"})
-	if err := e.client.Get(ctx, types.NamespacedName{Name: webhooks.ManagedLabelsPolicyName}, policy); err != nil {
+	if err := e.client.Get(ctx, types.NamespacedName{Name: render.ManagedLabelsPolicyName}, policy); err != nil {
 		t.Fatalf("the managed-labels policy: %v", err)
 	}
 	role := &rbacv1.ClusterRole{}
@@ -212,7 +213,7 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 			t.Errorf("%s deleted while gatehouse runs: %v, want it to stay deleted", old.GetKind(), err)
 		}
 	}
-	if err := e.client.Get(ctx, types.NamespacedName{Name: webhooks.ManagedLabelsPolicyName}, policy); err != nil {
+	if err := e.client.Get(ctx, types.NamespacedName{Name: render.ManagedLabelsPolicyName}, policy); err != nil {
 		t.Errorf("the managed-labels policy after break glass: %v, want it in force", err)
 	}
 }
@@ -222,7 +223,7 @@ func TestServerWritesItsWebhookConfigurations(t *testing.T) {
 // update of the stored object with the rendered entries. The
 // harnessed-accounts condition, which the selections controller adds, is
 // left out of both sides.
-func waitForWritten(t *testing.T, e *env, o webhooks.ManifestOptions, ca []byte) {
+func waitForWritten(t *testing.T, e *env, o route.ManifestOptions, ca []byte) {
 	t.Helper()
 	want := renderedWebhooksFor(t, o, base64.StdEncoding.EncodeToString(ca))
 	deadline := time.Now().Add(90 * time.Second)
@@ -261,7 +262,7 @@ func withoutAccountsCondition(hooks []any) []any {
 		hook := (&unstructured.Unstructured{Object: h.(map[string]any)}).DeepCopy().Object
 		conditions, _ := hook["matchConditions"].([]any)
 		hook["matchConditions"] = slices.DeleteFunc(slices.Clone(conditions), func(c any) bool {
-			return c.(map[string]any)["name"] == webhooks.HarnessedAccountsCondition
+			return c.(map[string]any)["name"] == route.HarnessedAccountsCondition
 		})
 		out = append(out, hook)
 	}
@@ -279,7 +280,7 @@ func savePolicy(t *testing.T, e *env) func() {
 		gvk := schema.GroupVersionKind{Group: "admissionregistration.k8s.io", Version: "v1", Kind: kind}
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(gvk)
-		switch err := e.client.Get(ctx, types.NamespacedName{Name: webhooks.ManagedLabelsPolicyName}, obj); {
+		switch err := e.client.Get(ctx, types.NamespacedName{Name: render.ManagedLabelsPolicyName}, obj); {
 		case apierrors.IsNotFound(err):
 			absent = append(absent, gvk)
 		case err != nil:
@@ -292,7 +293,7 @@ func savePolicy(t *testing.T, e *env) func() {
 		for _, gvk := range absent {
 			obj := &unstructured.Unstructured{}
 			obj.SetGroupVersionKind(gvk)
-			obj.SetName(webhooks.ManagedLabelsPolicyName)
+			obj.SetName(render.ManagedLabelsPolicyName)
 			if err := e.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
 				t.Errorf("deleting %s: %v", gvk.Kind, err)
 			}

@@ -21,7 +21,8 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // refusedByManagedLabels reports whether err is the API server's refusal
@@ -32,11 +33,11 @@ func refusedByManagedLabels(err error, keys ...string) bool {
 		return false
 	}
 	msg := err.Error()
-	if !strings.Contains(msg, "ValidatingAdmissionPolicy '"+webhooks.ManagedLabelsPolicyName+"'") {
+	if !strings.Contains(msg, "ValidatingAdmissionPolicy '"+render.ManagedLabelsPolicyName+"'") {
 		return false
 	}
 	for _, k := range keys {
-		if !strings.Contains(msg, "metadata.labels["+k+"]: "+webhooks.ManagedLabelChanged+": ") {
+		if !strings.Contains(msg, "metadata.labels["+k+"]: "+render.ManagedLabelChanged+": ") {
 			return false
 		}
 	}
@@ -224,7 +225,7 @@ exemptions:
 	caBundle := liveCABundle(t, e)
 	_, restore := saveWebhooks(t, e)
 	t.Cleanup(restore) // runs before g stops
-	for kind, hooks := range renderedWebhooksFor(t, webhooks.ManifestOptions{URL: g.URL, Namespace: localcluster.Namespace, Options: webhooks.OptionsFromConfig(cfg)}, caBundle) {
+	for kind, hooks := range renderedWebhooksFor(t, route.ManifestOptions{URL: g.URL, Namespace: localcluster.Namespace, Options: route.OptionsFromConfig(cfg)}, caBundle) {
 		setWebhooks(t, e, kind, hooks)
 	}
 	// Until the API server calls g and g's view holds the harness, a

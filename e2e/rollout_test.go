@@ -25,7 +25,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // rolloutNamespace is where the walk of docs/rollout.md stores its pods.
@@ -116,7 +116,7 @@ func TestRolloutWalk(t *testing.T) {
 		t.Helper()
 		cfg := configv1alpha1.Default()
 		applyModeFlags(t, &cfg, flags)
-		for kind, hooks := range renderedWebhooksFor(t, webhooks.ManifestOptions{URL: g.URL, Options: webhooks.OptionsFromConfig(cfg)}, caBundle) {
+		for kind, hooks := range renderedWebhooksFor(t, route.ManifestOptions{URL: g.URL, Options: route.OptionsFromConfig(cfg)}, caBundle) {
 			setWebhooks(t, e, kind, hooks)
 		}
 	}
@@ -333,7 +333,7 @@ func applyModeFlags(t *testing.T, cfg *configv1alpha1.ServerConfig, flags []stri
 			t.Fatalf("flag %s", flags[i])
 		}
 	}
-	if errs := webhooks.ValidateConfig(*cfg); len(errs) > 0 {
+	if errs := route.ValidateConfig(*cfg); len(errs) > 0 {
 		t.Fatal(errs.ToAggregate())
 	}
 }

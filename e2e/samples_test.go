@@ -10,7 +10,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // The failure and bypass tests iterate the registry: for each webhook they
@@ -133,7 +133,7 @@ var sampleBuilders = map[schema.GroupResource]func(name string) (apiVersion, kin
 // volume of the "tls" class, or the HdfsCluster "prod" as controller (whose
 // derived ServiceAccount the pod does not run as, so that service-account
 // denies it when up: the tests using this ask only that it decides).
-func actedOn(t *testing.T, def webhooks.Definition, obj *unstructured.Unstructured) *unstructured.Unstructured {
+func actedOn(t *testing.T, def route.Definition, obj *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	secret := map[string]any{"secrets.kubedoop.dev/class": "tls"}
 	switch def.Name {
@@ -187,8 +187,8 @@ var clusterScoped = map[schema.GroupResource]bool{
 
 // serverOptions are the webhook options of the default configuration, which
 // the suite's gatehouse runs with.
-func serverOptions() webhooks.Options {
-	return webhooks.OptionsFromConfig(configv1alpha1.Default())
+func serverOptions() route.Options {
+	return route.OptionsFromConfig(configv1alpha1.Default())
 }
 
 // coveredObject is an object a webhook intercepts on CREATE, and where.
@@ -205,7 +205,7 @@ type coveredObject struct {
 // intercepts on CREATE: its first resource that is created (not a
 // subresource), or the product custom resource, in a namespace whose labels
 // its fail-closed entry selects.
-func coverOf(t *testing.T, def webhooks.Definition) coveredObject {
+func coverOf(t *testing.T, def route.Definition) coveredObject {
 	t.Helper()
 	opts := serverOptions()
 	var c coveredObject
@@ -249,10 +249,10 @@ func coverOf(t *testing.T, def webhooks.Definition) coveredObject {
 
 // interceptors returns the registry's webhooks that intercept a CREATE of
 // gvr in a namespace with these labels, by name.
-func interceptors(gvr schema.GroupVersionResource, ns, name string, labels map[string]string) map[string]webhooks.Definition {
+func interceptors(gvr schema.GroupVersionResource, ns, name string, labels map[string]string) map[string]route.Definition {
 	opts := serverOptions()
-	out := map[string]webhooks.Definition{}
-	for _, d := range webhooks.Registry() {
+	out := map[string]route.Definition{}
+	for _, d := range route.Registry() {
 		if d.Intercept.Matches(admissionregistrationv1.Create, gvr, "", opts) &&
 			(ns == "" || d.Intercept.NamespaceMatches(labels, opts)) &&
 			d.Intercept.ObjectMatches(ns, name, opts) {

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // stateWebhooks are the webhooks that judge against other objects read from
@@ -49,7 +49,7 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 	}
 	ctx := context.Background()
 	for name := range stateWebhooks {
-		if _, ok := webhooks.Lookup(name); !ok {
+		if _, ok := route.Lookup(name); !ok {
 			t.Fatalf("%s is not in the registry", name)
 		}
 	}
@@ -79,7 +79,7 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 		t.Fatal("ready although its user may not list the state it reads")
 	}
 	ns := testNamespace(t, e, t.Name(), nil, nil)
-	scope, _ := webhooks.Lookup("secret-scope")
+	scope, _ := route.Lookup("secret-scope")
 	plain := actedOn(t, scope, sampleObject(t, schema.GroupResource{Resource: "persistentvolumeclaims"}, ns, "no-state-needed"))
 	plain.SetLabels(map[string]string{instanceLabel: "unsynced"})
 	stateful := map[string]*unstructured.Unstructured{}
@@ -94,7 +94,7 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 	}
 
 	// Both layouts: one entry per webhook, and the combined groups.
-	for _, layout := range []string{webhooks.LayoutSeparate, webhooks.LayoutCombined} {
+	for _, layout := range []string{route.LayoutSeparate, route.LayoutCombined} {
 		hooks := renderedWebhooks(t, e, layout)["ValidatingWebhookConfiguration"]
 		remove := registerCopy(t, e, "gatehouse-e2e-unsynced-"+layout, g.URL, hooks, map[string]string{instanceLabel: "unsynced"})
 		for name, obj := range stateful {
@@ -115,7 +115,7 @@ func TestStateWebhooksRefuseUntilTheirCachesSync(t *testing.T) {
 		}
 		// The combined entry also needs the namespace cache to place its
 		// members, so there only the separate layout answers this one.
-		if layout == webhooks.LayoutSeparate {
+		if layout == route.LayoutSeparate {
 			if err := e.client.Create(ctx, plain.DeepCopy(), client.DryRunAll); err != nil {
 				t.Errorf("a review that needs no state was refused by the unsynced gatehouse: %v", err)
 			}

@@ -9,6 +9,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // BenchmarkAdapter measures the whole adapter path of every webhook without
@@ -45,7 +46,7 @@ func BenchmarkAdapter(b *testing.B) {
 	}()
 	body := reviewBody(b, "bench", admissionv1.Create, podKind, podResource, pod, nil)
 	b.Logf("review size: %d bytes", len(body))
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.Namespaces = everyNamespaceLabelled{opts.SecurityDefaultsLabel.Key: opts.SecurityDefaultsLabel.Value, opts.HarnessedNamespaceLabel: ""}
 	opts.ClusterState = memState{}
 	hooks := Build(opts, func(string) bool { return true })

@@ -19,6 +19,8 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks/adapters"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // The review chain is the one path every review takes: a webhook's own
@@ -42,17 +44,11 @@ import (
 //
 // The whole review races one deadline (deadline.go).
 
-// member is a webhook as a chain runs it.
+// member is a webhook as a chain runs it: where it is placed, and its
+// evaluator.
 type member struct {
-	def Definition
-	// places are the configuration entries that send the member requests
-	// (combined.go): one in a combined endpoint, all of the webhook's
-	// offline, where check takes what any of them would send.
-	places []placement
-	eval   Evaluator
-	// drift is set on a member of a combined endpoint that only its
-	// entry's reading of the modes holds (drift.go): it decides in Enforce.
-	drift *ModeDrift
+	route.Member
+	eval adapters.Evaluator
 }
 
 // chain runs members over one review.
@@ -62,7 +58,7 @@ type chain struct {
 	name          string
 	failurePolicy admissionregistrationv1.FailurePolicyType
 	members       []member
-	opts          Options
+	opts          route.Options
 	// own is a webhook's own endpoint: a request its member does not take
 	// is refused with a 400 naming the rule that excludes it (the API
 	// server never sends one), not skipped.
@@ -94,8 +90,8 @@ type Decision struct {
 	// with: what it answers in Enforce.
 	WouldDeny *metav1.Status
 	// ModeDrift is set when the webhook decided in the mode of the entry
-	// the request came through, not the server's (drift.go).
-	ModeDrift *ModeDrift
+	// the request came through, not the server's (webhooks/route/drift.go).
+	ModeDrift *route.ModeDrift
 	// Missing names the state an offline review needed and was not given
 	// (undecided.go): why the decision is DecisionUndecided, or, beside a
 	// denial that stands on other findings, what else was missing.
@@ -162,10 +158,10 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 		return got.v
 	case <-ctx.Done():
 		name, mode := c.name, c.opts.ModeOf(c.name)
-		var drift *ModeDrift
+		var drift *route.ModeDrift
 		if i := p.member.Load(); i >= 0 {
 			m := &c.members[i]
-			name, mode, drift = m.def.Name, c.modeOf(m), m.drift
+			name, mode, drift = m.Def.Name, c.modeOf(m), m.Drift
 		}
 		// An Ignore endpoint's timeout admits, as the API server would.
 		outcome := DecisionErrored
@@ -222,7 +218,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		d, taken := c.route(m, req, &p.ns, shared)
 		if taken {
 			d = c.decide(ctx, m, req, shared)
-			if c.offline && m.def.Type == Mutating && shared.review != nil {
+			if c.offline && m.Def.Type == route.Mutating && shared.review != nil {
 				d = c.ownChange(d, req, shared, &last)
 			}
 		}
@@ -230,8 +226,8 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 			continue
 		}
 		d = inMode(d, c.modeOf(m))
-		if m.drift != nil {
-			d = withModeDrift(d, *m.drift)
+		if m.Drift != nil {
+			d = withModeDrift(d, *m.Drift)
 		}
 		if c.offline {
 			d = withMissing(d, c.takeGaps())
@@ -259,7 +255,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 			if annotations == nil {
 				annotations = map[string]string{}
 			}
-			annotations[m.def.Name+"."+k] = val
+			annotations[m.Def.Name+"."+k] = val
 		}
 		if !d.Response.Allowed {
 			v.resp = d.Response
@@ -302,12 +298,12 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 // member depends on fails as its failure policy says.
 func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shared *sharedReview) (Decision, bool) {
 	if c.own {
-		if err := m.refuses(req, c.opts); err != nil {
-			return errored(m.def, http.StatusBadRequest, err), false
+		if err := m.Refuses(req, c.opts); err != nil {
+			return errored(m.Def, http.StatusBadRequest, err), false
 		}
 		return Decision{}, true
 	}
-	if !m.selectsRequest(req, c.opts) || !m.takesAccount(req, c.offline, c.opts) {
+	if !m.SelectsRequest(req, c.opts) || !m.TakesAccount(req, c.offline, c.opts) {
 		return Decision{}, false
 	}
 	if c.offline {
@@ -315,24 +311,24 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 			return d, false
 		}
 	}
-	if !m.needsNamespace(c.offline) {
+	if !m.NeedsNamespace(c.offline) {
 		return Decision{}, true
 	}
 	labels, err := ns.labels()
 	if what, ok := notGiven(err); ok && c.offline {
-		return undecided(m.def.Name, []string{what}), false
+		return undecided(m.Def.Name, []string{what}), false
 	}
 	if err != nil {
-		err = fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", c.name, m.def.Name, err)
+		err = fmt.Errorf("combined webhook %s cannot tell whether %s applies: %w", c.name, m.Def.Name, err)
 		if c.failurePolicy == admissionregistrationv1.Ignore {
 			// What the API server does for a failing Ignore entry.
 			resp := admission.Allowed("")
-			resp.Warnings = []string{fmt.Sprintf("gatehouse %s: skipped: %v", m.def.Name, err)}
-			return Decision{Webhook: m.def.Name, Outcome: DecisionErrored, Response: resp}, false
+			resp.Warnings = []string{fmt.Sprintf("gatehouse %s: skipped: %v", m.Def.Name, err)}
+			return Decision{Webhook: m.Def.Name, Outcome: DecisionErrored, Response: resp}, false
 		}
-		return errored(m.def, http.StatusInternalServerError, err), false
+		return errored(m.Def, http.StatusInternalServerError, err), false
 	}
-	return Decision{}, m.selectsNamespace(req, labels, c.opts)
+	return Decision{}, m.SelectsNamespace(req, labels, c.opts)
 }
 
 // acts evaluates m's content predicate offline, on the object as the
@@ -341,18 +337,18 @@ func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shar
 // Fail webhook and skips an Ignore one. An object that does not decode is
 // taken, and the member then says why it cannot decide.
 func (c *chain) acts(m *member, req *admission.Request, shared *sharedReview) (Decision, bool) {
-	if m.def.Intercept.Acts == nil {
+	if m.Def.Intercept.Acts == nil {
 		return Decision{}, true
 	}
-	review, err := shared.decoded(m.def)
+	review, err := shared.decoded(m.Def)
 	if err != nil {
 		return Decision{}, true
 	}
-	ok, err := actsOn(m.def.Intercept, c.opts, req, review.Object, review.OldObject)
+	ok, err := route.ActsOn(m.Def.Intercept, c.opts, req, review.Object, review.OldObject)
 	switch {
-	case err != nil && c.opts.failurePolicy(m.def.Name, m.def.FailurePolicy) == admissionregistrationv1.Fail:
-		return errored(m.def, http.StatusInternalServerError,
-			fmt.Errorf("webhook %s: its matchCondition gatehouse-acts failed, and the API server rejects the request: %w", m.def.Name, err)), false
+	case err != nil && c.opts.FailurePolicy(m.Def.Name, m.Def.FailurePolicy) == admissionregistrationv1.Fail:
+		return errored(m.Def, http.StatusInternalServerError,
+			fmt.Errorf("webhook %s: its matchCondition gatehouse-acts failed, and the API server rejects the request: %w", m.Def.Name, err)), false
 	case err != nil:
 		return Decision{}, false
 	}
@@ -361,9 +357,9 @@ func (c *chain) acts(m *member, req *admission.Request, shared *sharedReview) (D
 
 // decide runs m's evaluator on the shared review.
 func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, shared *sharedReview) Decision {
-	def := m.def
+	def := m.Def
 	gvr, gvk := schema.GroupVersionResource(req.Resource), schema.GroupVersionKind(req.Kind)
-	if err := def.Intercept.checkKind(gvr, req.SubResource, gvk); err != nil {
+	if err := def.Intercept.CheckKind(gvr, req.SubResource, gvk); err != nil {
 		return errored(def, http.StatusBadRequest, err)
 	}
 	if c.own && !def.Intercept.ObjectMatches(req.Namespace, req.Name, c.opts) {
@@ -374,7 +370,7 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 	if err != nil {
 		return errored(def, http.StatusBadRequest, err)
 	}
-	if def.Type == Mutating && c.modeOf(m) == configv1alpha1.ModeAudit {
+	if def.Type == route.Mutating && c.modeOf(m) == configv1alpha1.ModeAudit {
 		return c.decideWithheld(ctx, m, review)
 	}
 	result, err := m.eval.Evaluate(ctx, review)
@@ -385,7 +381,7 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 		return errored(def, http.StatusInternalServerError, evaluationError(def, err))
 	}
 	findings := result.Findings
-	if review.Operation == admissionregistrationv1.Update && def.Type == Validating {
+	if review.Operation == admissionregistrationv1.Update && def.Type == route.Validating {
 		old := *review
 		old.Object, old.OldObject = review.OldObject, nil
 		oldResult, err := m.eval.Evaluate(ctx, &old)
@@ -406,17 +402,17 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 // decideWithheld runs a mutating member in Audit on a copy of the object:
 // the members after it see the object as it found it, and the patch it
 // would have made is kept as Decision.Withheld.
-func (c *chain) decideWithheld(ctx context.Context, m *member, review *Review) Decision {
+func (c *chain) decideWithheld(ctx context.Context, m *member, review *adapters.Review) Decision {
 	found := review.Object
 	review.Object = deepCopyJSON(found).(map[string]any)
 	result, err := m.eval.Evaluate(ctx, review)
 	changed := review.Object
 	review.Object = found
 	if err != nil {
-		return errored(m.def, http.StatusInternalServerError, evaluationError(m.def, err))
+		return errored(m.Def, http.StatusInternalServerError, evaluationError(m.Def, err))
 	}
 	policies.Sort(result.Findings)
-	d := Decision{Webhook: m.def.Name, Outcome: DecisionAllowed, Findings: result.Findings, Response: respond(m.def.Name, review, result.Findings)}
+	d := Decision{Webhook: m.Def.Name, Outcome: DecisionAllowed, Findings: result.Findings, Response: respond(m.Def.Name, review, result.Findings)}
 	if !d.Response.Allowed {
 		d.Outcome = DecisionDenied
 		return d
@@ -434,8 +430,8 @@ func (c *chain) decideWithheld(ctx context.Context, m *member, review *Review) D
 func (c *chain) exemptVerdict(req *admission.Request, v verdict) verdict {
 	for i := range c.members {
 		m := &c.members[i]
-		if c.own || (m.selectsRequest(req, c.opts) && m.inScope(req)) {
-			v.decisions = append(v.decisions, Decision{Webhook: m.def.Name, Outcome: DecisionExempt,
+		if c.own || (m.SelectsRequest(req, c.opts) && m.InScope(req)) {
+			v.decisions = append(v.decisions, Decision{Webhook: m.Def.Name, Outcome: DecisionExempt,
 				Response: admission.Allowed(""), Mode: c.modeOf(m)})
 		}
 	}
@@ -489,7 +485,7 @@ func withPatch(resp, patched admission.Response) admission.Response {
 func (c *chain) ownChange(d Decision, req *admission.Request, shared *sharedReview, last *map[string]any) Decision {
 	if *last == nil {
 		if err := json.Unmarshal(req.Object.Raw, last); err != nil {
-			return errored(Definition{Name: d.Webhook}, http.StatusInternalServerError, err)
+			return errored(route.Definition{Name: d.Webhook}, http.StatusInternalServerError, err)
 		}
 	}
 	if !d.Response.Allowed {
@@ -505,46 +501,24 @@ func (c *chain) ownChange(d Decision, req *admission.Request, shared *sharedRevi
 
 // errored is the decision of a member that could not decide: the API server
 // denies on it whatever the failure policy, as the answer is not an allow.
-func errored(def Definition, code int32, err error) Decision {
+func errored(def route.Definition, code int32, err error) Decision {
 	resp := admission.Errored(code, err)
 	return Decision{Webhook: def.Name, Outcome: DecisionErrored, Response: resp}
 }
 
 // evaluationError says which webhook could not decide: an enforcing webhook
 // that cannot decide never allows.
-func evaluationError(def Definition, err error) error {
+func evaluationError(def route.Definition, err error) error {
 	return fmt.Errorf("webhook %s could not evaluate the request: %w", def.Name, err)
-}
-
-// refuses says why a webhook's own endpoint does not take req, in the order
-// the rules of its entry exclude it; nil when it takes it.
-func (m *member) refuses(req *admission.Request, opts Options) error {
-	def := m.def
-	op := admissionregistrationv1.OperationType(req.Operation)
-	gvr := schema.GroupVersionResource(req.Resource)
-	if !def.Intercept.Matches(op, gvr, req.SubResource, opts) {
-		res := gvr.GroupResource().String()
-		if req.SubResource != "" {
-			res += "/" + req.SubResource
-		}
-		return fmt.Errorf("webhook %s does not handle %s of %s; check the rules of its webhook configuration", def.Name, op, res)
-	}
-	if !def.Intercept.UserMatches(op, req.UserInfo.Username) {
-		return fmt.Errorf("webhook %s takes UPDATEs from service accounts only; check the matchConditions of its webhook configuration", def.Name)
-	}
-	if !def.Intercept.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw) {
-		return fmt.Errorf("webhook %s takes only UPDATEs that change labels; check the matchConditions of its webhook configuration", def.Name)
-	}
-	return nil
 }
 
 // namespaceView reads the labels of a review's namespace once, for every
 // member that depends on them.
 type namespaceView struct {
-	opts      *Options
+	opts      *route.Options
 	namespace string
 	// asManaged adds the labels gatehouse's selections controller
-	// keeps current, when it runs (selection.go): offline, where no
+	// keeps current, when it runs (webhooks/route/selection.go): offline, where no
 	// controller labelled the namespaces check is given.
 	asManaged bool
 	read      bool
@@ -567,14 +541,14 @@ func (n *namespaceView) fetch() (map[string]string, error) {
 		return nil, nil
 	}
 	if n.opts.Namespaces == nil {
-		return nil, errNoClusterState
+		return nil, route.ErrNoClusterState
 	}
 	labels, err := n.opts.Namespaces.NamespaceLabels(n.namespace)
 	if err != nil {
 		return nil, err
 	}
 	if n.asManaged && n.opts.ManagedSelections {
-		if labels, err = withManagedLabels(*n.opts, n.namespace, labels); err != nil {
+		if labels, err = route.WithManagedLabels(*n.opts, n.namespace, labels); err != nil {
 			return nil, err
 		}
 	}

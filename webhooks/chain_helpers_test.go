@@ -6,6 +6,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks/adapters"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // decide runs req through w's own review chain, as its endpoint does, and
@@ -21,6 +23,6 @@ func decide(ctx context.Context, w *Webhook, req admission.Request) (admission.R
 
 // ownEndpoint serves def's own endpoint with eval in place of its
 // evaluator.
-func ownEndpoint(def Definition, eval Evaluator) *endpoint {
-	return &endpoint{chain: &chain{name: def.Name, failurePolicy: def.FailurePolicy, members: []member{{def: def, eval: eval}}, own: true}}
+func ownEndpoint(def route.Definition, eval adapters.Evaluator) *endpoint {
+	return &endpoint{chain: &chain{name: def.Name, failurePolicy: def.FailurePolicy, members: []member{{Member: route.Member{Def: def}, eval: eval}}, own: true}}
 }

@@ -9,8 +9,11 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks/adapters"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // probe is a member evaluator that records what it was handed and does
@@ -25,7 +28,7 @@ type probe struct {
 	cow bool
 }
 
-func (p *probe) Evaluate(_ context.Context, r *Review) (Result, error) {
+func (p *probe) Evaluate(_ context.Context, r *adapters.Review) (adapters.Result, error) {
 	p.seen = append(p.seen, r.Object)
 	meta, _ := r.Object["metadata"].(map[string]any)
 	labels, _ := meta["labels"].(map[string]any)
@@ -33,7 +36,7 @@ func (p *probe) Evaluate(_ context.Context, r *Review) (Result, error) {
 		_, ok := labels[p.after]
 		p.present = append(p.present, ok)
 	}
-	res := Result{}
+	res := adapters.Result{}
 	if p.label != "" && p.cow {
 		meta, labels = maps.Clone(meta), maps.Clone(labels)
 		if meta == nil {
@@ -65,9 +68,10 @@ func (p *probe) Evaluate(_ context.Context, r *Review) (Result, error) {
 func probeChain(offline bool, probes ...*probe) *chain {
 	c := &chain{name: "probes", failurePolicy: admissionregistrationv1.Fail, offline: offline}
 	for i, p := range probes {
-		def := Definition{Name: "probe-" + string(rune('a'+i)), Type: Mutating, FailurePolicy: admissionregistrationv1.Fail,
-			Intercept: Intercept{Operations: create, Resources: []Resource{pods}}}
-		c.members = append(c.members, member{def: def, places: def.placements(Options{}), eval: p})
+		def := route.Definition{Name: "probe-" + string(rune('a'+i)), Type: route.Mutating, FailurePolicy: admissionregistrationv1.Fail,
+			Intercept: route.Intercept{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Resources: []route.Resource{{GVR: corev1.SchemeGroupVersion.WithResource("pods"), Kind: "Pod"}}}}
+		c.members = append(c.members, member{Member: route.Member{Def: def, Places: def.Placements(route.Options{})}, eval: p})
 	}
 	return c
 }

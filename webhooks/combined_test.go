@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/cel-go/cel"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -21,7 +22,8 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
-	"github.com/google/cel-go/cel"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // renderedEntry is one rendered webhook entry, reduced to what routes a
@@ -35,9 +37,9 @@ type renderedEntry struct {
 	failure    admissionregistrationv1.FailurePolicyType
 }
 
-func renderEntries(t *testing.T, o ManifestOptions) []renderedEntry {
+func renderEntries(t *testing.T, o route.ManifestOptions) []renderedEntry {
 	t.Helper()
-	rendered, err := WebhookConfigurations(o)
+	rendered, err := render.WebhookConfigurations(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,21 +145,21 @@ func TestCombinedRunsWhatSeparateEntriesWould(t *testing.T) {
 }
 
 func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
-	opts := Options{
+	opts := route.Options{
 		Products:                policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
-		SecurityDefaultsLabel:   Label{Key: "psc.example/opt-in", Value: "yes"},
+		SecurityDefaultsLabel:   route.Label{Key: "psc.example/opt-in", Value: "yes"},
 		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 		HarnessedNamespaceLabel: "ops.example/harnessed",
 		ScopedNamespaceLabel:    "ops.example/scoped",
 		ManagedSelections:       managed,
 	}
-	base := ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts}
+	base := route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: route.LayoutSeparate, Options: opts}
 	separate := renderEntries(t, base)
-	base.Layout = LayoutCombined
+	base.Layout = route.LayoutCombined
 	combined := renderEntries(t, base)
 	var withMembers, entries int
-	for _, g := range groupTable {
-		if len(g.members(opts)) > 0 {
+	for _, g := range route.Groups() {
+		if len(g.Members(opts)) > 0 {
 			withMembers++
 		}
 		entries += len(g.EntryNames(opts))
@@ -205,10 +207,10 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 		{"psc.example/opt-in": "yes", "ops.example/harnessed": "", "ops.example/scoped": ""},
 	}
 	users := []string{"system:serviceaccount:ops:operator", "alice"}
-	groupMembers := map[string][]member{}
-	for _, g := range groupTable {
+	groupMembers := map[string][]route.Member{}
+	for _, g := range route.Groups() {
 		for _, name := range g.EntryNames(opts) {
-			groupMembers[name] = g.members(opts)
+			groupMembers[name] = g.Members(opts)
 		}
 	}
 
@@ -244,8 +246,8 @@ func combinedRunsWhatSeparateEntriesWould(t *testing.T, managed bool) {
 									continue
 								}
 								for _, m := range groupMembers[e.name] {
-									if m.selects(t, req, nsLabels, opts) {
-										got = append(got, m.def.Name)
+									if selects(t, m, req, nsLabels, opts) {
+										got = append(got, m.Def.Name)
 									}
 								}
 							}
@@ -282,7 +284,7 @@ func TestHTTPCombinedEqualsSeparate(t *testing.T) {
 			"tenant":           {scopeKey: "tenant"},
 		},
 	}
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState, opts.Namespaces = state, state
 	ts := startServerWith(t, opts)
 
@@ -365,7 +367,7 @@ func TestHTTPCombinedEqualsSeparate(t *testing.T) {
 type brokenNamespaces struct{ memState }
 
 func (brokenNamespaces) NamespaceLabels(string) (map[string]string, error) {
-	return nil, errNoClusterState
+	return nil, route.ErrNoClusterState
 }
 
 // TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem: a combined endpoint
@@ -375,7 +377,7 @@ func (brokenNamespaces) NamespaceLabels(string) (map[string]string, error) {
 // selector of mutating-ignore cannot narrow, is skipped with a warning
 // rather than run blind.
 func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState, opts.Namespaces = memState{}, brokenNamespaces{}
 	ts := startServerWith(t, opts)
 	pvc := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
@@ -402,13 +404,13 @@ func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
 // selects reports whether the group runs m on a request, as `gatehouse
 // check` routes it: what the member's own entry would be sent, given the
 // namespace's labels and the content of the request.
-func (m member) selects(t *testing.T, req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
-	return m.selectsRequest(req, opts) && (!m.needsNamespace(true) || m.selectsNamespace(req, namespaceLabels, opts)) &&
-		actsOnRaw(t, m.def.Intercept, opts, req)
+func selects(t *testing.T, m route.Member, req *admission.Request, namespaceLabels map[string]string, opts route.Options) bool {
+	return m.SelectsRequest(req, opts) && (!m.NeedsNamespace(true) || m.SelectsNamespace(req, namespaceLabels, opts)) &&
+		actsOnRaw(t, m.Def.Intercept, opts, req)
 }
 
 // actsOnRaw is actsOn for a request whose objects are still raw JSON.
-func actsOnRaw(t *testing.T, in Intercept, opts Options, req *admission.Request) bool {
+func actsOnRaw(t *testing.T, in route.Intercept, opts route.Options, req *admission.Request) bool {
 	t.Helper()
 	var object, oldObject map[string]any
 	for _, o := range []struct {
@@ -421,7 +423,7 @@ func actsOnRaw(t *testing.T, in Intercept, opts Options, req *admission.Request)
 			}
 		}
 	}
-	ok, err := actsOn(in, opts, req, object, oldObject)
+	ok, err := route.ActsOn(in, opts, req, object, oldObject)
 	if err != nil {
 		t.Fatalf("gatehouse-acts: %v", err)
 	}

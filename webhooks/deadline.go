@@ -9,6 +9,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Review deadlines.
@@ -38,7 +40,7 @@ import (
 const (
 	// DefaultReviewTimeout applies when the request carries no usable
 	// ?timeout: the timeout deploy/ configures.
-	DefaultReviewTimeout = TimeoutSeconds * time.Second
+	DefaultReviewTimeout = route.TimeoutSeconds * time.Second
 	// MaxReviewTimeout is the longest timeout the API server allows a webhook
 	// (timeoutSeconds is at most 30); longer requested timeouts are capped.
 	MaxReviewTimeout = 30 * time.Second

@@ -20,6 +20,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/adapters"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 func TestReviewTimeout(t *testing.T) {
@@ -145,7 +147,7 @@ func serveOnce(t *testing.T, w *Webhook, query string, body []byte) *admissionv1
 // only because the chain stops waiting for it.
 func TestHungLookupDeniesInTime(t *testing.T) {
 	hung := newHangingReaders(t)
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState, opts.Workloads, opts.Namespaces = hung, hung, hung
 	hooks := map[string]*Webhook{}
 	for _, w := range Build(opts, func(string) bool { return true }) {
@@ -205,11 +207,11 @@ func TestHungEvaluationFollowsTheFailurePolicy(t *testing.T) {
 	release := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	hang := EvaluatorFunc(func(context.Context, *Review) (Result, error) {
+	hang := adapters.EvaluatorFunc(func(context.Context, *adapters.Review) (adapters.Result, error) {
 		<-release
-		return Result{}, nil
+		return adapters.Result{}, nil
 	})
-	base, _ := Lookup("secret-scope")
+	base, _ := route.Lookup("secret-scope")
 	body := reviewBody(t, "uid-hang", admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod")), nil)
 	for _, tc := range []struct {
 		policy      admissionregistrationv1.FailurePolicyType
@@ -224,7 +226,7 @@ func TestHungEvaluationFollowsTheFailurePolicy(t *testing.T) {
 		t.Run(string(tc.policy)+tc.query, func(t *testing.T) {
 			def := base
 			def.FailurePolicy = tc.policy
-			w := Build(Options{}, func(n string) bool { return n == def.Name })[0]
+			w := Build(route.Options{}, func(n string) bool { return n == def.Name })[0]
 			w.Admission.Handler = ownEndpoint(def, hang)
 			r := serveOnce(t, w, tc.query, body)
 			if r.Allowed != tc.wantAllowed {
@@ -248,9 +250,9 @@ func TestHungEvaluationFollowsTheFailurePolicy(t *testing.T) {
 // goroutine now, and a panic there must still become controller-runtime's
 // denying 500, not a crash of the server.
 func TestPanicInEvaluationStillRecovered(t *testing.T) {
-	def, _ := Lookup("secret-scope")
-	w := Build(Options{}, func(n string) bool { return n == def.Name })[0]
-	w.Admission.Handler = ownEndpoint(def, EvaluatorFunc(func(context.Context, *Review) (Result, error) {
+	def, _ := route.Lookup("secret-scope")
+	w := Build(route.Options{}, func(n string) bool { return n == def.Name })[0]
+	w.Admission.Handler = ownEndpoint(def, adapters.EvaluatorFunc(func(context.Context, *adapters.Review) (adapters.Result, error) {
 		panic("evaluator bug")
 	}))
 	r := serveOnce(t, w, "?timeout=5s", reviewBody(t, "uid-panic", admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod")), nil))
@@ -263,7 +265,7 @@ func TestPanicInEvaluationStillRecovered(t *testing.T) {
 // of in-flight requests when it starts draining on SIGTERM; those reviews
 // must get their real answer, not a timeout.
 func TestCancelledRequestContextStillDecides(t *testing.T) {
-	w := Build(Options{}, func(n string) bool { return n == "secret-scope" })[0]
+	w := Build(route.Options{}, func(n string) bool { return n == "secret-scope" })[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	resp, findings := decide(ctx, w, admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(scopeAnnotations("pod,,node"))))
@@ -279,7 +281,7 @@ func TestCancelledRequestContextStillDecides(t *testing.T) {
 // deadline per review: the members after the hung read never run).
 func TestCombinedHungNamespaceReadAnswersInTime(t *testing.T) {
 	hung := newHangingReaders(t)
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState, opts.Workloads, opts.Namespaces = hung, hung, hung
 	groups := map[string]*Combined{}
 	for _, c := range BuildCombined(Build(opts, func(string) bool { return true }), opts) {

@@ -8,13 +8,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // registeredFor renders the webhook configurations for opts in layout and
 // reads them back as the drift check reads the registered ones.
-func registeredFor(t *testing.T, opts Options, layout string) []RegisteredEntry {
+func registeredFor(t *testing.T, opts route.Options, layout string) []render.RegisteredEntry {
 	t.Helper()
-	out, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
+	out, err := render.WebhookConfigurations(route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func registeredFor(t *testing.T, opts Options, layout string) []RegisteredEntry 
 	if validating == nil {
 		t.Fatalf("%s renders no ValidatingWebhookConfiguration", layout)
 	}
-	return RegisteredEntries(mutating, validating)
+	return render.RegisteredEntries(mutating, validating)
 }
 
 // TestModeDriftsCompareTheRegisteredEntries: the entries rendered for the
@@ -51,9 +53,9 @@ func registeredFor(t *testing.T, opts Options, layout string) []RegisteredEntry 
 // other failure policy.
 func TestModeDriftsCompareTheRegisteredEntries(t *testing.T) {
 	all := func(string) bool { return true }
-	for _, layout := range []string{LayoutSeparate, LayoutCombined, LayoutInProcess} {
+	for _, layout := range []string{route.LayoutSeparate, route.LayoutCombined, route.LayoutInProcess} {
 		for _, managed := range []bool{false, true} {
-			opts := func(change func(*configv1alpha1.ServerConfig)) Options {
+			opts := func(change func(*configv1alpha1.ServerConfig)) route.Options {
 				return optionsWith(t, func(c *configv1alpha1.ServerConfig) {
 					c.Harness.ManageSelections = managed
 					change(c)
@@ -66,15 +68,15 @@ func TestModeDriftsCompareTheRegisteredEntries(t *testing.T) {
 			audit := opts(func(c *configv1alpha1.ServerConfig) {
 				c.DefaultMode = configv1alpha1.ModeAudit
 			})
-			for name, o := range map[string]Options{"Enforce": enforce, "Warn": warn, "Audit": audit} {
-				if got := ModeDrifts(o, all, registeredFor(t, o, layout)); len(got) != 0 {
+			for name, o := range map[string]route.Options{"Enforce": enforce, "Warn": warn, "Audit": audit} {
+				if got := render.ModeDrifts(o, all, registeredFor(t, o, layout)); len(got) != 0 {
 					t.Errorf("%s, managed %v, %s behind its own entries: drifts %v", layout, managed, name, got)
 				}
 			}
 			// Configuration Warn (secret-scope) and Audit (harness-proxy),
 			// entries rendered for Enforce, and back.
-			got := ModeDrifts(warn, all, registeredFor(t, enforce, layout))
-			webhooksOf := func(ds []EntryDrift) map[string]bool {
+			got := render.ModeDrifts(warn, all, registeredFor(t, enforce, layout))
+			webhooksOf := func(ds []render.EntryDrift) map[string]bool {
 				out := map[string]bool{}
 				for _, d := range ds {
 					out[d.Webhook] = true
@@ -89,28 +91,28 @@ func TestModeDriftsCompareTheRegisteredEntries(t *testing.T) {
 					t.Errorf("%s, managed %v: %v", layout, managed, d)
 				}
 			}
-			back := ModeDrifts(enforce, all, registeredFor(t, warn, layout))
+			back := render.ModeDrifts(enforce, all, registeredFor(t, warn, layout))
 			if w := webhooksOf(back); len(w) != 2 || !w["secret-scope"] || !w["harness-proxy"] {
 				t.Errorf("%s, managed %v: Enforce server behind Warn entries: drifts %v, want secret-scope and harness-proxy", layout, managed, back)
 			}
 			// Audit everywhere behind Enforce entries: every webhook that
 			// fails closed in Enforce; a disabled one is not the server's.
 			want := map[string]bool{}
-			for _, def := range registry {
+			for _, def := range route.Registry() {
 				if def.FailurePolicy == admissionregistrationv1.Fail {
 					want[def.Name] = true
 				}
 			}
-			if w := webhooksOf(ModeDrifts(audit, all, registeredFor(t, enforce, layout))); len(w) != len(want) {
+			if w := webhooksOf(render.ModeDrifts(audit, all, registeredFor(t, enforce, layout))); len(w) != len(want) {
 				t.Errorf("%s, managed %v: Audit server behind Enforce entries: drifts in %v, want %v", layout, managed, w, want)
 			}
 			notHarness := func(name string) bool { return name != "harness" }
-			if w := webhooksOf(ModeDrifts(audit, notHarness, registeredFor(t, enforce, layout))); w["harness"] || len(w) != len(want)-1 {
+			if w := webhooksOf(render.ModeDrifts(audit, notHarness, registeredFor(t, enforce, layout))); w["harness"] || len(w) != len(want)-1 {
 				t.Errorf("%s, managed %v: a disabled webhook reported: %v", layout, managed, w)
 			}
 		}
 	}
-	if got := ModeDrifts(OptionsFromConfig(configv1alpha1.Default()), all, nil); len(got) != 0 {
+	if got := render.ModeDrifts(route.OptionsFromConfig(configv1alpha1.Default()), all, nil); len(got) != 0 {
 		t.Errorf("nothing registered: %v", got)
 	}
 }

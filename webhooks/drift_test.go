@@ -9,10 +9,11 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // secretScopeIn is the default options with secret-scope in mode.
-func secretScopeIn(t *testing.T, mode configv1alpha1.Mode) Options {
+func secretScopeIn(t *testing.T, mode configv1alpha1.Mode) route.Options {
 	t.Helper()
 	return optionsWith(t, func(c *configv1alpha1.ServerConfig) {
 		c.Webhooks = map[string]configv1alpha1.Webhook{"secret-scope": {Mode: mode}}
@@ -162,49 +163,49 @@ func TestModeDriftMutatingPatchesInEnforce(t *testing.T) {
 // none does, marked with the entry's reading, and each webhook at most once.
 func TestServedMembersHoldBothReadings(t *testing.T) {
 	for _, managed := range []bool{false, true} {
-		opts := OptionsFromConfig(configv1alpha1.Default())
+		opts := route.OptionsFromConfig(configv1alpha1.Default())
 		opts.ManagedSelections = managed
-		for _, g := range groupTable {
-			own := g.members(opts)
-			served := g.servedMembers(opts)
+		for _, g := range route.Groups() {
+			own := g.Members(opts)
+			served := g.ServedMembers(opts)
 			seen := map[string]bool{}
 			for _, m := range served {
-				if seen[m.def.Name] {
-					t.Errorf("%s (managed %v): %s served twice", g.Name, managed, m.def.Name)
+				if seen[m.Def.Name] {
+					t.Errorf("%s (managed %v): %s served twice", g.Name, managed, m.Def.Name)
 				}
-				seen[m.def.Name] = true
-				_, isOwn := memberNamed(own, m.def.Name)
-				if isOwn != (m.drift == nil) {
-					t.Errorf("%s (managed %v): %s own=%v drift=%v", g.Name, managed, m.def.Name, isOwn, m.drift)
+				seen[m.Def.Name] = true
+				_, isOwn := route.MemberNamed(own, m.Def.Name)
+				if isOwn != (m.Drift == nil) {
+					t.Errorf("%s (managed %v): %s own=%v drift=%v", g.Name, managed, m.Def.Name, isOwn, m.Drift)
 				}
 			}
 			for _, mode := range []configv1alpha1.Mode{configv1alpha1.ModeEnforce, configv1alpha1.ModeAudit} {
-				for _, m := range g.members(opts.everyWebhookIn(mode)) {
-					if !seen[m.def.Name] {
-						t.Errorf("%s (managed %v): %s, a member when every webhook is in %s, is not served", g.Name, managed, m.def.Name, mode)
+				for _, m := range g.Members(opts.EveryWebhookIn(mode)) {
+					if !seen[m.Def.Name] {
+						t.Errorf("%s (managed %v): %s, a member when every webhook is in %s, is not served", g.Name, managed, m.Def.Name, mode)
 					}
 				}
 			}
 		}
 		// With every webhook enforcing, the fail-open validating groups
 		// serve the fail-closed webhooks only as drift.
-		for _, m := range groupNamed(t, "validating-ignore").servedMembers(opts) {
-			if m.drift == nil || m.drift.EntryModes != "Warn or Audit" || m.drift.Configured != configv1alpha1.ModeEnforce {
-				t.Errorf("validating-ignore serves %s with drift %+v", m.def.Name, m.drift)
+		for _, m := range groupNamed(t, "validating-ignore").ServedMembers(opts) {
+			if m.Drift == nil || m.Drift.EntryModes != "Warn or Audit" || m.Drift.Configured != configv1alpha1.ModeEnforce {
+				t.Errorf("validating-ignore serves %s with drift %+v", m.Def.Name, m.Drift)
 			}
 		}
 	}
 }
 
-func groupNamed(t *testing.T, name string) Group {
+func groupNamed(t *testing.T, name string) route.Group {
 	t.Helper()
-	for _, g := range groupTable {
+	for _, g := range route.Groups() {
 		if g.Name == name {
 			return g
 		}
 	}
 	t.Fatalf("no group %s", name)
-	return Group{}
+	return route.Group{}
 }
 
 // TestMemberExpressionsAreDistinct: ModeDrifts finds a webhook in a
@@ -215,13 +216,13 @@ func TestMemberExpressionsAreDistinct(t *testing.T) {
 	type candidate struct{ webhook, expr string }
 	bySelection := map[[3]any][]candidate{}
 	for _, managed := range []bool{false, true} {
-		base := OptionsFromConfig(configv1alpha1.Default())
+		base := route.OptionsFromConfig(configv1alpha1.Default())
 		base.ManagedSelections = managed
-		for _, opts := range []Options{base.everyWebhookIn(configv1alpha1.ModeEnforce), base.everyWebhookIn(configv1alpha1.ModeAudit)} {
-			for _, def := range registry {
-				for _, p := range def.placements(opts) {
-					k := [3]any{def.Type, p.namespaces, p.accounts}
-					bySelection[k] = append(bySelection[k], candidate{def.Name, member{def: def, places: []placement{p}}.memberExpression(opts)})
+		for _, opts := range []route.Options{base.EveryWebhookIn(configv1alpha1.ModeEnforce), base.EveryWebhookIn(configv1alpha1.ModeAudit)} {
+			for _, def := range route.Registry() {
+				for _, p := range def.Placements(opts) {
+					k := [3]any{def.Type, p.Namespaces, p.Accounts}
+					bySelection[k] = append(bySelection[k], candidate{def.Name, route.Member{Def: def, Places: []route.Placement{p}}.MemberExpression(opts)})
 				}
 			}
 		}

@@ -6,11 +6,14 @@ import (
 	"github.com/go-logr/logr"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks/adapters"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Webhook is one enabled registry entry, ready to serve on its own path.
 type Webhook struct {
-	Definition
+	route.Definition
 	member member
 	// Admission is controller-runtime's HTTP adapter around the webhook's
 	// review chain: it caps the body, checks the content type, echoes the
@@ -19,9 +22,9 @@ type Webhook struct {
 	Admission *admission.Webhook
 }
 
-// Combined is one group (combined.go), ready to serve on its path.
+// Combined is one group (webhooks/route/combined.go), ready to serve on its path.
 type Combined struct {
-	Group
+	route.Group
 	// Admission is controller-runtime's HTTP adapter around the group's
 	// review chain.
 	Admission *admission.Webhook
@@ -29,14 +32,14 @@ type Combined struct {
 
 // Build returns the enabled webhooks of the registry, in registry order,
 // each with its evaluator built once from opts.
-func Build(opts Options, enabled func(name string) bool) []*Webhook {
+func Build(opts route.Options, enabled func(name string) bool) []*Webhook {
 	var out []*Webhook
-	for _, def := range registry {
+	for _, def := range route.Registry() {
 		if !enabled(def.Name) {
 			continue
 		}
-		m := member{def: def, places: def.placements(opts), eval: def.New(opts)}
-		c := &chain{name: def.Name, failurePolicy: opts.failurePolicy(def.Name, def.FailurePolicy), members: []member{m}, opts: opts, own: true}
+		m := member{Member: route.Member{Def: def, Places: def.Placements(opts)}, eval: adapters.New(def.Name, opts)}
+		c := &chain{name: def.Name, failurePolicy: opts.FailurePolicy(def.Name, def.FailurePolicy), members: []member{m}, opts: opts, own: true}
 		out = append(out, &Webhook{Definition: def, member: m, Admission: serveChain(c)})
 	}
 	return out
@@ -45,19 +48,18 @@ func Build(opts Options, enabled func(name string) bool) []*Webhook {
 // BuildCombined returns the combined endpoints over the enabled webhooks in
 // hooks (from Build): each member keeps its evaluator, log line, metric and
 // audit annotation. A group also runs the webhooks its entry holds when it
-// was rendered for other modes than the server's (drift.go).
-func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
+// was rendered for other modes than the server's (webhooks/route/drift.go).
+func BuildCombined(hooks []*Webhook, opts route.Options) []*Combined {
 	byName := map[string]*Webhook{}
 	for _, w := range hooks {
 		byName[w.Name] = w
 	}
 	var out []*Combined
-	for _, g := range groupTable {
+	for _, g := range route.Groups() {
 		c := &chain{name: g.Name, failurePolicy: g.FailurePolicy, opts: opts}
-		for _, m := range g.servedMembers(opts) {
-			if w, ok := byName[m.def.Name]; ok {
-				m.eval = w.member.eval
-				c.members = append(c.members, m)
+		for _, m := range g.ServedMembers(opts) {
+			if w, ok := byName[m.Def.Name]; ok {
+				c.members = append(c.members, member{Member: m, eval: w.member.eval})
 			}
 		}
 		out = append(out, &Combined{Group: g, Admission: serveChain(c)})
@@ -70,9 +72,9 @@ func BuildCombined(hooks []*Webhook, opts Options) []*Combined {
 type Offline struct{ chain *chain }
 
 // NewOffline returns the offline chain over hooks (from Build).
-func NewOffline(hooks []*Webhook, opts Options) *Offline {
+func NewOffline(hooks []*Webhook, opts route.Options) *Offline {
 	c := &chain{name: "check", failurePolicy: "Fail", opts: opts, offline: true}
-	for _, t := range []Type{Mutating, Validating} {
+	for _, t := range []route.Type{route.Mutating, route.Validating} {
 		for _, w := range hooks {
 			if w.Type == t {
 				c.members = append(c.members, w.member)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // exemptingLabel exempts every namespace that carries it
@@ -24,7 +25,7 @@ const exemptingLabel = "platform.example.com/unmanaged"
 // escapeServer serves every webhook with the harnessServer's harness (whose
 // scope label is scopeKey and whose operator is operatorAccount) and
 // exemptingLabel as an exemption, with the selections managed or not.
-func escapeOptions(t *testing.T, managed bool) Options {
+func escapeOptions(t *testing.T, managed bool) route.Options {
 	t.Helper()
 	opts := optionsWith(t, func(c *configv1alpha1.ServerConfig) {
 		c.Harness.ManageSelections = managed
@@ -115,8 +116,8 @@ func TestNamespaceExemptionIsOldAndNew(t *testing.T) {
 	for _, managed := range []bool{false, true} {
 		opts := escapeOptions(t, managed)
 		c := &chain{opts: opts}
-		for _, layout := range []string{LayoutSeparate, LayoutCombined} {
-			entries := renderEntries(t, ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
+		for _, layout := range []string{route.LayoutSeparate, route.LayoutCombined} {
+			entries := renderEntries(t, route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
 			sentOnce := 0
 			for _, sub := range []string{"", "status", "finalize"} {
 				for _, from := range names {
@@ -160,16 +161,16 @@ func TestNamespaceExemptionIsOldAndNew(t *testing.T) {
 // entryRunsGuard reports whether the rendered entry called name runs
 // harness-labels-guard: its own entries in the separate layout, the
 // entries of the combined group it is a member of.
-func entryRunsGuard(name string, opts Options) bool {
+func entryRunsGuard(name string, opts route.Options) bool {
 	if strings.HasPrefix(name, "harness-labels-guard") {
 		return true
 	}
-	for _, g := range groupTable {
+	for _, g := range route.Groups() {
 		if !slices.Contains(g.EntryNames(opts), name) {
 			continue
 		}
-		for _, m := range g.members(opts) {
-			if m.def.Name == "harness-labels-guard" {
+		for _, m := range g.Members(opts) {
+			if m.Def.Name == "harness-labels-guard" {
 				return true
 			}
 		}
@@ -222,7 +223,7 @@ func (e renderedEntry) sendsNamespaceUpdate(t *testing.T, req *admission.Request
 			prg = compile(t, c.Expression)
 			compiled[c.Expression] = prg
 		}
-		sent, err := evalMatchCondition(prg, celRequest(req), object, oldObject)
+		sent, err := route.EvalMatchCondition(prg, route.CelRequest(req), object, oldObject)
 		if err != nil {
 			t.Fatalf("%s: %s: %v", e.name, c.Name, err)
 		}

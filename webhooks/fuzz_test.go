@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // FuzzHandler feeds random AdmissionReview bodies to every webhook's HTTP
@@ -30,7 +31,7 @@ func FuzzHandler(f *testing.F) {
 	// changes a label.
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"kind":"Pod","version":"v1"},"resource":{"resource":"pods","version":"v1"},"subResource":"status","operation":"UPDATE",` +
 		`"userInfo":{"username":"system:serviceaccount:ns:sa"},"object":{"metadata":{"labels":{"a":"b"}}},"oldObject":{"metadata":{"labels":{"a":"c"}},"status":{}}}}`))
-	hooks := Build(OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true })
+	hooks := Build(route.OptionsFromConfig(configv1alpha1.Default()), func(string) bool { return true })
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, w := range hooks {
 			r := serveFuzz(t, w, body)
@@ -40,7 +41,7 @@ func FuzzHandler(f *testing.F) {
 					t.Fatalf("%s: allowed an answer that does not echo a request UID", w.Name)
 				}
 			}
-			if w.Type == Mutating && r.Allowed && len(r.Patch) > 0 {
+			if w.Type == route.Mutating && r.Allowed && len(r.Patch) > 0 {
 				again := serveFuzz(t, w, withPatchedObject(t, w.Name, body, r.Patch))
 				if len(again.Patch) > 0 {
 					t.Fatalf("%s patched its own output again: %s", w.Name, again.Patch)
@@ -132,7 +133,7 @@ func splitAPIVersion(v string) [2]string {
 }
 
 func guessResource(kind string) string {
-	for _, r := range podResources() {
+	for _, r := range route.PodResources() {
 		if r.Kind == kind {
 			return r.GVR.Resource
 		}

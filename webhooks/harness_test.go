@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // memState is an in-memory StateReader and NamespaceReader over a few
@@ -37,14 +38,14 @@ func (m memState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]st
 	objs, _ := m.Objects(gvk, index, value)
 	var names []string
 	for _, o := range objs {
-		names = append(names, ObjectKey(o))
+		names = append(names, route.ObjectKey(o))
 	}
 	return names, nil
 }
 
 func (m memState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
 	for _, o := range m.objects {
-		if o["kind"] == gvk.Kind && o["apiVersion"] == gvk.GroupVersion().String() && ObjectKey(o) == name {
+		if o["kind"] == gvk.Kind && o["apiVersion"] == gvk.GroupVersion().String() && route.ObjectKey(o) == name {
 			return true, nil
 		}
 	}
@@ -140,7 +141,7 @@ func TestHTTPHarnessProxy(t *testing.T) {
 	patched := applyPatch(t, pod, r.Patch)
 	want := pluginPod("operator")
 	cfg := configv1alpha1.Default()
-	if changed, findings := proxy.Inject(want, OptionsFromConfig(cfg).Proxy); !changed || len(findings) > 0 {
+	if changed, findings := proxy.Inject(want, route.OptionsFromConfig(cfg).Proxy); !changed || len(findings) > 0 {
 		t.Fatal("Inject did not change the plugin's pod")
 	}
 	if got, exp := string(mustJSON(t, patched)), string(mustJSON(t, want)); got != exp {
@@ -332,8 +333,8 @@ func TestHTTPHarnessBindings(t *testing.T) {
 		out["metadata"].(map[string]any)["labels"] = map[string]any{"team": "db"}
 		return out
 	}
-	serve := func(state StateReader) *testServer {
-		opts := OptionsFromConfig(configv1alpha1.Default())
+	serve := func(state route.StateReader) *testServer {
+		opts := route.OptionsFromConfig(configv1alpha1.Default())
 		opts.ClusterState = state
 		return startServerWith(t, opts)
 	}
@@ -386,7 +387,7 @@ func helmeticaHarnessServer(t *testing.T) *testServer {
 		objects:    []map[string]any{helmeticaHarness("mariadb-operator", scopeKey, "mariadb-operator", "operator")},
 		namespaces: map[string]map[string]string{"tenant": {scopeKey: "tenant"}},
 	}
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState, opts.Namespaces = state, state
 	return startServerWith(t, opts)
 }
@@ -416,7 +417,7 @@ func TestHTTPHelmeticaHarnessProxyAndLabels(t *testing.T) {
 	}
 	want := pluginPod("operator")
 	cfg := configv1alpha1.Default()
-	proxy.Inject(want, OptionsFromConfig(cfg).Proxy)
+	proxy.Inject(want, route.OptionsFromConfig(cfg).Proxy)
 	if got, exp := string(mustJSON(t, applyPatch(t, pod, r.Patch))), string(mustJSON(t, want)); got != exp {
 		t.Errorf("patched pod\n%s\nwant\n%s", got, exp)
 	}
@@ -440,7 +441,7 @@ func TestHTTPHelmeticaHarnessReview(t *testing.T) {
 	}
 	self := helmeticaHarness("mariadb-operator", scopeKey, "mariadb-operator", "operator")
 	state := memState{objects: []map[string]any{self, vshn}}
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState = state
 	ts := startServerWith(t, opts)
 	post := func(obj, old map[string]any) *admissionv1.AdmissionResponse {
@@ -482,7 +483,7 @@ func TestHTTPSourceUpdateUnchanged(t *testing.T) {
 			},
 		}
 	}
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ClusterState = memState{objects: []map[string]any{src("default")}}
 	ts := startServerWith(t, opts)
 	_, r := ts.post(t, "/validate/crd-source", "application/json",

@@ -23,6 +23,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 	"github.com/gatehouse-dev/gatehouse/webhooks/admissionpolicy"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // inProcessCase is one object the in-process equivalence test admits.
@@ -207,8 +209,8 @@ func fixtureObjects(t *testing.T, patterns ...string) []inProcessCase {
 // policy decides must have nothing to warn about, and on UPDATE no policy
 // decides anything.
 func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
-	opts := OptionsFromConfig(configv1alpha1.Default())
-	rendered := ManifestOptions{Namespace: "gatehouse-system", Options: opts}.InProcess()
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
+	rendered := render.InProcess(route.ManifestOptions{Namespace: "gatehouse-system", Options: opts})
 	v, err := admissionpolicy.NewValidator(rendered.Validating, rendered.Bindings, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -223,8 +225,8 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 			return serviceaccount.Validate(gk, obj, opts.Products, opts.ServiceAccounts)
 		}},
 	}
-	if len(members) != len(inProcessTable) {
-		t.Fatalf("the test knows %d members, the in-process table has %d rows", len(members), len(inProcessTable))
+	if rows := len(render.InProcessWebhooks()); len(members) != rows {
+		t.Fatalf("the test knows %d members, the in-process table has %d rows", len(members), rows)
 	}
 	cases := append(fixtureObjects(t, "../policies/scope/testdata/*/*.yaml", "../policies/serviceaccount/testdata/*/*.yaml"),
 		append(generatedScopeObjects(), generatedOwnedObjects()...)...)
@@ -262,7 +264,7 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 			})
 			combined, inProcess := "allowed", ""
 			for _, m := range members {
-				decides, err := InProcessDecides(m.webhook, opts, &req, c.object, old)
+				decides, err := render.InProcessDecides(m.webhook, opts, &req, c.object, old)
 				if err != nil {
 					t.Fatalf("%s: the predicate of %s failed: %v", c.where, m.webhook, err)
 				}
@@ -301,7 +303,7 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 				if strings.Contains(status.Message, payloadMarker) {
 					t.Errorf("%s: the policy's message repeats a value of the object: %s", c.where, status.Message)
 				}
-				found := PolicyFindings(status.Message)
+				found := render.PolicyFindings(status.Message)
 				var got []string
 				for _, f := range found {
 					got = append(got, f.Code+"@"+f.Field)
@@ -335,71 +337,5 @@ func TestInProcessPoliciesDecideAsTheWebhook(t *testing.T) {
 	}
 	if byPolicy == 0 {
 		t.Error("no policy denied anything: the corpus does not exercise the denials")
-	}
-}
-
-// TestInProcessLayoutNarrowsOnlyItsMembers: the in-process layout is the
-// combined layout but for the expression of the entry that holds a member a
-// policy stands in for, where that member's part is narrowed by the
-// policy's predicate; the policies and bindings follow.
-func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
-	opts := OptionsFromConfig(configv1alpha1.Default())
-	render := func(layout string) []string {
-		out, err := WebhookConfigurations(ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.Split(string(out), "\n---\n")
-	}
-	combined, inProcess := render(LayoutCombined), render(LayoutInProcess)
-	if len(inProcess) != len(combined)+2*len(inProcessTable) {
-		t.Fatalf("%d documents in-process, %d combined", len(inProcess), len(combined))
-	}
-	if inProcess[0] != combined[0] {
-		t.Errorf("the mutating configuration differs:\n%s", inProcess[0])
-	}
-	var narrowed, plain renderedValidating
-	if err := yaml.Unmarshal([]byte(inProcess[1]), &narrowed); err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal([]byte(combined[1]), &plain); err != nil {
-		t.Fatal(err)
-	}
-	for i, w := range narrowed.Webhooks {
-		want := plain.Webhooks[i].MatchConditions[0].Expression
-		replaced := 0
-		for _, g := range groupTable {
-			if g.Name+".gatehouse.dev" != w.Name {
-				continue
-			}
-			for _, m := range g.members(opts) {
-				for _, row := range inProcessTable {
-					if row.webhook == m.def.Name {
-						member := m.memberExpression(opts)
-						want = strings.Replace(want, member, "("+member+" && !("+row.decided(opts)+"))", 1)
-						replaced++
-					}
-				}
-			}
-		}
-		if w.Name == "validating-fail.gatehouse.dev" && replaced != len(inProcessTable) {
-			t.Errorf("%d members narrowed, the in-process table has %d rows", replaced, len(inProcessTable))
-		}
-		if got := w.MatchConditions[0].Expression; got != want {
-			t.Errorf("entry %s: the expression differs from the combined one narrowed by the policies' predicates (%d and %d bytes)", w.Name, len(got), len(want))
-		}
-	}
-	if !strings.Contains(inProcess[len(combined)], "kind: ValidatingAdmissionPolicy\n") ||
-		!strings.Contains(inProcess[len(combined)+1], "kind: ValidatingAdmissionPolicyBinding\n") {
-		t.Errorf("the policy and binding do not follow the webhook configurations")
-	}
-}
-
-// renderedValidating is the part of a rendered validating
-// configuration the layout test reads.
-type renderedValidating struct {
-	Webhooks []struct {
-		Name            string
-		MatchConditions []struct{ Name, Expression string } `json:"matchConditions"`
 	}
 }

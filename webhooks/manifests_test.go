@@ -1,7 +1,6 @@
 package webhooks
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestRenderedRulesRouteLikeCheck evaluates the rendered webhook
@@ -27,14 +27,14 @@ import (
 // compiles it) and proves they send exactly the requests that Intercept.Matches
 // routes in `gatehouse check` and accepts in the handler.
 func TestRenderedRulesRouteLikeCheck(t *testing.T) {
-	opts := Options{
+	opts := route.Options{
 		Products:                policies.ProductSelector{GroupSuffixes: []string{".kubedoop.dev", ".example.org"}},
-		SecurityDefaultsLabel:   Label{Key: "psc.example/opt-in", Value: "yes"},
+		SecurityDefaultsLabel:   route.Label{Key: "psc.example/opt-in", Value: "yes"},
 		Overrides:               configv1alpha1.Overrides{Namespace: "ops", ConfigMapName: "overrides"},
 		HarnessedNamespaceLabel: "ops.example/harnessed",
 	}
 	byName := map[string]renderedEntry{}
-	for _, e := range renderEntries(t, ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: LayoutSeparate, Options: opts}) {
+	for _, e := range renderEntries(t, route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: route.LayoutSeparate, Options: opts}) {
 		byName[e.name] = e
 	}
 
@@ -70,7 +70,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		{gvr: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}, sub: "status"},
 		{gvr: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "customresourcedefinitionsources"}},
 	}
-	for _, r := range podResources() {
+	for _, r := range route.PodResources() {
 		requests = append(requests, request{gvr: r.GVR})
 	}
 	ops := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete}
@@ -87,7 +87,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 	}
 	users := []string{"system:serviceaccount:ops:operator", "alice", "system:node:n1"}
 
-	for _, def := range registry {
+	for _, def := range route.Registry() {
 		w, ok := byName[def.Name+".gatehouse.dev"]
 		if !ok {
 			t.Fatalf("%s is not rendered", def.Name)
@@ -187,7 +187,7 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 
 func compile(t *testing.T, expr string) cel.Program {
 	t.Helper()
-	prg, err := compileMatchCondition(expr)
+	prg, err := route.CompileMatchCondition(expr)
 	if err != nil {
 		t.Fatalf("matchCondition does not compile: %v\n%s", err, expr)
 	}
@@ -232,7 +232,7 @@ func evalBool(t *testing.T, prg cel.Program, op admissionregistrationv1.Operatio
 		Operation: admissionv1.Operation(op), Resource: metav1.GroupVersionResource(gvr), SubResource: sub,
 		Namespace: namespace, Name: name, UserInfo: authenticationv1.UserInfo{Username: user},
 	}}
-	b, err := evalMatchCondition(prg, celRequest(req), object, oldObject)
+	b, err := route.EvalMatchCondition(prg, route.CelRequest(req), object, oldObject)
 	if err != nil {
 		t.Fatalf("matchCondition failed on %s %s/%s %s/%s: %v", op, gvr, sub, namespace, name, err)
 	}
@@ -270,37 +270,4 @@ func rulesMatchIn(rules []admissionregistrationv1.RuleWithOperations, op admissi
 		}
 	}
 	return false
-}
-
-// TestRegistryValidatesItself feeds validateRegistry registries that break
-// each of its rules, one at a time, and expects the error of that rule.
-// Registry itself needs no case: init panics when it does not validate, so
-// the test binary would not start.
-func TestRegistryValidatesItself(t *testing.T) {
-	first := registry[0]
-	for _, tc := range []struct {
-		name   string
-		mutate func(defs []Definition) []Definition
-		want   string
-	}{
-		{"a duplicate name", func(defs []Definition) []Definition { return append(defs, first) },
-			fmt.Sprintf("webhook name %q is empty or used twice", first.Name)},
-		{"an empty name", func(defs []Definition) []Definition { defs[0].Name = ""; return defs },
-			`webhook name "" is empty or used twice`},
-		{"a path that does not match the name", func(defs []Definition) []Definition { defs[0].Path = "/mutate/other"; return defs },
-			fmt.Sprintf("webhook %s: path %q must be %q", first.Name, "/mutate/other", first.Path)},
-		{"a path that does not match the type", func(defs []Definition) []Definition { defs[0].Type = "Auditing"; return defs },
-			fmt.Sprintf("webhook %s: path %q must be %q", first.Name, first.Path, first.Name)},
-		{"an unknown failure policy", func(defs []Definition) []Definition { defs[0].FailurePolicy = "Retry"; return defs },
-			fmt.Sprintf("webhook %s: failure policy %q", first.Name, "Retry")},
-		{"no evaluator", func(defs []Definition) []Definition { defs[0].New = nil; return defs },
-			fmt.Sprintf("webhook %s: no evaluator or no operations", first.Name)},
-		{"no operations", func(defs []Definition) []Definition { defs[0].Intercept.Operations = nil; return defs },
-			fmt.Sprintf("webhook %s: no evaluator or no operations", first.Name)},
-	} {
-		err := validateRegistry(tc.mutate(slices.Clone(registry)))
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("%s: validateRegistry = %v, want %q", tc.name, err, tc.want)
-		}
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
@@ -24,14 +23,6 @@ import (
 // A webhook that does not enforce is rendered with failurePolicy Ignore: a
 // gatehouse that does not answer must not block what it would admit anyway.
 
-// ModeOf is the named webhook's mode under o.
-func (o Options) ModeOf(name string) configv1alpha1.Mode {
-	if m, ok := o.Modes[name]; ok {
-		return m
-	}
-	return configv1alpha1.ModeEnforce
-}
-
 // ModeName is the mode d was decided in, as reports and check print it: a
 // decision made outside a chain (none of the chain's own) reads as Enforce.
 func (d Decision) ModeName() string {
@@ -39,20 +30,6 @@ func (d Decision) ModeName() string {
 		return string(configv1alpha1.ModeEnforce)
 	}
 	return string(d.Mode)
-}
-
-// enforces reports whether the named webhook is in Enforce.
-func (o Options) enforces(name string) bool {
-	return o.ModeOf(name) == configv1alpha1.ModeEnforce
-}
-
-// failurePolicy is the failure policy an entry of the named webhook is
-// rendered with: its own in Enforce, Ignore otherwise.
-func (o Options) failurePolicy(name string, own admissionregistrationv1.FailurePolicyType) admissionregistrationv1.FailurePolicyType {
-	if o.enforces(name) {
-		return own
-	}
-	return admissionregistrationv1.Ignore
 }
 
 // The audit annotations of a webhook that does not enforce (the API server

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -15,20 +16,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // optionsWith is the default options with cfg's changes applied.
-func optionsWith(t *testing.T, change func(*configv1alpha1.ServerConfig)) Options {
+func optionsWith(t *testing.T, change func(*configv1alpha1.ServerConfig)) route.Options {
 	t.Helper()
 	cfg := configv1alpha1.Default()
 	change(&cfg)
-	if err := ValidateConfig(cfg); err != nil {
+	if err := route.ValidateConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	return OptionsFromConfig(cfg)
+	return route.OptionsFromConfig(cfg)
 }
 
 // TestModesAnswer: the same denying pod through secret-scope in each mode.
@@ -142,24 +142,24 @@ func TestModesRenderFailurePolicyIgnore(t *testing.T) {
 				c.DefaultMode = mode
 				c.Harness.ManageSelections = managed
 			})
-			for _, def := range registry {
-				for _, p := range def.placements(opts) {
-					if mode != configv1alpha1.ModeEnforce && p.failurePolicy != admissionregistrationv1.Ignore {
-						t.Errorf("managed=%v %s%s in %s: failurePolicy %s", managed, def.Name, p.suffix, mode, p.failurePolicy)
+			for _, def := range route.Registry() {
+				for _, p := range def.Placements(opts) {
+					if mode != configv1alpha1.ModeEnforce && p.FailurePolicy != admissionregistrationv1.Ignore {
+						t.Errorf("managed=%v %s%s in %s: failurePolicy %s", managed, def.Name, p.Suffix, mode, p.FailurePolicy)
 					}
 					n := 0
-					for _, g := range groupTable {
-						if g.Type == def.Type && g.FailurePolicy == p.failurePolicy && g.Namespaces == p.namespaces && g.Accounts == p.accounts {
+					for _, g := range route.Groups() {
+						if g.Type == def.Type && g.FailurePolicy == p.FailurePolicy && g.Namespaces == p.Namespaces && g.Accounts == p.Accounts {
 							n++
 						}
 					}
 					if n != 1 {
-						t.Errorf("managed=%v %s%s in %s: in %d groups, want 1", managed, def.Name, p.suffix, mode, n)
+						t.Errorf("managed=%v %s%s in %s: in %d groups, want 1", managed, def.Name, p.Suffix, mode, n)
 					}
 				}
 			}
-			for _, layout := range []string{LayoutSeparate, LayoutCombined} {
-				for _, e := range renderEntries(t, ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts}) {
+			for _, layout := range []string{route.LayoutSeparate, route.LayoutCombined} {
+				for _, e := range renderEntries(t, route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts}) {
 					if mode != configv1alpha1.ModeEnforce && e.failure != admissionregistrationv1.Ignore {
 						t.Errorf("%s %s in %s: failurePolicy %s", layout, e.name, mode, e.failure)
 					}
@@ -225,17 +225,17 @@ func TestExemptionsAreNeverJudged(t *testing.T) {
 			t.Errorf("%s: allowed=%v counted exempt=%v, want exempt=%v", tc.name, v.Allowed, exempt, tc.exempt)
 		}
 		// The rendered condition decides the user exemptions alike.
-		cond := opts.exemptionCondition()
+		cond := opts.ExemptionCondition()
 		prg := compile(t, cond[0].Expression)
-		sent, err := evalMatchCondition(prg, celRequest(&req), nil, nil)
+		sent, err := route.EvalMatchCondition(prg, route.CelRequest(&req), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if byUser := opts.exemptRequester(&req); sent == byUser {
+		if byUser := opts.ExemptRequester(&req); sent == byUser {
 			t.Errorf("%s: matchCondition sends=%v, server exempts the requester=%v", tc.name, sent, byUser)
 		}
 		// The rendered namespaceSelector decides the namespace exemptions alike.
-		sel, err := metav1.LabelSelectorAsSelector(opts.exemptionSelector("gatehouse-system"))
+		sel, err := metav1.LabelSelectorAsSelector(opts.ExemptionSelector("gatehouse-system"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,12 +243,12 @@ func TestExemptionsAreNeverJudged(t *testing.T) {
 		for k, val := range opts.Namespaces.(nsLabels)[tc.namespace] {
 			nsl[k] = val
 		}
-		if selected := sel.Matches(labels.Set(nsl)); selected == (exempt && !opts.exemptRequester(&req)) {
+		if selected := sel.Matches(labels.Set(nsl)); selected == (exempt && !opts.ExemptRequester(&req)) {
 			t.Errorf("%s: namespaceSelector sends=%v", tc.name, selected)
 		}
 	}
 	// The server's own namespace is always left out of the rendered selector.
-	sel := opts.exemptionSelector("gatehouse-system")
+	sel := opts.ExemptionSelector("gatehouse-system")
 	if !slices.Contains(sel.MatchExpressions[0].Values, "gatehouse-system") {
 		t.Errorf("own namespace not exempt: %v", sel.MatchExpressions)
 	}
@@ -258,13 +258,13 @@ func TestExemptionsAreNeverJudged(t *testing.T) {
 // rendered entry of both layouts carries the condition, first.
 func TestExemptionConditionInEveryEntry(t *testing.T) {
 	opts := optionsWith(t, func(c *configv1alpha1.ServerConfig) { c.Exemptions.Usernames = []string{"breakglass"} })
-	for _, layout := range []string{LayoutSeparate, LayoutCombined} {
-		entries := renderEntries(t, ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
+	for _, layout := range []string{route.LayoutSeparate, route.LayoutCombined} {
+		entries := renderEntries(t, route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
 		if len(entries) == 0 {
 			t.Fatal("nothing rendered")
 		}
 		for _, e := range entries {
-			if len(e.conditions) == 0 || e.conditions[0].Name != ExemptionConditionName {
+			if len(e.conditions) == 0 || e.conditions[0].Name != route.ExemptionConditionName {
 				t.Errorf("%s %s: conditions %v", layout, e.name, e.conditions)
 			}
 			if !e.sends(t, admissionregistrationv1.Create, schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "", "team-a", "web", "breakglass", false, map[string]string{"kubernetes.io/metadata.name": "team-a"}) {
@@ -274,9 +274,9 @@ func TestExemptionConditionInEveryEntry(t *testing.T) {
 		}
 	}
 	// Without exemptions by user no condition is added (deploy/ unchanged).
-	for _, e := range renderEntries(t, ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: OptionsFromConfig(configv1alpha1.Default())}) {
+	for _, e := range renderEntries(t, route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: route.OptionsFromConfig(configv1alpha1.Default())}) {
 		for _, c := range e.conditions {
-			if c.Name == ExemptionConditionName {
+			if c.Name == route.ExemptionConditionName {
 				t.Errorf("%s carries %s with no exempt requester", e.name, c.Name)
 			}
 		}

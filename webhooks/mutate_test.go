@@ -15,6 +15,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestHTTPMutationPatchesFromRawBytes sends a Pod carrying fields the Go types
@@ -90,7 +91,7 @@ func TestHTTPMutationPatchesFromRawBytes(t *testing.T) {
 // which the API server treats by failure policy, instead of defaulting to
 // nonsense or allowing.
 func TestBrokenDefaultsNeverJudge(t *testing.T) {
-	hooks := Build(Options{}, func(name string) bool { return strings.HasPrefix(name, "pod-security") })
+	hooks := Build(route.Options{}, func(name string) bool { return strings.HasPrefix(name, "pod-security") })
 	if len(hooks) != 2 {
 		t.Fatalf("want both PSC webhooks, got %d", len(hooks))
 	}
@@ -189,7 +190,7 @@ func TestCanonicalPatchApplies(t *testing.T) {
 // TestMutationIsDeterministic: the same pod gets the same patch bytes every
 // time, although the patch generator walks Go maps.
 func TestMutationIsDeterministic(t *testing.T) {
-	hooks := Build(OptionsFromConfig(configv1alpha1.Default()), func(name string) bool { return name == "pod-security-defaults" })
+	hooks := Build(route.OptionsFromConfig(configv1alpha1.Default()), func(name string) bool { return name == "pod-security-defaults" })
 	var first []byte
 	for i := 0; i < 30; i++ {
 		resp, _ := decide(context.Background(), hooks[0], admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil)))

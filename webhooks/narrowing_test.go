@@ -22,6 +22,7 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestNarrowingIsSound: for every webhook with a content predicate
@@ -42,7 +43,7 @@ func TestNarrowingIsSound(t *testing.T) {
 }
 
 func narrowingIsSound(t *testing.T, managed bool) {
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	opts.ManagedSelections = managed
 	harness := map[string]any{
 		"apiVersion": "vshn.net/v1", "kind": "OperatorHarness", "metadata": map[string]any{"name": "mariadb"},
@@ -102,7 +103,7 @@ func narrowingIsSound(t *testing.T, managed bool) {
 					if variant.old != nil {
 						req.OldObject = runtime.RawExtension{Raw: mustJSON(t, variant.old)}
 					}
-					acts, err := actsOn(w.Intercept, opts, &req, o.object, variant.old)
+					acts, err := route.ActsOn(w.Intercept, opts, &req, o.object, variant.old)
 					if err != nil {
 						t.Fatalf("%s on %s: gatehouse-acts failed: %v", w.Name, o.where, err)
 					}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks/adapters"
 )
 
 // AuditAnnotationCodes is the audit annotation key carrying the finding codes
@@ -25,7 +26,7 @@ const AuditAnnotationCodes = "codes"
 // webhook ... denied the request" prefix, so each cause message names the
 // webhook itself. Warnings lead with the webhook and the code, because the
 // API server may truncate long warnings.
-func respond(webhook string, review *Review, findings []policies.Finding) admission.Response {
+func respond(webhook string, review *adapters.Review, findings []policies.Finding) admission.Response {
 	var causes []metav1.StatusCause
 	var warnings []string
 	for _, f := range findings {
@@ -56,7 +57,7 @@ func respond(webhook string, review *Review, findings []policies.Finding) admiss
 
 // invalidStatus is what apierrors.NewInvalid builds, with the finding code in
 // each cause: kubectl prints the message, which names every path.
-func invalidStatus(review *Review, causes []metav1.StatusCause) *metav1.Status {
+func invalidStatus(review *adapters.Review, causes []metav1.StatusCause) *metav1.Status {
 	parts := make([]string, len(causes))
 	for i, c := range causes {
 		parts[i] = c.Field + ": " + c.Message

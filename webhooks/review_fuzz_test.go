@@ -14,6 +14,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // FuzzUndecodableNeverAllowed feeds reviews of built-in kinds to every
@@ -32,7 +33,7 @@ func FuzzUndecodableNeverAllowed(f *testing.F) {
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"group":"apps","version":"v1","kind":"Deployment"},"resource":{"group":"apps","version":"v1","resource":"deployments"},"operation":"CREATE","object":{"apiVersion":"apps/v1","kind":"Deployment","spec":{"template":{"spec":{"containers":[{"name":"a","securityContext":{"runAsUser":"0"}}]}}}}}}`))
 	f.Add([]byte(`{"request":{"uid":"x","kind":{"version":"v1","kind":"ConfigMap"},"resource":{"version":"v1","resource":"configmaps"},"namespace":"unbounded-system","name":"unbounded-component-overrides","operation":"CREATE","object":{"apiVersion":"v1","kind":"ConfigMap","data":{"a":1}}}}`))
 	// Every namespace opts in to everything, so every member runs.
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	state := everyNamespaceLabelled{opts.SecurityDefaultsLabel.Key: opts.SecurityDefaultsLabel.Value, opts.HarnessedNamespaceLabel: "true"}
 	opts.ClusterState, opts.Namespaces = memState{}, state
 	hooks := Build(opts, func(string) bool { return true })
@@ -68,7 +69,7 @@ func FuzzUndecodableNeverAllowed(f *testing.F) {
 		req := admission.Request{AdmissionRequest: *in.Request}
 		for _, c := range combined {
 			h := c.Admission.Handler.(*endpoint).chain
-			if !slices.ContainsFunc(h.members, func(m member) bool { return m.selectsRequest(&req, opts) }) {
+			if !slices.ContainsFunc(h.members, func(m member) bool { return m.SelectsRequest(&req, opts) }) {
 				continue
 			}
 			rec := httptest.NewRecorder()

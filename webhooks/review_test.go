@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // undecodableMarker is planted in the undecodable field: no answer may
@@ -35,7 +36,7 @@ type podEndpoint struct {
 	subresource string
 }
 
-func podEndpoints(opts Options) []podEndpoint {
+func podEndpoints(opts route.Options) []podEndpoint {
 	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 	var out []podEndpoint
 	for _, req := range []struct {
@@ -43,14 +44,14 @@ func podEndpoints(opts Options) []podEndpoint {
 		sub string
 	}{{admissionv1.Create, ""}, {admissionv1.Update, "ephemeralcontainers"}} {
 		op := admissionregistrationv1.OperationType(req.op)
-		for _, def := range registry {
+		for _, def := range route.Registry() {
 			if def.Intercept.Matches(op, pods, req.sub, opts) {
 				out = append(out, podEndpoint{def.Name, def.Path, req.op, req.sub})
 			}
 		}
-		for _, g := range groupTable {
-			for _, m := range g.members(opts) {
-				if m.def.Intercept.Matches(op, pods, req.sub, opts) {
+		for _, g := range route.Groups() {
+			for _, m := range g.Members(opts) {
+				if m.Def.Intercept.Matches(op, pods, req.sub, opts) {
 					out = append(out, podEndpoint{g.Name, g.Path, req.op, req.sub})
 					break
 				}
@@ -66,7 +67,7 @@ func podEndpoints(opts Options) []podEndpoint {
 // answers it with a 400 that names the reason, the field and the webhook,
 // and never the value, in a namespace where every member runs.
 func TestUndecodablePodIsRejectedByEveryPodEndpoint(t *testing.T) {
-	opts := OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 	labels := map[string]string{
 		opts.SecurityDefaultsLabel.Key: opts.SecurityDefaultsLabel.Value,
 		opts.HarnessedNamespaceLabel:   "true",
@@ -120,7 +121,7 @@ func reviewBodyWithSubresource(t *testing.T, uid string, op admissionv1.Operatio
 }
 
 func TestDecodeReviewTypedObjects(t *testing.T) {
-	scope, _ := Lookup("secret-scope")
+	scope, _ := route.Lookup("secret-scope")
 	good := secretPod(scopeAnnotations("pod"))
 	withFutureField := secretPod(scopeAnnotations("pod"))
 	withFutureField["spec"].(map[string]any)["aFieldFromANewerAPIServer"] = map[string]any{"x": 1}

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Transport limits.
@@ -32,7 +34,7 @@ const (
 	// serverReadHeaderTimeout bounds the TLS handshake and the headers (net/http
 	// applies it to both): twice the timeout deploy/ gives a call, after which
 	// the API server has given up anyway.
-	serverReadHeaderTimeout = 2 * TimeoutSeconds * time.Second
+	serverReadHeaderTimeout = 2 * route.TimeoutSeconds * time.Second
 	// serverReadTimeout bounds reading a whole request: a body still arriving
 	// after the longest timeout the API server allows cannot be answered in
 	// time.

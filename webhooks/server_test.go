@@ -25,6 +25,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/certs"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // logBuffer collects every log line the webhooks write during the tests, so
@@ -69,11 +70,11 @@ type testServer struct {
 
 func startServer(t testing.TB) *testServer {
 	t.Helper()
-	return startServerWith(t, OptionsFromConfig(configv1alpha1.Default()))
+	return startServerWith(t, route.OptionsFromConfig(configv1alpha1.Default()))
 }
 
 // startServerWith serves every webhook of the registry built from opts.
-func startServerWith(t testing.TB, opts Options) *testServer {
+func startServerWith(t testing.TB, opts route.Options) *testServer {
 	t.Helper()
 	bundle, err := certs.Dev(t.TempDir(), certs.DevHosts(), time.Hour)
 	if err != nil {

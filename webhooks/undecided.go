@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Undecided reviews: `gatehouse check` decides against the objects it is
@@ -31,21 +32,6 @@ import (
 // offline for want of state check was not given (Decision.Missing).
 const DecisionUndecided = "undecided"
 
-// StateNotGiven is the error of an offline view asked for what it was not
-// given. What names it ("Namespace team-a", "ClusterRole admin"): names
-// only, never a value of an object.
-type StateNotGiven struct{ What string }
-
-func (e *StateNotGiven) Error() string { return e.What + " was not given" }
-
-// StateGaps is an offline view that remembers the StateNotGiven answers it
-// gave; the offline chain takes them after each member decides.
-type StateGaps interface {
-	// TakeGaps returns what the view was asked for and not given since the
-	// last call, sorted, and forgets it.
-	TakeGaps() []string
-}
-
 // undecided is the decision of the member name that could not decide for
 // want of missing.
 func undecided(name string, missing []string) Decision {
@@ -54,7 +40,7 @@ func undecided(name string, missing []string) Decision {
 
 // notGiven returns what err says the view was not given, if it says that.
 func notGiven(err error) (string, bool) {
-	var e *StateNotGiven
+	var e *route.StateNotGiven
 	if errors.As(err, &e) {
 		return e.What, true
 	}
@@ -99,7 +85,7 @@ func (c *chain) takeGaps() []string {
 // was not given: the labels of the namespace, when an exemption names
 // labels.
 func (c *chain) exemptionUnknown(req *admission.Request, ns *namespaceView) (string, bool) {
-	if !c.offline || len(c.opts.Exemptions.NamespaceLabels) == 0 || !namespacedRequest(req) {
+	if !c.offline || len(c.opts.Exemptions.NamespaceLabels) == 0 || !route.NamespacedRequest(req) {
 		return "", false
 	}
 	_, err := ns.labels()

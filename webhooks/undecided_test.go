@@ -13,6 +13,7 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // givenView is an offline view as `gatehouse check` keeps one: namespaces it
@@ -25,7 +26,7 @@ type givenView struct {
 
 func (v *givenView) notGiven(what string) error {
 	v.gaps = append(v.gaps, what)
-	return &StateNotGiven{What: what}
+	return &route.StateNotGiven{What: what}
 }
 
 func (v *givenView) NamespaceLabels(name string) (map[string]string, error) {

@@ -26,9 +26,17 @@ import (
 //	certs                  serving certificates: below the server that may
 //	                       take them, above the policies that must not
 //	webhooks/apidefaults   the API server's defaults, applied before a review
-//	webhooks/clusterstate  the informer-backed views; they satisfy webhooks'
-//	                       reader interfaces without importing webhooks
-//	webhooks               the admission adapters, the registry, the server
+//	webhooks/clusterstate  the informer-backed views; they satisfy route's
+//	                       reader interfaces without importing it
+//	webhooks/admissionpolicy  the in-process layout's policies, evaluated
+//	                       offline: a leaf
+//	webhooks/route         who takes a request and why: the registry, the
+//	                       endpoints and entries, exemptions, selections,
+//	                       narrowing, the options they read
+//	webhooks/adapters      each contract behind the chain's Evaluator
+//	webhooks/render        the webhook configurations and admission policies
+//	                       rendered from route's entries
+//	webhooks               the review chain, its endpoints and HTTPS server
 //	webhooks/audit         the scan of stored objects through the review
 //	                       chain, shared by `gatehouse audit` and the server
 //	webhooks/controllers   the leader-elected reconcilers beside the webhooks
@@ -47,6 +55,9 @@ var layers = []struct {
 	{pkgs: "webhooks/apidefaults"},
 	{pkgs: "webhooks/clusterstate"},
 	{pkgs: "webhooks/admissionpolicy", leaf: true},
+	{pkgs: "webhooks/route"},
+	{pkgs: "webhooks/adapters"},
+	{pkgs: "webhooks/render"},
 	{pkgs: "webhooks"},
 	{pkgs: "webhooks/audit"},
 	{pkgs: "webhooks/controllers"},

@@ -12,7 +12,7 @@ import (
 // with its reason; every other exported variable is mutable state any
 // importer could change under serve, check and the manifests alike, so
 // tables are unexported behind a function that returns a copy
-// (webhooks.Registry, workload.Kinds, ...).
+// (route.Registry, workload.Kinds, ...).
 var sharedVars = map[string]string{
 	"api/harness/v1.SchemeGroupVersion":   "the scheme registration every Kubernetes API package publishes",
 	"api/harness/v1.SchemeBuilder":        "the scheme registration every Kubernetes API package publishes",

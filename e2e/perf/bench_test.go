@@ -17,6 +17,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // emptyState is a cluster with no DependencyGroups, CRD sources or
@@ -44,8 +45,8 @@ func BenchmarkAdapterCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := webhooks.OptionsFromConfig(configv1alpha1.Default())
-	corpus, err := Build(fixtures, webhooks.Registry(), opts)
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
+	corpus, err := Build(fixtures, route.Registry(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func BenchmarkFloorCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	corpus, err := Build(fixtures, webhooks.Registry(), webhooks.OptionsFromConfig(configv1alpha1.Default()))
+	corpus, err := Build(fixtures, route.Registry(), route.OptionsFromConfig(configv1alpha1.Default()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // chainRecord is where TestReviewChainAnswersAsRecorded keeps the answers:
@@ -88,7 +89,7 @@ func chainAnswers(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	cfg := configv1alpha1.Default()
-	opts := webhooks.OptionsFromConfig(cfg)
+	opts := route.OptionsFromConfig(cfg)
 	opts.ClusterState = emptyState{}
 	all := func(string) bool { return true }
 	asWritten := func(obj map[string]any, _ int) (map[string]any, error) { return deepCopy(obj) }
@@ -97,7 +98,7 @@ func chainAnswers(t *testing.T) map[string]string {
 		name  string
 		dress func(map[string]any, int) (map[string]any, error)
 	}{{"written", asWritten}, {"sent", Dress}} {
-		corpus, err := build(fixtures, webhooks.Registry(), opts, variant.dress)
+		corpus, err := build(fixtures, route.Registry(), opts, variant.dress)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func chainAnswers(t *testing.T) map[string]string {
 						body = asUpdateOfItself(t, body)
 					}
 					paths := []string{r.Path}
-					for _, c := range webhooks.Groups() {
+					for _, c := range route.Groups() {
 						// A combined endpoint trusts its entry's
 						// namespaceSelector: it is sent what the API
 						// server would send it.

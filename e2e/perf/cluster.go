@@ -18,7 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Admission is what the API server runs on the objects of an end-to-end run.
@@ -31,7 +32,7 @@ const (
 	Gatehouse Admission = "gatehouse"
 	// VAP: the ValidatingAdmissionPolicies of vap/ instead of gatehouse.
 	VAP Admission = "vap"
-	// InProcess: gatehouse's in-process layout (webhooks/inprocess.go): its
+	// InProcess: gatehouse's in-process layout (webhooks/render/inprocess.go): its
 	// admission policies, and its webhook configurations narrowed to what
 	// they do not decide, pointed at the gatehouse under test.
 	InProcess Admission = "in-process"
@@ -108,7 +109,7 @@ func LiveWebhookConfigs(ctx context.Context, c client.Client, name, base string)
 // InProcessLayout renders gatehouse's in-process layout for opts pointed at
 // base, with the CA bundle of installed (LiveWebhookConfigs) in every
 // webhook: the webhook configurations and the admission policies.
-func InProcessLayout(base, namespace string, opts webhooks.Options, installed []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+func InProcessLayout(base, namespace string, opts route.Options, installed []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	var caBundle any
 	for _, wc := range installed {
 		hooks, _, _ := unstructured.NestedSlice(wc.Object, "webhooks")
@@ -118,8 +119,8 @@ func InProcessLayout(base, namespace string, opts webhooks.Options, installed []
 			}
 		}
 	}
-	rendered, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{
-		URL: base, Namespace: namespace, Layout: webhooks.LayoutInProcess, Options: opts,
+	rendered, err := render.WebhookConfigurations(route.ManifestOptions{
+		URL: base, Namespace: namespace, Layout: route.LayoutInProcess, Options: opts,
 	})
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func (s *Switch) Set(ctx context.Context, a Admission) error {
 		}
 	}
 	want := map[Admission]string{NoWebhooks: "", Gatehouse: "gatehouse secret-scope", VAP: "ValidatingAdmissionPolicy",
-		InProcess: "ValidatingAdmissionPolicy '" + webhooks.PolicyName("secret-scope") + "'", Floor: FloorProbeMessage}[a]
+		InProcess: "ValidatingAdmissionPolicy '" + render.PolicyName("secret-scope") + "'", Floor: FloorProbeMessage}[a]
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		last = s.Client.Create(ctx, s.Probe.DeepCopy(), client.DryRunAll)

@@ -28,7 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Review is one AdmissionReview of the corpus: a fixture object sent as a
@@ -36,7 +36,7 @@ import (
 type Review struct {
 	Webhook string
 	Path    string
-	Type    webhooks.Type
+	Type    route.Type
 	// Fixture is the fixture file relative to the repository root, Outcome
 	// the verdict ("pass" or "fail") it expects from its own policy.
 	Fixture string
@@ -134,11 +134,11 @@ var clusterScoped = map[string]bool{
 // namespace, so opt-in webhooks get every object of their kinds). Objects
 // are dressed as the API server sends them (Dress). A webhook no fixture
 // reaches is listed in Uncovered, not an error.
-func Build(fixtures []Fixture, registry []webhooks.Definition, opts webhooks.Options) (*Corpus, error) {
+func Build(fixtures []Fixture, registry []route.Definition, opts route.Options) (*Corpus, error) {
 	return build(fixtures, registry, opts, Dress)
 }
 
-func build(fixtures []Fixture, registry []webhooks.Definition, opts webhooks.Options, dress func(map[string]any, int) (map[string]any, error)) (*Corpus, error) {
+func build(fixtures []Fixture, registry []route.Definition, opts route.Options, dress func(map[string]any, int) (map[string]any, error)) (*Corpus, error) {
 	c := &Corpus{}
 	for i, fx := range fixtures {
 		obj, err := dress(fx.Object, i)

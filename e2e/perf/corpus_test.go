@@ -14,16 +14,17 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
-func readCorpus(t *testing.T) ([]Fixture, webhooks.Options, *Corpus) {
+func readCorpus(t *testing.T) ([]Fixture, route.Options, *Corpus) {
 	t.Helper()
 	fixtures, err := ReadFixtures(repoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := webhooks.OptionsFromConfig(configv1alpha1.Default())
-	c, err := Build(fixtures, webhooks.Registry(), opts)
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
+	c, err := Build(fixtures, route.Registry(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +63,11 @@ func TestCorpusCoversEveryRegistryWebhook(t *testing.T) {
 	_, opts, c := readCorpus(t)
 	counts := c.ByWebhook()
 	for _, name := range servedWithFixtures {
-		if _, ok := webhooks.Lookup(name); ok && counts[name] == 0 {
+		if _, ok := route.Lookup(name); ok && counts[name] == 0 {
 			t.Errorf("webhook %s has no reviews", name)
 		}
 	}
-	for _, def := range webhooks.Registry() {
+	for _, def := range route.Registry() {
 		if !slices.Contains(servedWithFixtures, def.Name) {
 			t.Logf("webhook %s (not in servedWithFixtures): %d reviews", def.Name, counts[def.Name])
 		}
@@ -76,7 +77,7 @@ func TestCorpusCoversEveryRegistryWebhook(t *testing.T) {
 	}
 	uids := map[string]bool{}
 	for _, r := range c.Reviews {
-		def, ok := webhooks.Lookup(r.Webhook)
+		def, ok := route.Lookup(r.Webhook)
 		if !ok || r.Path != def.Path || r.Type != def.Type {
 			t.Errorf("%s: review for %s at %s does not match the registry", r.Fixture, r.Webhook, r.Path)
 			continue
@@ -101,10 +102,10 @@ func TestCorpusCoversEveryRegistryWebhook(t *testing.T) {
 // A webhook no fixture reaches is reported, not an error.
 func TestBuildReportsUncoveredWebhooks(t *testing.T) {
 	fixtures, opts, _ := readCorpus(t)
-	secrets := webhooks.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
-	registry := append(slices.Clone(webhooks.Registry()), webhooks.Definition{
-		Name: "no-fixtures", Path: "/validate/no-fixtures", Type: webhooks.Validating,
-		Intercept: webhooks.Intercept{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Resources: []webhooks.Resource{secrets}},
+	secrets := route.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, Kind: "Secret"}
+	registry := append(slices.Clone(route.Registry()), route.Definition{
+		Name: "no-fixtures", Path: "/validate/no-fixtures", Type: route.Validating,
+		Intercept: route.Intercept{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Resources: []route.Resource{secrets}},
 	})
 	c, err := Build(fixtures, registry, opts)
 	if err != nil {
@@ -130,7 +131,7 @@ func TestBuildReportsUncoveredWebhooks(t *testing.T) {
 // no webhook's verdict or findings.
 func TestDressKeepsEveryVerdict(t *testing.T) {
 	fixtures, opts, dressed := readCorpus(t)
-	plain, err := build(fixtures, webhooks.Registry(), opts, func(obj map[string]any, _ int) (map[string]any, error) { return deepCopy(obj) })
+	plain, err := build(fixtures, route.Registry(), opts, func(obj map[string]any, _ int) (map[string]any, error) { return deepCopy(obj) })
 	if err != nil {
 		t.Fatal(err)
 	}

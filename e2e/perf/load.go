@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // NewClient returns an HTTPS client for a loopback webhook server whose
@@ -79,7 +79,7 @@ type LoadResult struct {
 	// status-<code>, decode, uid (the response answers another request).
 	Errors map[string]int
 	// Latency per webhook type, and All.
-	Latency map[webhooks.Type]*Latencies
+	Latency map[route.Type]*Latencies
 	All     *Latencies
 	// Verdicts counts allowed, denied and patched answers.
 	Verdicts map[string]int
@@ -123,7 +123,7 @@ func (r *LoadResult) ErrorCount() int {
 }
 
 type workerResult struct {
-	latency  map[webhooks.Type]*Latencies
+	latency  map[route.Type]*Latencies
 	all      Latencies
 	errors   map[string]int
 	verdicts map[string]int
@@ -131,7 +131,7 @@ type workerResult struct {
 
 func newWorkerResult() *workerResult {
 	return &workerResult{
-		latency:  map[webhooks.Type]*Latencies{webhooks.Validating: {}, webhooks.Mutating: {}},
+		latency:  map[route.Type]*Latencies{route.Validating: {}, route.Mutating: {}},
 		errors:   map[string]int{},
 		verdicts: map[string]int{},
 	}
@@ -192,7 +192,7 @@ func RunInterleaved(ctx context.Context, client *http.Client, bases []string, re
 		out := &LoadResult{
 			Elapsed:  elapsed,
 			Errors:   map[string]int{},
-			Latency:  map[webhooks.Type]*Latencies{webhooks.Validating: {}, webhooks.Mutating: {}},
+			Latency:  map[route.Type]*Latencies{route.Validating: {}, route.Mutating: {}},
 			All:      &Latencies{},
 			Verdicts: map[string]int{},
 		}

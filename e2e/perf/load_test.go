@@ -13,7 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // reviewServer answers every AdmissionReview with allowed and records the
@@ -49,7 +49,7 @@ func testReviews() []Review {
 	var out []Review
 	for _, uid := range []string{"a", "b", "c"} {
 		body, _ := json.Marshal(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{UID: types.UID("uid-" + uid)}})
-		out = append(out, Review{Webhook: "w", Path: "/validate/w", Type: webhooks.Validating, UID: types.UID("uid-" + uid), Body: body})
+		out = append(out, Review{Webhook: "w", Path: "/validate/w", Type: route.Validating, UID: types.UID("uid-" + uid), Body: body})
 	}
 	return out
 }
@@ -72,7 +72,7 @@ func TestRunInterleavedSplitsRequestsEvenly(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, r := range results {
-			if r.Requests != 30 || r.ErrorCount() != 0 || r.Verdicts["allowed"] != 30 || r.Latency[webhooks.Validating].Count() != 30 {
+			if r.Requests != 30 || r.ErrorCount() != 0 || r.Verdicts["allowed"] != 30 || r.Latency[route.Validating].Count() != 30 {
 				t.Errorf("rate %v, server %d: %d requests, errors %v, verdicts %v", o.Rate, i, r.Requests, r.Errors, r.Verdicts)
 			}
 		}
@@ -109,15 +109,15 @@ func TestRunLoadCountsWrongAnswers(t *testing.T) {
 
 func TestLoadResultMerge(t *testing.T) {
 	a := &LoadResult{Requests: 2, Errors: map[string]int{"uid": 1}, Verdicts: map[string]int{"allowed": 1},
-		Latency: map[webhooks.Type]*Latencies{webhooks.Validating: {}}, All: &Latencies{}, Elapsed: time.Second}
+		Latency: map[route.Type]*Latencies{route.Validating: {}}, All: &Latencies{}, Elapsed: time.Second}
 	a.All.Add(time.Millisecond)
-	a.Latency[webhooks.Validating].Add(time.Millisecond)
+	a.Latency[route.Validating].Add(time.Millisecond)
 	b := &LoadResult{Requests: 1, Errors: map[string]int{}, Verdicts: map[string]int{"patched": 1},
-		Latency: map[webhooks.Type]*Latencies{webhooks.Mutating: {}}, All: &Latencies{}, Elapsed: time.Second}
+		Latency: map[route.Type]*Latencies{route.Mutating: {}}, All: &Latencies{}, Elapsed: time.Second}
 	b.All.Add(3 * time.Millisecond)
-	b.Latency[webhooks.Mutating].Add(3 * time.Millisecond)
+	b.Latency[route.Mutating].Add(3 * time.Millisecond)
 	a.Merge(b)
-	if a.Requests != 3 || a.All.Count() != 2 || a.Latency[webhooks.Mutating].Count() != 1 || a.Latency[webhooks.Validating].Count() != 1 ||
+	if a.Requests != 3 || a.All.Count() != 2 || a.Latency[route.Mutating].Count() != 1 || a.Latency[route.Validating].Count() != 1 ||
 		a.Errors["uid"] != 1 || a.Verdicts["patched"] != 1 || a.Verdicts["allowed"] != 1 || a.Elapsed != 2*time.Second {
 		t.Errorf("merged: %+v", a)
 	}

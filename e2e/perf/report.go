@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Report is everything one run measured, as JSON and as the Markdown of
@@ -136,10 +136,10 @@ type ServerReport struct {
 	Errors        map[string]int `json:"errors"`
 	Verdicts      map[string]int `json:"verdicts"`
 	// RoundP50 and RoundP99 are per round and webhook type, in ms.
-	RoundP50 map[webhooks.Type][]float64 `json:"roundP50Ms"`
-	RoundP99 map[webhooks.Type][]float64 `json:"roundP99Ms"`
+	RoundP50 map[route.Type][]float64 `json:"roundP50Ms"`
+	RoundP99 map[route.Type][]float64 `json:"roundP99Ms"`
 
-	latency   map[webhooks.Type]*Latencies
+	latency   map[route.Type]*Latencies
 	all       *Latencies
 	cpuRounds []float64
 }
@@ -148,8 +148,8 @@ type ServerReport struct {
 func NewServerReport() *ServerReport {
 	return &ServerReport{
 		Errors: map[string]int{}, Verdicts: map[string]int{},
-		RoundP50: map[webhooks.Type][]float64{}, RoundP99: map[webhooks.Type][]float64{},
-		latency: map[webhooks.Type]*Latencies{webhooks.Validating: {}, webhooks.Mutating: {}},
+		RoundP50: map[route.Type][]float64{}, RoundP99: map[route.Type][]float64{},
+		latency: map[route.Type]*Latencies{route.Validating: {}, route.Mutating: {}},
 		all:     &Latencies{},
 	}
 }
@@ -183,8 +183,8 @@ func (s *ServerReport) AddRound(lat, tp *LoadResult, before, after ProcSample) {
 }
 
 func (s *ServerReport) summarize() {
-	s.Validating = s.latency[webhooks.Validating].Summarize()
-	s.Mutating = s.latency[webhooks.Mutating].Summarize()
+	s.Validating = s.latency[route.Validating].Summarize()
+	s.Mutating = s.latency[route.Mutating].Summarize()
 	s.All = s.all.Summarize()
 	s.Throughput = SpreadOf(s.ThroughputRounds)
 	s.CPUPerRequest = SpreadOf(s.cpuRounds)
@@ -367,7 +367,7 @@ func (r *Report) Evaluate() {
 	r.Ratios = map[string]RatioReport{}
 	gh, fl := r.Loopback["gatehouse"], r.Loopback["floor"]
 	if gh != nil && fl != nil {
-		for _, t := range []webhooks.Type{webhooks.Validating, webhooks.Mutating} {
+		for _, t := range []route.Type{route.Validating, route.Mutating} {
 			g, f := gh.latency[t].Summarize(), fl.latency[t].Summarize()
 			name := strings.ToLower(string(t))
 			r.Ratios[name+" p50 gatehouse/floor"] = RatioReport{Ratio(g.P50, f.P50), roundRatios(gh.RoundP50[t], fl.RoundP50[t])}

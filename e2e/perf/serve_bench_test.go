@@ -15,7 +15,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // BenchmarkServeHTTPS is one review of the corpus through `gatehouse serve`
@@ -58,8 +58,8 @@ func startServeOnce(b *testing.B) *servedGatehouse {
 				return err
 			}
 			// serve --dev reads no cluster, so it serves no cluster-state webhook.
-			registry := slices.DeleteFunc(slices.Clone(webhooks.Registry()), func(d webhooks.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
-			corpus, err := Build(fixtures, registry, webhooks.OptionsFromConfig(configv1alpha1.Default()))
+			registry := slices.DeleteFunc(slices.Clone(route.Registry()), func(d route.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
+			corpus, err := Build(fixtures, registry, route.OptionsFromConfig(configv1alpha1.Default()))
 			if err != nil {
 				return err
 			}

@@ -13,7 +13,7 @@ import (
 )
 
 // The annotation grammar as CEL, for the in-process layout's
-// ValidatingAdmissionPolicy (webhooks/inprocess.go renders the policy
+// ValidatingAdmissionPolicy (webhooks/render/inprocess.go renders the policy
 // around these): the same keys, entries and messages (entryMessages) as the
 // evaluator, over a list of annotation maps (a CEL expression). The
 // differential test of the in-process layout (webhooks

@@ -16,7 +16,7 @@ import (
 )
 
 // The naming rules and the mismatch message as CEL, for the in-process
-// layout's ValidatingAdmissionPolicy (webhooks/inprocess.go renders the
+// layout's ValidatingAdmissionPolicy (webhooks/render/inprocess.go renders the
 // policy around these), from the same Naming and msgMismatch the evaluator
 // uses.
 

@@ -4,7 +4,7 @@
 // compilation, CEL environment and libraries, matching of rules, bindings,
 // namespace selectors and matchConditions, and the same denial it returns
 // to a client. `gatehouse check --layout in-process` runs the policies of
-// the in-process layout (webhooks/inprocess.go) through it, so that offline
+// the in-process layout (webhooks/render/inprocess.go) through it, so that offline
 // equals online (docs/in-process.md).
 //
 // The plugin is built as the API server builds it, from an informer factory

@@ -23,12 +23,13 @@ import (
 	policyreportv1alpha2 "github.com/gatehouse-dev/gatehouse/api/policyreport/v1alpha2"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 func newTestScanner(t *testing.T, resources []*metav1.APIResourceList) *Scanner {
 	t.Helper()
 	cfg := configv1alpha1.Default()
-	opts := webhooks.OptionsFromConfig(cfg)
+	opts := route.OptionsFromConfig(cfg)
 	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: resources}}
 	return NewScanner(nil, disc, webhooks.Build(opts, cfg.Enabled), opts)
 }

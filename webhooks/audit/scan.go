@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // User is the user an audited object is reviewed as.
@@ -87,7 +88,7 @@ type Scanner struct {
 	pager     *Pager
 	discovery discovery.DiscoveryInterface
 	hooks     []*webhooks.Webhook
-	opts      webhooks.Options
+	opts      route.Options
 	chain     *webhooks.Offline
 	// SkipNamespaces are never audited: the webhook configurations exclude
 	// them, so gatehouse never judges their objects.
@@ -99,7 +100,7 @@ type Scanner struct {
 // NewScanner returns a scanner that lists with pager and reviews through
 // the enabled webhooks hooks (from webhooks.Build with opts, whose readers
 // hold the cluster's state).
-func NewScanner(pager *Pager, disc discovery.DiscoveryInterface, hooks []*webhooks.Webhook, opts webhooks.Options) *Scanner {
+func NewScanner(pager *Pager, disc discovery.DiscoveryInterface, hooks []*webhooks.Webhook, opts route.Options) *Scanner {
 	return &Scanner{pager: pager, discovery: disc, hooks: hooks, opts: opts, chain: webhooks.NewOffline(hooks, opts)}
 }
 
@@ -153,11 +154,11 @@ func (s *Scanner) intercepted(gvr schema.GroupVersionResource) (taken, oneObject
 	for _, h := range s.hooks {
 		in := h.Intercept
 		if in.Beyond.AllGroups() {
-			in.Beyond = webhooks.NothingBeyond
+			in.Beyond = route.NothingBeyond
 		}
 		if in.Matches(admissionregistrationv1.Create, gvr, "", s.opts) {
 			taken = true
-			oneObject = oneObject && in.Object == webhooks.OverrideConfigMapOnly
+			oneObject = oneObject && in.Object == route.OverrideConfigMapOnly
 		}
 	}
 	return taken, taken && oneObject

@@ -26,7 +26,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
 )
 
-// CachedState is the webhooks.StateReader and webhooks.NamespaceReader of
+// CachedState is the route.StateReader and route.NamespaceReader of
 // `gatehouse serve`: informer caches of DependencyGroups,
 // CustomResourceDefinitionSources, OperatorHarnesses of both groups,
 // ClusterRoles and Roles (trimmed to what the lookups read), with a field
@@ -264,7 +264,7 @@ func (s *CachedState) Ready(*http.Request) error {
 // ErrNotSynced is the answer of every lookup until the caches have synced.
 var ErrNotSynced = errors.New("cluster state caches not synced yet")
 
-// Lookup implements webhooks.StateReader: the ObjectKeys of Objects, sorted.
+// Lookup implements route.StateReader: the ObjectKeys of Objects, sorted.
 func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
 	objs, err := s.Objects(gvk, index, value)
 	if err != nil {
@@ -278,7 +278,7 @@ func (s *CachedState) Lookup(gvk schema.GroupVersionKind, index, value string) (
 	return slices.Compact(names), nil
 }
 
-// Objects implements webhooks.StateReader with the field index, across namespaces.
+// Objects implements route.StateReader with the field index, across namespaces.
 // The objects are the cache's own (no copy per review): read-only.
 func (s *CachedState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
 	switch err := s.kindReady(gvk); {
@@ -299,7 +299,7 @@ func (s *CachedState) Objects(gvk schema.GroupVersionKind, index, value string) 
 	return out, nil
 }
 
-// NamespaceLabels implements webhooks.NamespaceReader from the metadata cache; a
+// NamespaceLabels implements route.NamespaceReader from the metadata cache; a
 // namespace the cache has not seen yet is read from the API server, so an
 // object created right after its namespace still gets its scope labels (see
 // liveReadsPerSecond for the bounds).
@@ -354,7 +354,7 @@ func (s *CachedState) rememberMissing(name string) {
 	s.missing[name] = time.Now()
 }
 
-// Exists implements webhooks.StateReader for a cluster-scoped kind.
+// Exists implements route.StateReader for a cluster-scoped kind.
 func (s *CachedState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
 	switch err := s.kindReady(gvk); {
 	case errors.Is(err, errKindAbsent):

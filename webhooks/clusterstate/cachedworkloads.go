@@ -19,7 +19,7 @@ var workloadKinds = []schema.GroupVersionKind{
 	{Group: "apps", Version: "v1", Kind: "DaemonSet"},
 }
 
-// CachedWorkloads is a webhooks.WorkloadReader over an informer cache of the
+// CachedWorkloads is a route.WorkloadReader over an informer cache of the
 // Deployments and DaemonSets of one namespace, with managed fields stripped:
 // only what resolution reads is worth the memory.
 type CachedWorkloads struct {
@@ -57,7 +57,7 @@ func (w *CachedWorkloads) Start(ctx context.Context) error {
 	return w.cache.Start(ctx)
 }
 
-// ListWorkloads implements webhooks.WorkloadReader. Before the cache has synced it
+// ListWorkloads implements route.WorkloadReader. Before the cache has synced it
 // answers an error rather than a partial list.
 func (w *CachedWorkloads) ListWorkloads(ctx context.Context, namespace, kind string, labels map[string]string) ([]map[string]any, error) {
 	if !w.synced.Load() {

@@ -10,17 +10,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // ModeDrift checks, on every replica, that the registered webhook
 // configurations route each enabled webhook by the server's own modes
-// (webhooks.ModeDrifts, webhooks/drift.go): a configuration changed without
+// (render.ModeDrifts, webhooks/route/drift.go): a configuration changed without
 // rolling the pods, or entries rendered for other modes, would otherwise go
 // unnoticed, as the server then decides by the stricter reading on its
 // combined endpoints and answers in its own mode on the webhooks' own
@@ -36,7 +39,7 @@ import (
 // is logged and leaves readiness alone (the check cannot tell).
 type ModeDrift struct {
 	Reader  client.Reader
-	Options webhooks.Options
+	Options route.Options
 	// Enabled reports whether the server serves the named webhook.
 	Enabled func(name string) bool
 	// Configuration names the webhook configurations (both kinds).
@@ -48,7 +51,7 @@ type ModeDrift struct {
 
 // driftResult is one check's outcome.
 type driftResult struct {
-	drifts []webhooks.EntryDrift
+	drifts []render.EntryDrift
 	err    error
 }
 
@@ -88,7 +91,7 @@ func (m *ModeDrift) Start(ctx context.Context) error {
 }
 
 // describe is a check's outcome as text, to tell a change.
-func describe(drifts []webhooks.EntryDrift, err error) string {
+func describe(drifts []render.EntryDrift, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -102,16 +105,16 @@ func describe(drifts []webhooks.EntryDrift, err error) string {
 // Check reads the registered configurations once, compares them with the
 // server's options, publishes gatehouse_mode_drift and keeps the outcome for
 // Ready.
-func (m *ModeDrift) Check(ctx context.Context) ([]webhooks.EntryDrift, error) {
+func (m *ModeDrift) Check(ctx context.Context) ([]render.EntryDrift, error) {
 	drifts, err := m.read(ctx)
 	m.last.Store(&driftResult{drifts: drifts, err: err})
 	if err == nil {
-		webhooks.PublishModeDrift(slices.DeleteFunc(webhooks.Names(), func(name string) bool { return !m.Enabled(name) }), drifts)
+		publishModeDrift(slices.DeleteFunc(route.Names(), func(name string) bool { return !m.Enabled(name) }), drifts)
 	}
 	return drifts, err
 }
 
-func (m *ModeDrift) read(ctx context.Context) ([]webhooks.EntryDrift, error) {
+func (m *ModeDrift) read(ctx context.Context) ([]render.EntryDrift, error) {
 	// A read that hangs must not keep the replica unready (before the
 	// first check) or its last outcome current for long.
 	ctx, cancel := context.WithTimeout(ctx, readTimeout)
@@ -123,7 +126,7 @@ func (m *ModeDrift) read(ctx context.Context) ([]webhooks.EntryDrift, error) {
 			return nil, fmt.Errorf("reading the webhook configurations %s: %w", m.Configuration, err)
 		}
 	}
-	return webhooks.ModeDrifts(m.Options, m.Enabled, webhooks.RegisteredEntries(mutating, validating)), nil
+	return render.ModeDrifts(m.Options, m.Enabled, render.RegisteredEntries(mutating, validating)), nil
 }
 
 // readTimeout bounds one read of the two configurations.
@@ -145,4 +148,29 @@ func (m *ModeDrift) Ready(*http.Request) error {
 	}
 	return fmt.Errorf("the registered webhook configurations were rendered for other modes than this server's configuration "+
 		"(roll the pods, or render the entries from the configuration again): %s", describe(r.drifts, nil))
+}
+
+func init() {
+	metrics.Registry.MustRegister(modeDrift)
+}
+
+// modeDrift is 1 for each enabled webhook that a registered entry sends
+// requests by another mode than the server's configuration, 0 for the
+// others; absent until the registered configurations were read
+// (controllers.ModeDrift).
+var modeDrift = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "gatehouse_mode_drift",
+	Help: "1 while a registered webhook configuration entry routes the webhook by another mode than the server's configuration (a changed configuration not rolled out, or entries rendered for other modes), else 0.",
+}, []string{"webhook"})
+
+// publishModeDrift sets gatehouse_mode_drift from the drifts ModeDrifts
+// found: 1 for each webhook among them, 0 for every other one of webhooks.
+func publishModeDrift(webhooks []string, drifts []render.EntryDrift) {
+	modeDrift.Reset()
+	for _, name := range webhooks {
+		modeDrift.WithLabelValues(name).Set(0)
+	}
+	for _, d := range drifts {
+		modeDrift.WithLabelValues(d.Webhook).Set(1)
+	}
 }

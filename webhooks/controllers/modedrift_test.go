@@ -18,14 +18,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // renderedConfigurations are the two webhook configurations `gatehouse
 // manifests --manage-selections` renders for cfg.
 func renderedConfigurations(t *testing.T, cfg configv1alpha1.ServerConfig) []client.Object {
 	t.Helper()
-	out, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: webhooks.OptionsFromConfig(cfg)})
+	out, err := render.WebhookConfigurations(route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: route.OptionsFromConfig(cfg)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestModeDriftReadiness(t *testing.T) {
 		c.Webhooks = map[string]configv1alpha1.Webhook{"secret-scope": {Mode: configv1alpha1.ModeWarn}}
 	})
 	c := fake.NewClientBuilder().WithScheme(driftScheme(t)).WithObjects(renderedConfigurations(t, managed(func(*configv1alpha1.ServerConfig) {}))...).Build()
-	check := &ModeDrift{Reader: c, Options: webhooks.OptionsFromConfig(warn), Enabled: warn.Enabled, Configuration: webhooks.ConfigurationName}
+	check := &ModeDrift{Reader: c, Options: route.OptionsFromConfig(warn), Enabled: warn.Enabled, Configuration: render.ConfigurationName}
 	if err := check.Ready(nil); err == nil {
 		t.Error("ready before the registered configurations were compared")
 	}
@@ -153,8 +154,8 @@ func TestModeDriftReadiness(t *testing.T) {
 	}
 
 	// Nothing registered: nothing drifts.
-	empty := &ModeDrift{Reader: fake.NewClientBuilder().WithScheme(driftScheme(t)).Build(), Options: webhooks.OptionsFromConfig(warn),
-		Enabled: warn.Enabled, Configuration: webhooks.ConfigurationName}
+	empty := &ModeDrift{Reader: fake.NewClientBuilder().WithScheme(driftScheme(t)).Build(), Options: route.OptionsFromConfig(warn),
+		Enabled: warn.Enabled, Configuration: render.ConfigurationName}
 	if drifts, err := empty.Check(ctx); err != nil || len(drifts) != 0 || empty.Ready(nil) != nil {
 		t.Errorf("without registered configurations: drifts %v, %v, ready %v", drifts, err, empty.Ready(nil))
 	}
@@ -165,7 +166,7 @@ func TestModeDriftReadiness(t *testing.T) {
 			return apierrors.NewForbidden(schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}, "gatehouse", errors.New("no"))
 		},
 	}).Build()
-	unreadable := &ModeDrift{Reader: forbidden, Options: webhooks.OptionsFromConfig(warn), Enabled: warn.Enabled, Configuration: webhooks.ConfigurationName}
+	unreadable := &ModeDrift{Reader: forbidden, Options: route.OptionsFromConfig(warn), Enabled: warn.Enabled, Configuration: render.ConfigurationName}
 	if _, err := unreadable.Check(ctx); err == nil || unreadable.Ready(nil) != nil {
 		t.Errorf("unreadable configurations: check error %v, ready %v; want an error and ready", err, unreadable.Ready(nil))
 	}

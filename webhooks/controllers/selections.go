@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // SelectionsFieldManager owns what Selections writes: the managed
@@ -27,7 +27,7 @@ import (
 const SelectionsFieldManager = "gatehouse-selections"
 
 // Selections keeps the selections of the webhook configurations current
-// from cluster state (webhooks/selection.go,
+// from cluster state (webhooks/route/selection.go,
 // docs/harness-proxy-and-labels.md):
 //   - harness-proxy's fail-closed selection (docs/contracts.md §4): every
 //     namespace that an OperatorHarness with injectProxyConfiguration: true
@@ -38,8 +38,8 @@ const SelectionsFieldManager = "gatehouse-selections"
 //     label of an OperatorHarness in Enforce mode carries the scoped label,
 //     and only those namespaces' objects are sent to it;
 //   - the entries only harnessed service accounts need reach
-//     (webhooks.HarnessedAccountEntries) carry the matchCondition
-//     webhooks.HarnessedAccountsCondition, the accounts the harnesses claim.
+//     (route.HarnessedAccountEntries) carry the matchCondition
+//     route.HarnessedAccountsCondition, the accounts the harnesses claim.
 //
 // The labels are written with server-side apply under their own field
 // manager: a GitOps tool that owns the Namespace's other fields does not
@@ -51,7 +51,7 @@ type Selections struct {
 	// Reader reads the webhook configurations uncached (they are two
 	// objects, read on each reconcile; a cache would watch every one).
 	Reader  client.Reader
-	Options webhooks.Options
+	Options route.Options
 	// Configuration names the webhook configurations (both kinds).
 	Configuration string
 }
@@ -122,7 +122,7 @@ func (r *Selections) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	for _, ns := range namespaces.Items {
 		want := map[string]string{}
 		if ns.DeletionTimestamp == nil {
-			want = webhooks.ManagedNamespaceLabels(r.Options, ns.Name, ns.Labels, harnesses)
+			want = route.ManagedNamespaceLabels(r.Options, ns.Name, ns.Labels, harnesses)
 		}
 		if !r.differs(ns, want, managed) {
 			continue
@@ -131,7 +131,7 @@ func (r *Selections) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 			return reconcile.Result{}, err
 		}
 	}
-	if err := r.applyAccounts(ctx, webhooks.HarnessedAccountsExpression(harnesses)); err != nil {
+	if err := r.applyAccounts(ctx, route.HarnessedAccountsExpression(harnesses)); err != nil {
 		return reconcile.Result{}, err
 	}
 	return reconcile.Result{RequeueAfter: resync}, nil
@@ -151,7 +151,7 @@ var webhookConfigurationKinds = []schema.GroupVersionKind{
 // entry stays whoever applied it.
 func (r *Selections) applyAccounts(ctx context.Context, expr string) error {
 	wanted := map[string]bool{}
-	for _, name := range webhooks.HarnessedAccountEntries(r.Options) {
+	for _, name := range route.HarnessedAccountEntries(r.Options) {
 		wanted[name] = true
 	}
 	for _, gvk := range webhookConfigurationKinds {
@@ -172,7 +172,7 @@ func (r *Selections) applyAccounts(ctx context.Context, expr string) error {
 				continue
 			}
 			apply = append(apply, map[string]any{"name": name, "matchConditions": []any{
-				map[string]any{"name": webhooks.HarnessedAccountsCondition, "expression": expr},
+				map[string]any{"name": route.HarnessedAccountsCondition, "expression": expr},
 			}})
 		}
 		if len(apply) == 0 {
@@ -183,7 +183,7 @@ func (r *Selections) applyAccounts(ctx context.Context, expr string) error {
 		patch.SetName(r.Configuration)
 		//nolint:staticcheck // as in apply: an unstructured Apply patch.
 		if err := r.Client.Patch(ctx, patch, client.Apply, client.FieldOwner(SelectionsFieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("adding %s to %s %s: %w", webhooks.HarnessedAccountsCondition, gvk.Kind, r.Configuration, err)
+			return fmt.Errorf("adding %s to %s %s: %w", route.HarnessedAccountsCondition, gvk.Kind, r.Configuration, err)
 		}
 	}
 	return nil
@@ -194,7 +194,7 @@ func (r *Selections) applyAccounts(ctx context.Context, expr string) error {
 func conditionIs(entry map[string]any, expr string) bool {
 	conditions, _ := entry["matchConditions"].([]any)
 	for _, c := range conditions {
-		if c, ok := c.(map[string]any); ok && c["name"] == webhooks.HarnessedAccountsCondition {
+		if c, ok := c.(map[string]any); ok && c["name"] == route.HarnessedAccountsCondition {
 			return c["expression"] == expr
 		}
 	}

@@ -25,12 +25,13 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // WebhookConfigurations writes gatehouse's own webhook configurations, and
 // the admission policy that goes with them, as the server's configuration
-// renders them (webhooks.WebhookConfigurations, what `gatehouse manifests`
+// renders them (render.WebhookConfigurations, what `gatehouse manifests`
 // prints for the same configuration): a Helm value that puts a webhook in
 // Audit, exempts a namespace or renames a selection label reaches the API
 // server with the pods that judge by it, with no rendering step in between.
@@ -53,14 +54,14 @@ import (
 // (the owner, the two configurations, the policy and its binding).
 // Leader-elected: during a rollout the replica that leads writes its own
 // configuration, and the server's modes decide safely either way
-// (webhooks/drift.go).
+// (webhooks/route/drift.go).
 type WebhookConfigurations struct {
 	// Client writes; Reader reads uncached (a handful of named objects).
 	Client client.Client
 	Reader client.Reader
 	// Manifests are the options the entries are rendered with; their
 	// Certificate must be empty (no cainjector annotation).
-	Manifests webhooks.ManifestOptions
+	Manifests route.ManifestOptions
 	// CAFile holds the PEM bundle every caBundle carries.
 	CAFile string
 	// PolicyOwner names the ClusterRole that owns the managed-labels policy
@@ -91,9 +92,9 @@ func (w *WebhookConfigurations) Start(ctx context.Context) error {
 		}
 		switch {
 		case err != nil && now != previous:
-			log.Error(err, "cannot write the webhook configurations; the registered ones stay as they are", "configuration", webhooks.ConfigurationName)
+			log.Error(err, "cannot write the webhook configurations; the registered ones stay as they are", "configuration", render.ConfigurationName)
 		case err == nil && previous != "":
-			log.Info("the webhook configurations are written again", "configuration", webhooks.ConfigurationName)
+			log.Info("the webhook configurations are written again", "configuration", render.ConfigurationName)
 		}
 		for _, c := range changed {
 			log.Info("wrote the server's rendering", "object", c)
@@ -158,9 +159,9 @@ func (w *WebhookConfigurations) Sync(ctx context.Context) ([]string, error) {
 	}
 	var written []string
 	for _, gvk := range []schema.GroupVersionKind{validatingKind, mutatingKind, policyKind, bindingKind} {
-		name := webhooks.ConfigurationName
+		name := render.ConfigurationName
 		if gvk == policyKind || gvk == bindingKind {
-			name = webhooks.ManagedLabelsPolicyName
+			name = render.ManagedLabelsPolicyName
 		}
 		want := rendered[gvk]
 		wrote, err := w.write(ctx, gvk, name, want, ownerOf)
@@ -200,10 +201,10 @@ func (w *WebhookConfigurations) Objects(ca []byte) ([]*unstructured.Unstructured
 	if w.Manifests.Certificate != "" {
 		return nil, errors.New("the written entries carry their own caBundle: render them without a cert-manager Certificate")
 	}
-	if l := w.Manifests.Layout; l != "" && l != webhooks.LayoutCombined && l != webhooks.LayoutSeparate {
+	if l := w.Manifests.Layout; l != "" && l != route.LayoutCombined && l != route.LayoutSeparate {
 		return nil, fmt.Errorf("layout %s: gatehouse writes the combined or separate layout only (the in-process policies are rendered with `gatehouse manifests`)", l)
 	}
-	doc, err := webhooks.WebhookConfigurations(w.Manifests)
+	doc, err := render.WebhookConfigurations(w.Manifests)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +351,7 @@ func carryAccountsCondition(live *unstructured.Unstructured, entries []any) {
 		entry, _ := e.(map[string]any)
 		list, _ := entry["matchConditions"].([]any)
 		for _, c := range list {
-			if c, ok := c.(map[string]any); ok && c["name"] == webhooks.HarnessedAccountsCondition {
+			if c, ok := c.(map[string]any); ok && c["name"] == route.HarnessedAccountsCondition {
 				conditions[fmt.Sprint(entry["name"])] = c
 			}
 		}

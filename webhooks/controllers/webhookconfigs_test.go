@@ -17,7 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestWrittenEntriesCarryTheCA: every entry of both configurations the
@@ -26,7 +27,7 @@ import (
 func TestWrittenEntriesCarryTheCA(t *testing.T) {
 	cfg := configv1alpha1.Default()
 	cfg.Harness.ManageSelections = true
-	w := &WebhookConfigurations{Manifests: webhooks.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: webhooks.OptionsFromConfig(cfg)}}
+	w := &WebhookConfigurations{Manifests: route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: route.OptionsFromConfig(cfg)}}
 	ca := []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
 	objs, err := w.Objects(ca)
 	if err != nil {
@@ -56,11 +57,11 @@ func TestWrittenEntriesCarryTheCA(t *testing.T) {
 		t.Errorf("only %d entries", entries)
 	}
 	for name, tc := range map[string]struct {
-		o    webhooks.ManifestOptions
+		o    route.ManifestOptions
 		says string
 	}{
-		"a Certificate":     {webhooks.ManifestOptions{Certificate: "gatehouse-system/gatehouse-serving", Options: w.Manifests.Options}, "caBundle"},
-		"in-process layout": {webhooks.ManifestOptions{Layout: webhooks.LayoutInProcess, Options: w.Manifests.Options}, "layout in-process"},
+		"a Certificate":     {route.ManifestOptions{Certificate: "gatehouse-system/gatehouse-serving", Options: w.Manifests.Options}, "caBundle"},
+		"in-process layout": {route.ManifestOptions{Layout: route.LayoutInProcess, Options: w.Manifests.Options}, "layout in-process"},
 	} {
 		if _, err := (&WebhookConfigurations{Manifests: tc.o}).Objects(ca); err == nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v, want a refusal naming %s", name, err, tc.says)
@@ -87,13 +88,13 @@ func TestSyncWritesTheEntriesFirst(t *testing.T) {
 	}
 	for _, manage := range []bool{false, true} {
 		c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
-			&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhooks.ConfigurationName}},
-			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhooks.ConfigurationName}},
+			&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: render.ConfigurationName}},
+			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: render.ConfigurationName}},
 		).Build()
 		cfg := configv1alpha1.Default()
 		cfg.Harness.ManageSelections = manage
 		w := &WebhookConfigurations{Client: c, Reader: c, CAFile: ca, PolicyOwner: "gatehouse",
-			Manifests: webhooks.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: webhooks.OptionsFromConfig(cfg)}}
+			Manifests: route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Options: route.OptionsFromConfig(cfg)}}
 		written, err := w.Sync(context.Background())
 		if manage {
 			if err == nil || !strings.Contains(err.Error(), "ClusterRole gatehouse") {
@@ -106,7 +107,7 @@ func TestSyncWritesTheEntriesFirst(t *testing.T) {
 			t.Errorf("manageSelections=%v: wrote %v, want both configurations", manage, written)
 		}
 		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
-		if err := c.Get(context.Background(), client.ObjectKey{Name: webhooks.ConfigurationName}, &vwc); err != nil {
+		if err := c.Get(context.Background(), client.ObjectKey{Name: render.ConfigurationName}, &vwc); err != nil {
 			t.Fatal(err)
 		}
 		if len(vwc.Webhooks) < 3 || len(vwc.Webhooks[0].ClientConfig.CABundle) == 0 {

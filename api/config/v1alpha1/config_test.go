@@ -50,7 +50,7 @@ func TestDefault(t *testing.T) {
 		Overrides: Overrides{Namespace: "unbounded-system", ConfigMapName: "unbounded-component-overrides", ComponentLabel: "app.kubernetes.io/component",
 			ComponentTable: DefaultComponentTable},
 		// The proxy's defaults are the policy's, laid over these when the
-		// options are built (webhooks/options.go).
+		// options are built (webhooks/route/options.go).
 		Harness:     Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},
 		DefaultMode: ModeEnforce,
 		Exemptions:  Exemptions{Namespaces: []string{"kube-system", "kube-node-lease"}},
@@ -619,7 +619,7 @@ func TestValidateErrorIsDeterministic(t *testing.T) {
 // values, and their errors are attributed to the field and reported in field
 // order; a failing proxy check hides the CA ConfigMap's own check, which
 // would only repeat it. The checks themselves are tested with the policies
-// (webhooks/options_test.go).
+// (webhooks/route/options_test.go).
 func TestValidateRunsPolicyChecks(t *testing.T) {
 	c := Default()
 	c.PodSecurity.Defaults.RunAsUser = ptr(int64(0))

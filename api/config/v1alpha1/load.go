@@ -25,7 +25,7 @@ func Default() ServerConfig {
 
 // SetDefaults fills every unset field whose default this package owns. The
 // harness proxy and the pod security defaults table are the policies':
-// webhooks.OptionsFromConfig lays the configured values over their built-in
+// route.OptionsFromConfig lays the configured values over their built-in
 // ones, so an unset field there stays unset here.
 func (c *ServerConfig) SetDefaults() {
 	if c.APIVersion == "" {
@@ -170,7 +170,7 @@ func (c *ServerConfig) securityDefaultsLabel(fldPath *field.Path) (key, value st
 }
 
 // PolicyChecks check the values whose rules belong to the policies that read
-// them. webhooks.ValidateConfig passes them in, so that this package imports
+// them. route.ValidateConfig passes them in, so that this package imports
 // nothing of gatehouse's (the import-arrow test in cmd/gatehouse holds it to
 // that). A nil check is not run. Each check is given the path of the value it
 // checks and attributes its errors to that path or to fields below it.

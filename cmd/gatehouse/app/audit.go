@@ -19,6 +19,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 type auditFlags struct {
@@ -137,7 +138,7 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
-	opts := webhooks.OptionsFromConfig(cfg)
+	opts := route.OptionsFromConfig(cfg)
 	overrides := ""
 	if cfg.Enabled("component-overrides") {
 		overrides = cfg.Overrides.Namespace

@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // The roles of `gatehouse serve` (docs/audit.md, "Isolation").
@@ -67,7 +68,7 @@ func NewAuditServer(cfg configv1alpha1.ServerConfig, log logr.Logger, kube kubeF
 		return nil, usageError("--role=%s needs cluster access (--kubeconfig or in-cluster)", RoleAudit)
 	}
 	s.rc = rc
-	opts := webhooks.OptionsFromConfig(cfg)
+	opts := route.OptionsFromConfig(cfg)
 	if err := s.startState(&opts); err != nil {
 		return nil, err
 	}

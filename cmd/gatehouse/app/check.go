@@ -26,6 +26,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // CheckUser is the user `gatehouse check` admits objects as.
@@ -88,13 +89,13 @@ webhook could not decide for some (undecided), 2 for unreadable input or bad usa
 	f.kube.register(cmd, "the cluster --cluster reads")
 	fl.StringVarP(&f.output, "output", "o", FormatText, "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
-	fl.StringVar(&f.layout, "layout", webhooks.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (admission policies, docs/in-process.md)")
+	fl.StringVar(&f.layout, "layout", route.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (admission policies, docs/in-process.md)")
 	f.modes.register(cmd)
 	return cmd
 }
 
 // layouts are the values --layout takes.
-var layouts = []string{webhooks.LayoutSeparate, webhooks.LayoutCombined, webhooks.LayoutInProcess}
+var layouts = []string{route.LayoutSeparate, route.LayoutCombined, route.LayoutInProcess}
 
 func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	files := append(slices.Clone(f.files), args...)
@@ -122,7 +123,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	if err != nil {
 		return usageError("%v", err)
 	}
-	opts := webhooks.OptionsFromConfig(cfg)
+	opts := route.OptionsFromConfig(cfg)
 	// The state is read object by object and kept trimmed, so a large
 	// cluster's worth of it does not sit in memory twice.
 	state := newClusterState(nil)
@@ -149,7 +150,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	opts.StateGaps = state
 	chain := webhooks.NewOffline(webhooks.Build(opts, cfg.Enabled), opts)
 	var policies *inProcessPolicies
-	if f.layout == webhooks.LayoutInProcess {
+	if f.layout == route.LayoutInProcess {
 		if policies, err = newInProcessPolicies(opts, cfg.Enabled, state); err != nil {
 			return err
 		}
@@ -514,8 +515,8 @@ func writeJSON(w io.Writer, docs []Document, objects []ObjectOut, results []Chec
 // the text output names it on one line with the others (harness-labels
 // sees every object), the JSON output lists it as any other result.
 func unchangedByMutation(r CheckResult) bool {
-	def, _ := webhooks.Lookup(r.Webhook)
-	return def.Type == webhooks.Mutating && r.Outcome == OutcomeAllowed && len(r.Patch) == 0 && len(r.Warnings) == 0 && r.Error == "" &&
+	def, _ := route.Lookup(r.Webhook)
+	return def.Type == route.Mutating && r.Outcome == OutcomeAllowed && len(r.Patch) == 0 && len(r.Warnings) == 0 && r.Error == "" &&
 		len(r.Findings) == 0 && len(r.Withheld) == 0 && !r.Exempt
 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // formatInputs writes a directory of manifests whose lines are known: a
@@ -195,7 +195,7 @@ func TestCheckJUnit(t *testing.T) {
 				skipped++
 			}
 			for _, p := range c.Properties {
-				if _, ok := webhooks.Lookup(p.Name); ok {
+				if _, ok := route.Lookup(p.Name); ok {
 					caseResults++
 				}
 			}

@@ -3,8 +3,6 @@
 package app
 
 import (
-	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,9 +16,12 @@ import (
 	"k8s.io/klog/v2"
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/admissionpolicy"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // inProcessPolicies is what `check --layout in-process` adds to the review
@@ -28,15 +29,15 @@ import (
 // server's own admission-policy code, in the place the API server runs them
 // (after the mutating webhooks, before the validating ones).
 type inProcessPolicies struct {
-	opts      webhooks.Options
+	opts      route.Options
 	validator *admissionpolicy.Validator
 }
 
-func newInProcessPolicies(opts webhooks.Options, enabled func(string) bool, namespaces webhooks.NamespaceReader) (*inProcessPolicies, error) {
+func newInProcessPolicies(opts route.Options, enabled func(string) bool, namespaces route.NamespaceReader) (*inProcessPolicies, error) {
 	// The plugin's informers log their progress through klog; check's
 	// stderr is for the user's input errors.
 	klog.SetLogger(logr.Discard())
-	rendered := webhooks.ManifestOptions{Namespace: DefaultNamespace, Options: opts}.InProcess()
+	rendered := render.InProcess(route.ManifestOptions{Namespace: DefaultNamespace, Options: opts})
 	var vaps []admissionregistrationv1.ValidatingAdmissionPolicy
 	var bindings []admissionregistrationv1.ValidatingAdmissionPolicyBinding
 	for i, p := range rendered.Validating {
@@ -78,7 +79,7 @@ func (p *inProcessPolicies) review(ctx context.Context, req ctrladmission.Reques
 		if status == nil {
 			return nil, err
 		}
-		found := webhooks.PolicyFindings(status.Message)
+		found := render.PolicyFindings(status.Message)
 		for _, f := range found {
 			d := byWebhook[f.Webhook]
 			d.Webhook, d.Outcome = f.Webhook, webhooks.DecisionDenied
@@ -93,7 +94,7 @@ func (p *inProcessPolicies) review(ctx context.Context, req ctrladmission.Reques
 	}
 	out := make([]webhooks.Decision, 0, len(decisions)+1)
 	for _, d := range decisions {
-		def, _ := webhooks.Lookup(d.Webhook)
+		def, _ := route.Lookup(d.Webhook)
 		// A webhook in Warn or Audit keeps its own decision: its binding
 		// only warns or audits (validationActions), which the plugin does
 		// not return, and its policy finds what the webhook finds
@@ -102,8 +103,8 @@ func (p *inProcessPolicies) review(ctx context.Context, req ctrladmission.Reques
 		// without what the webhook was missing either.
 		if d.Outcome == webhooks.DecisionUndecided {
 			delete(byWebhook, d.Webhook)
-		} else if def.Type == webhooks.Validating && p.opts.ModeOf(d.Webhook) == configv1alpha1.ModeEnforce {
-			decides, err := webhooks.InProcessDecides(d.Webhook, p.opts, &req, final, nil)
+		} else if def.Type == route.Validating && p.opts.ModeOf(d.Webhook) == configv1alpha1.ModeEnforce {
+			decides, err := render.InProcessDecides(d.Webhook, p.opts, &req, final, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -119,7 +120,7 @@ func (p *inProcessPolicies) review(ctx context.Context, req ctrladmission.Reques
 		}
 		out = append(out, d)
 	}
-	for _, name := range webhooks.Names() {
+	for _, name := range route.Names() {
 		if d, ok := byWebhook[name]; ok {
 			out = append(out, d)
 		}

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // freshProcessEnv names the test a re-executed test binary runs.
@@ -76,7 +76,7 @@ func TestNoMarkerLeaves(t *testing.T) {
 	}
 	h := startHostile(t, "--v", "10")
 	corpus := plantedCorpus(t)
-	opts := webhooks.OptionsFromConfig(configv1alpha1.Default())
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
 
 	type send struct {
 		webhook string
@@ -85,7 +85,7 @@ func TestNoMarkerLeaves(t *testing.T) {
 	}
 	var sends []send
 	perWebhook := map[string]int{}
-	for _, def := range webhooks.Registry() {
+	for _, def := range route.Registry() {
 		for i, p := range corpus {
 			gvk := schema.FromAPIVersionAndKind(p.apiVersion, p.kind)
 			gvr, _ := meta.UnsafeGuessKindToResource(gvk)
@@ -111,7 +111,7 @@ func TestNoMarkerLeaves(t *testing.T) {
 			}
 		}
 	}
-	for _, def := range webhooks.Registry() {
+	for _, def := range route.Registry() {
 		if perWebhook[def.Name] == 0 {
 			t.Errorf("no fixture reaches webhook %s; add fixtures for it under policies/*/testdata", def.Name)
 		}

@@ -6,19 +6,20 @@ import (
 	"github.com/spf13/cobra"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Defaults of the installation in deploy/.
 const (
-	DefaultNamespace   = webhooks.DefaultNamespace
+	DefaultNamespace   = route.DefaultNamespace
 	DefaultService     = "gatehouse"
 	DefaultCertificate = DefaultNamespace + "/gatehouse-serving"
 )
 
 func newManifests() *cobra.Command {
 	var (
-		o      webhooks.ManifestOptions
+		o      route.ManifestOptions
 		config string
 		manage bool
 		modes  modeFlags
@@ -52,8 +53,8 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 			if err := modes.apply(cmd, &cfg); err != nil {
 				return err
 			}
-			o.Options = webhooks.OptionsFromConfig(cfg)
-			out, err := webhooks.WebhookConfigurations(o)
+			o.Options = route.OptionsFromConfig(cfg)
+			out, err := render.WebhookConfigurations(o)
 			if err != nil {
 				return err
 			}
@@ -64,11 +65,11 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 	fl := cmd.Flags()
 	fl.StringVar(&o.Namespace, "namespace", DefaultNamespace, "namespace gatehouse runs in (excluded from admission)")
 	fl.StringVar(&o.Service, "service", DefaultService, "Service in front of gatehouse")
-	fl.StringVar(&o.ServiceAccount, "service-account", webhooks.DefaultServiceAccount,
+	fl.StringVar(&o.ServiceAccount, "service-account", route.DefaultServiceAccount,
 		"ServiceAccount gatehouse runs as, in --namespace: with --manage-selections, the only requester that may remove or change the managed namespace labels")
 	fl.StringVar(&o.URL, "url", "", "base URL to call instead of the Service (local control planes)")
 	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
-	fl.StringVar(&o.Layout, "layout", webhooks.DefaultLayout, "separate (one entry per webhook), combined (one per failure policy and kind) or in-process (combined, less what admission policies decide; docs/in-process.md)")
+	fl.StringVar(&o.Layout, "layout", route.DefaultLayout, "separate (one entry per webhook), combined (one per failure policy and kind) or in-process (combined, less what admission policies decide; docs/in-process.md)")
 	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
 	fl.BoolVar(&manage, "manage-selections", false,
 		"select by the harnessed and scoped namespace labels alone, as for a serve that keeps them current (harness.manageSelections)")

@@ -13,7 +13,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // TestDeployedWebhookConfigurationsMatchTheRegistry keeps deploy/ equal to
@@ -73,14 +74,14 @@ func TestChartSchemaNamesTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	inSchema := schema.Properties.Webhooks.Properties
-	for _, d := range webhooks.Registry() {
+	for _, d := range route.Registry() {
 		modes, ok := inSchema[d.Name]
 		if !ok {
 			t.Errorf("values.schema.json: webhooks.%s is missing", d.Name)
 			continue
 		}
 		want := []string{ModeEnforce, ModeWarn, ModeAudit}
-		if d.Type == webhooks.Mutating {
+		if d.Type == route.Mutating {
 			want = []string{ModeEnforce, ModeAudit}
 		}
 		if !slices.Equal(modes.Properties.Mode.Enum, want) {
@@ -190,11 +191,11 @@ func TestEveryKeyThatShapesTheEntriesIsCombined(t *testing.T) {
 	}
 	render := func(cfg configv1alpha1.ServerConfig) string {
 		t.Helper()
-		if err := webhooks.ValidateConfig(cfg); err != nil {
+		if err := route.ValidateConfig(cfg); err != nil {
 			t.Fatal(err)
 		}
-		out, err := webhooks.WebhookConfigurations(webhooks.ManifestOptions{Namespace: DefaultNamespace, Service: DefaultService,
-			Certificate: DefaultCertificate, Options: webhooks.OptionsFromConfig(cfg)})
+		out, err := render.WebhookConfigurations(route.ManifestOptions{Namespace: DefaultNamespace, Service: DefaultService,
+			Certificate: DefaultCertificate, Options: route.OptionsFromConfig(cfg)})
 		if err != nil {
 			t.Fatal(err)
 		}

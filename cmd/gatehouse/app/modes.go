@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // modeFlags set the webhooks' modes over the configuration file
@@ -43,8 +43,8 @@ func (m *modeFlags) apply(cmd *cobra.Command, cfg *configv1alpha1.ServerConfig) 
 		if !ok || name == "" {
 			return usageError("--mode %q: must be NAME=MODE, e.g. secret-scope=Warn", nm)
 		}
-		if _, known := webhooks.Lookup(name); !known {
-			return usageError("%v", configv1alpha1.OneOf("--mode NAME", name, webhooks.Names()...))
+		if _, known := route.Lookup(name); !known {
+			return usageError("%v", configv1alpha1.OneOf("--mode NAME", name, route.Names()...))
 		}
 		if !slices.Contains(modeNames, mode) {
 			return usageError("%v", configv1alpha1.OneOf("--mode "+name, mode, modeNames...))

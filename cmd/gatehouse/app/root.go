@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Exit codes shared by every command: denied wins over undecided, so a CI
@@ -110,7 +110,7 @@ func loadConfig(path string) (configv1alpha1.ServerConfig, error) {
 			return cfg, &exitError{code: exitUsage, err: errorLines(strings.Split(err.Error(), "\n"))}
 		}
 	}
-	if errs := webhooks.ValidateConfig(cfg); len(errs) > 0 {
+	if errs := route.ValidateConfig(cfg); len(errs) > 0 {
 		return cfg, invalidConfig(path, false, errs)
 	}
 	return cfg, nil
@@ -119,7 +119,7 @@ func loadConfig(path string) (configv1alpha1.ServerConfig, error) {
 // validateWithFlags validates cfg once the flags of cmd are laid over the
 // configuration file, which loadConfig validated alone.
 func validateWithFlags(cmd *cobra.Command, cfg configv1alpha1.ServerConfig) error {
-	if errs := webhooks.ValidateConfig(cfg); len(errs) > 0 {
+	if errs := route.ValidateConfig(cfg); len(errs) > 0 {
 		var path string
 		if f := cmd.Flags().Lookup("config"); f != nil {
 			path = f.Value.String()

@@ -40,6 +40,8 @@ import (
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
+	"github.com/gatehouse-dev/gatehouse/webhooks/render"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 type serveFlags struct {
@@ -90,8 +92,8 @@ func (f *serveFlags) managedConfigs(cfg configv1alpha1.ServerConfig) *controller
 		return nil
 	}
 	return &controllers.WebhookConfigurations{
-		Manifests: webhooks.ManifestOptions{Namespace: f.namespace, Service: f.service, ServiceAccount: f.serviceAccount, URL: f.webhookURL,
-			Layout: webhooks.LayoutCombined, Options: webhooks.OptionsFromConfig(cfg)},
+		Manifests: route.ManifestOptions{Namespace: f.namespace, Service: f.service, ServiceAccount: f.serviceAccount, URL: f.webhookURL,
+			Layout: route.LayoutCombined, Options: route.OptionsFromConfig(cfg)},
 		Interval: f.configsEvery, PolicyOwner: f.policyOwner,
 	}
 }
@@ -213,12 +215,12 @@ pod (serve --dev reads no cluster unless given one).`,
 	fl.StringVar(&f.namespace, "namespace", DefaultNamespace,
 		"namespace gatehouse runs in, which the webhook configurations exclude (as manifests --namespace): a harness that injects the proxy there is denied")
 	fl.BoolVar(&f.writeConfigs, "manage-webhook-configurations", false,
-		"write the entries of the webhook configurations "+webhooks.ConfigurationName+" as this configuration renders them (what `gatehouse manifests` prints), "+
+		"write the entries of the webhook configurations "+render.ConfigurationName+" as this configuration renders them (what `gatehouse manifests` prints), "+
 			"and the managed-labels policy; leader-elected; the configurations must exist (the chart creates them empty)")
 	fl.BoolVar(&f.printConfigs, "print-webhook-configurations", false,
 		"print what --manage-webhook-configurations writes for these flags and this configuration (without caBundle), and exit")
 	fl.StringVar(&f.service, "service", DefaultService, "with --manage-webhook-configurations: the Service in front of gatehouse, in --namespace")
-	fl.StringVar(&f.serviceAccount, "service-account", webhooks.DefaultServiceAccount,
+	fl.StringVar(&f.serviceAccount, "service-account", route.DefaultServiceAccount,
 		"with --manage-webhook-configurations: the ServiceAccount gatehouse runs as, the only requester that may change the managed namespace labels")
 	fl.DurationVar(&f.configsEvery, "webhook-configurations-interval", 15*time.Second,
 		"with --manage-webhook-configurations: how often the leader compares the written configurations with its rendering (at most five reads; a dry run only when an object or its rendering changed)")
@@ -312,7 +314,7 @@ type Server struct {
 	noState bool
 	// opts and hooks are what the endpoints serve; the background audit
 	// (the audit role) reviews stored objects through the same.
-	opts  webhooks.Options
+	opts  route.Options
 	hooks []*webhooks.Webhook
 	// drift compares the registered webhook configurations with the
 	// server's modes, when gatehouse reads a cluster (/readyz/mode-drift).
@@ -375,8 +377,8 @@ func (s *Server) EnableControllers(leaderNamespace string, dependencyGroups, nam
 		}
 	}
 	if namespaceLabels {
-		r := &controllers.Selections{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Options: webhooks.OptionsFromConfig(s.cfg),
-			Configuration: webhooks.ConfigurationName}
+		r := &controllers.Selections{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Options: route.OptionsFromConfig(s.cfg),
+			Configuration: render.ConfigurationName}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}
@@ -419,7 +421,7 @@ func printWebhookConfigurations(w io.Writer, configs *controllers.WebhookConfigu
 // NewServer assembles the server; nothing listens until Run.
 func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, certPoll time.Duration, kube kubeFlags, namespace string) (*Server, error) {
 	s := &Server{cfg: cfg, role: RoleWebhook, log: log, shutdownDelay: shutdownDelay}
-	opts := webhooks.OptionsFromConfig(cfg)
+	opts := route.OptionsFromConfig(cfg)
 	opts.ServerNamespace = namespace
 	rc, err := s.restConfig(kube)
 	if err != nil {
@@ -484,7 +486,7 @@ func NewServer(cfg configv1alpha1.ServerConfig, log logr.Logger, shutdownDelay, 
 
 // startState creates the informer caches the webhooks read when gatehouse
 // reads a cluster, and hands them to opts.
-func (s *Server) startState(opts *webhooks.Options) error {
+func (s *Server) startState(opts *route.Options) error {
 	if s.rc == nil {
 		return nil
 	}
@@ -541,7 +543,7 @@ func (s *Server) listen() error {
 // newModeDrift is the check of the registered webhook configurations
 // against opts, reading them uncached (get on their two names is all the
 // RBAC grants).
-func newModeDrift(rc *rest.Config, opts webhooks.Options, enabled func(string) bool) (*controllers.ModeDrift, error) {
+func newModeDrift(rc *rest.Config, opts route.Options, enabled func(string) bool) (*controllers.ModeDrift, error) {
 	scheme := runtime.NewScheme()
 	if err := admissionregistrationv1.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -550,7 +552,7 @@ func newModeDrift(rc *rest.Config, opts webhooks.Options, enabled func(string) b
 	if err != nil {
 		return nil, err
 	}
-	return &controllers.ModeDrift{Reader: reader, Options: opts, Enabled: enabled, Configuration: webhooks.ConfigurationName,
+	return &controllers.ModeDrift{Reader: reader, Options: opts, Enabled: enabled, Configuration: render.ConfigurationName,
 		Interval: modeDriftInterval}, nil
 }
 

@@ -26,7 +26,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/certs"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 type lockedBuffer struct {
@@ -302,7 +302,7 @@ func TestServeDevServesNoStateWebhooks(t *testing.T) {
 	eventually(t, "ready", s.readyz)
 	client := clientFor(t, filepath.Join(dir, certs.CAFile))
 	for _, name := range stateWebhooks {
-		def, _ := webhooks.Lookup(name)
+		def, _ := route.Lookup(name)
 		resp, err := client.Post("https://127.0.0.1:"+s.port+def.Path, "application/json", strings.NewReader(deniedPodReview))
 		if err != nil {
 			t.Fatal(err)

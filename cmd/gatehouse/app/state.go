@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // clusterState is what `check` knows of the cluster: the objects given
@@ -20,14 +20,14 @@ import (
 // informer caches: the same index functions, each lookup a map access, and
 // only what the lookups read kept (namespace labels; clusterstate.TrimForLookups
 // of the indexed kinds; apps/v1 workloads whole, for OVR). An indexed object
-// is known by its webhooks.ObjectKey ("<namespace>/<name>" when namespaced):
+// is known by its route.ObjectKey ("<namespace>/<name>" when namespaced):
 // adding it again (an object given with --state and then checked, or
 // admitted twice) replaces it, as an informer's update does, and hides the
 // cluster's object of that key.
 //
 // What a review needs by name and check was not given, it does not invent
 // (docs/design.md, "What check cannot decide"): the lookup answers
-// *webhooks.StateNotGiven, remembered for TakeGaps, and the webhook's
+// *route.StateNotGiven, remembered for TakeGaps, and the webhook's
 // result is undecided. Needed by name are the Namespace of a namespaced
 // object (always: no cluster lacks it), and, without --cluster, a role a
 // harness binds, the DependencyGroup a source requires, and a harness
@@ -44,7 +44,7 @@ type clusterState struct {
 	// without.
 	cluster *clusterView
 	// harnessedLabel is the namespace label under which harness-proxy fails
-	// closed (webhooks.Options.HarnessedNamespaceLabel).
+	// closed (route.Options.HarnessedNamespaceLabel).
 	harnessedLabel string
 	gaps           []string
 }
@@ -53,10 +53,10 @@ type clusterState struct {
 // audit` reads (startClusterState). workloads is nil when OVR is off.
 type clusterView struct {
 	state interface {
-		webhooks.StateReader
-		webhooks.NamespaceReader
+		route.StateReader
+		route.NamespaceReader
 	}
-	workloads webhooks.WorkloadReader
+	workloads route.WorkloadReader
 }
 
 type indexKey struct {
@@ -64,7 +64,7 @@ type indexKey struct {
 	index, value string
 }
 
-var _ webhooks.StateGaps = (*clusterState)(nil)
+var _ route.StateGaps = (*clusterState)(nil)
 
 func newClusterState(docs []Document) *clusterState {
 	s := &clusterState{
@@ -108,7 +108,7 @@ func (s *clusterState) add(obj map[string]any) {
 		s.workloads = append(s.workloads, obj)
 	case len(clusterstate.IndexNames(gvk)) > 0:
 		kept := clusterstate.TrimForLookups(obj)
-		key := webhooks.ObjectKey(kept)
+		key := route.ObjectKey(kept)
 		if s.byName[gvk] == nil {
 			s.byName[gvk] = map[string]map[string]any{}
 		}
@@ -129,10 +129,10 @@ func (s *clusterState) add(obj map[string]any) {
 // the lookup's answer.
 func (s *clusterState) notGiven(what string) error {
 	s.gaps = append(s.gaps, what)
-	return &webhooks.StateNotGiven{What: what}
+	return &route.StateNotGiven{What: what}
 }
 
-// TakeGaps implements webhooks.StateGaps.
+// TakeGaps implements route.StateGaps.
 func (s *clusterState) TakeGaps() []string {
 	if len(s.gaps) == 0 {
 		return nil
@@ -149,7 +149,7 @@ func (s *clusterState) unindex(gvk schema.GroupVersionKind, obj map[string]any) 
 			k := indexKey{gvk, index, v}
 			kept := s.byIndex[k][:0:0]
 			for _, o := range s.byIndex[k] {
-				if webhooks.ObjectKey(o) != webhooks.ObjectKey(obj) {
+				if route.ObjectKey(o) != route.ObjectKey(obj) {
 					kept = append(kept, o)
 				}
 			}
@@ -158,7 +158,7 @@ func (s *clusterState) unindex(gvk schema.GroupVersionKind, obj map[string]any) 
 	}
 }
 
-// NamespaceLabels implements webhooks.NamespaceReader: the labels of a
+// NamespaceLabels implements route.NamespaceReader: the labels of a
 // Namespace given (--state, --namespace-labels) or admitted earlier, else
 // the cluster's with --cluster; without it, a namespace check was not given
 // is not known.
@@ -172,7 +172,7 @@ func (s *clusterState) NamespaceLabels(name string) (map[string]string, error) {
 	return nil, s.notGiven("Namespace " + name)
 }
 
-// ListWorkloads implements webhooks.WorkloadReader over the known objects,
+// ListWorkloads implements route.WorkloadReader over the known objects,
 // and the cluster's that none of them replaces.
 func (s *clusterState) ListWorkloads(ctx context.Context, namespace, kind string, labels map[string]string) ([]map[string]any, error) {
 	var out []map[string]any
@@ -210,7 +210,7 @@ func (s *clusterState) ListWorkloads(ctx context.Context, namespace, kind string
 	return out, nil
 }
 
-// Objects implements webhooks.StateReader with the index, over the known
+// Objects implements route.StateReader with the index, over the known
 // objects and the cluster's that none of them replaces.
 func (s *clusterState) Objects(gvk schema.GroupVersionKind, index, value string) ([]map[string]any, error) {
 	given := s.byIndex[indexKey{gvk, index, value}]
@@ -228,7 +228,7 @@ func (s *clusterState) Objects(gvk schema.GroupVersionKind, index, value string)
 	}
 	out := slices.Clone(given)
 	for _, obj := range live {
-		if _, replaced := s.byName[gvk][webhooks.ObjectKey(obj)]; !replaced {
+		if _, replaced := s.byName[gvk][route.ObjectKey(obj)]; !replaced {
 			out = append(out, obj)
 		}
 	}
@@ -256,7 +256,7 @@ func (s *clusterState) neededByName(gvk schema.GroupVersionKind, index, value st
 	return "", false
 }
 
-// Lookup implements webhooks.StateReader: the ObjectKeys of Objects, sorted.
+// Lookup implements route.StateReader: the ObjectKeys of Objects, sorted.
 func (s *clusterState) Lookup(gvk schema.GroupVersionKind, index, value string) ([]string, error) {
 	objs, err := s.Objects(gvk, index, value)
 	if err != nil {
@@ -264,13 +264,13 @@ func (s *clusterState) Lookup(gvk schema.GroupVersionKind, index, value string) 
 	}
 	names := make([]string, 0, len(objs))
 	for _, obj := range objs {
-		names = append(names, webhooks.ObjectKey(obj))
+		names = append(names, route.ObjectKey(obj))
 	}
 	sort.Strings(names)
 	return slices.Compact(names), nil
 }
 
-// Exists implements webhooks.StateReader for a cluster-scoped kind: an
+// Exists implements route.StateReader for a cluster-scoped kind: an
 // object check was not given is not known to be absent, without --cluster.
 func (s *clusterState) Exists(gvk schema.GroupVersionKind, name string) (bool, error) {
 	if _, ok := s.byName[gvk][name]; ok {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 func obj(apiVersion, kind, namespace, name string, extra map[string]any) map[string]any {
@@ -35,7 +35,7 @@ func group(name string, crds ...string) map[string]any {
 }
 
 func notGivenWhat(err error) string {
-	var e *webhooks.StateNotGiven
+	var e *route.StateNotGiven
 	if errors.As(err, &e) {
 		return e.What
 	}
@@ -116,7 +116,7 @@ func (c fakeCluster) Lookup(gvk schema.GroupVersionKind, index, value string) ([
 	objs, _ := c.Objects(gvk, index, value)
 	var out []string
 	for _, o := range objs {
-		out = append(out, webhooks.ObjectKey(o))
+		out = append(out, route.ObjectKey(o))
 	}
 	return out, nil
 }

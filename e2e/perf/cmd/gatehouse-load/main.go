@@ -47,7 +47,7 @@ import (
 	"github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/e2e/perf"
-	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 type flags struct {
@@ -143,12 +143,12 @@ func run(f flags) (err error) {
 	if err != nil {
 		return err
 	}
-	registry := webhooks.Registry()
+	registry := route.Registry()
 	if !f.e2e {
 		// serve --dev reads no cluster, so it serves no cluster-state webhook.
-		registry = slices.DeleteFunc(slices.Clone(registry), func(d webhooks.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
+		registry = slices.DeleteFunc(slices.Clone(registry), func(d route.Definition) bool { return !app.ServedWithoutCluster(d.Name) })
 	}
-	corpus, err := perf.Build(fixtures, registry, webhooks.OptionsFromConfig(configv1alpha1.Default()))
+	corpus, err := perf.Build(fixtures, registry, route.OptionsFromConfig(configv1alpha1.Default()))
 	if err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func loopback(ctx context.Context, f flags, client *http.Client, corpus *perf.Co
 	}
 	var byType [2][]perf.Review
 	for _, r := range corpus.Reviews {
-		if r.Type == webhooks.Mutating {
+		if r.Type == route.Mutating {
 			byType[1] = append(byType[1], r)
 		} else {
 			byType[0] = append(byType[0], r)
@@ -432,7 +432,7 @@ func admissionSwitch(ctx context.Context, repo string, cluster *localcluster.Clu
 	}
 	annotations[perf.FloorProbeAnnotation] = "deny"
 	probeObj.SetAnnotations(annotations)
-	inProcess, err := perf.InProcessLayout(gh.Base, localcluster.Namespace, webhooks.OptionsFromConfig(configv1alpha1.Default()), hooks)
+	inProcess, err := perf.InProcessLayout(gh.Base, localcluster.Namespace, route.OptionsFromConfig(configv1alpha1.Default()), hooks)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,30 @@
+package adapters
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
+)
+
+// pod-security-defaults: PSC's mutation (docs/contracts.md §2) on Pod CREATE and
+// on pods/ephemeralcontainers UPDATE, in namespaces that opt in. It fails
+// open; pod-security is the enforcement.
+func newPodSecurityDefaults(opts route.Options) Evaluator {
+	// A broken table fails every review rather than judging by it.
+	invalid := opts.PodDefaults.Validate()
+	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
+		if invalid != nil {
+			return Result{}, fmt.Errorf("pod security defaults: %w", invalid)
+		}
+		// Copy on write: the chain keeps the pod as sent for the patch.
+		var changed bool
+		if r.Subresource == route.SubresourceEphemeralContainers {
+			r.Object, changed = podsecurity.DefaultedNewEphemeralContainers(r.Object, r.OldObject, opts.PodDefaults)
+		} else {
+			r.Object, changed = podsecurity.Defaulted(r.Object, opts.PodDefaults)
+		}
+		return Result{Mutated: changed, CopiedOnWrite: true}, nil
+	})
+}

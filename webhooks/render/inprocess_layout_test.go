@@ -1,0 +1,77 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
+)
+
+// TestInProcessLayoutNarrowsOnlyItsMembers: the in-process layout is the
+// combined layout but for the expression of the entry that holds a member a
+// policy stands in for, where that member's part is narrowed by the
+// policy's predicate; the policies and bindings follow.
+func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
+	opts := route.OptionsFromConfig(configv1alpha1.Default())
+	render := func(layout string) []string {
+		out, err := WebhookConfigurations(route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(string(out), "\n---\n")
+	}
+	combined, inProcess := render(route.LayoutCombined), render(route.LayoutInProcess)
+	if len(inProcess) != len(combined)+2*len(inProcessTable) {
+		t.Fatalf("%d documents in-process, %d combined", len(inProcess), len(combined))
+	}
+	if inProcess[0] != combined[0] {
+		t.Errorf("the mutating configuration differs:\n%s", inProcess[0])
+	}
+	var narrowed, plain renderedValidating
+	if err := yaml.Unmarshal([]byte(inProcess[1]), &narrowed); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(combined[1]), &plain); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range narrowed.Webhooks {
+		want := plain.Webhooks[i].MatchConditions[0].Expression
+		replaced := 0
+		for _, g := range route.Groups() {
+			if g.Name+".gatehouse.dev" != w.Name {
+				continue
+			}
+			for _, m := range g.Members(opts) {
+				for _, row := range inProcessTable {
+					if row.webhook == m.Def.Name {
+						member := m.MemberExpression(opts)
+						want = strings.Replace(want, member, "("+member+" && !("+row.decided(opts)+"))", 1)
+						replaced++
+					}
+				}
+			}
+		}
+		if w.Name == "validating-fail.gatehouse.dev" && replaced != len(inProcessTable) {
+			t.Errorf("%d members narrowed, the in-process table has %d rows", replaced, len(inProcessTable))
+		}
+		if got := w.MatchConditions[0].Expression; got != want {
+			t.Errorf("entry %s: the expression differs from the combined one narrowed by the policies' predicates (%d and %d bytes)", w.Name, len(got), len(want))
+		}
+	}
+	if !strings.Contains(inProcess[len(combined)], "kind: ValidatingAdmissionPolicy\n") ||
+		!strings.Contains(inProcess[len(combined)+1], "kind: ValidatingAdmissionPolicyBinding\n") {
+		t.Errorf("the policy and binding do not follow the webhook configurations")
+	}
+}
+
+// renderedValidating is the part of a rendered validating
+// configuration the layout test reads.
+type renderedValidating struct {
+	Webhooks []struct {
+		Name            string
+		MatchConditions []struct{ Name, Expression string } `json:"matchConditions"`
+	}
+}
