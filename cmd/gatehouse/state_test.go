@@ -14,20 +14,23 @@ import (
 // tables are unexported behind a function that returns a copy
 // (route.Registry, workload.Kinds, ...).
 var sharedVars = map[string]string{
-	"api/harness/v1.SchemeGroupVersion":   "the scheme registration every Kubernetes API package publishes",
-	"api/harness/v1.SchemeBuilder":        "the scheme registration every Kubernetes API package publishes",
-	"api/harness/v1.AddToScheme":          "the scheme registration every Kubernetes API package publishes",
-	"api/helmetica/v1.SchemeGroupVersion": "the scheme registration every Kubernetes API package publishes",
-	"api/helmetica/v1.SchemeBuilder":      "the scheme registration every Kubernetes API package publishes",
-	"api/helmetica/v1.AddToScheme":        "the scheme registration every Kubernetes API package publishes",
-	"cmd/gatehouse/app.Version":           "set by the linker (-ldflags -X), which needs a variable",
-	"cmd/gatehouse/app.Commit":            "set by the linker (-ldflags -X), which needs a variable",
-	"policies/dependencygroup.GroupGVK":   "a comparable GroupVersionKind value, as API packages publish them",
-	"policies/dependencygroup.SourceGVK":  "a comparable GroupVersionKind value, as API packages publish them",
-	"policies/harness.GVK":                "a comparable GroupVersionKind value, as API packages publish them",
-	"policies/harness.HelmeticaGVK":       "a comparable GroupVersionKind value, as API packages publish them",
-	"policies/harness.ClusterRoleGVK":     "a comparable GroupVersionKind value, as API packages publish them",
-	"policies/harness.RoleGVK":            "a comparable GroupVersionKind value, as API packages publish them",
+	"api/exceptions/v1alpha1.SchemeGroupVersion": "the scheme registration every Kubernetes API package publishes",
+	"api/exceptions/v1alpha1.SchemeBuilder":      "the scheme registration every Kubernetes API package publishes",
+	"api/exceptions/v1alpha1.AddToScheme":        "the scheme registration every Kubernetes API package publishes",
+	"api/harness/v1.SchemeGroupVersion":          "the scheme registration every Kubernetes API package publishes",
+	"api/harness/v1.SchemeBuilder":               "the scheme registration every Kubernetes API package publishes",
+	"api/harness/v1.AddToScheme":                 "the scheme registration every Kubernetes API package publishes",
+	"api/helmetica/v1.SchemeGroupVersion":        "the scheme registration every Kubernetes API package publishes",
+	"api/helmetica/v1.SchemeBuilder":             "the scheme registration every Kubernetes API package publishes",
+	"api/helmetica/v1.AddToScheme":               "the scheme registration every Kubernetes API package publishes",
+	"cmd/gatehouse/app.Version":                  "set by the linker (-ldflags -X), which needs a variable",
+	"cmd/gatehouse/app.Commit":                   "set by the linker (-ldflags -X), which needs a variable",
+	"policies/dependencygroup.GroupGVK":          "a comparable GroupVersionKind value, as API packages publish them",
+	"policies/dependencygroup.SourceGVK":         "a comparable GroupVersionKind value, as API packages publish them",
+	"policies/harness.GVK":                       "a comparable GroupVersionKind value, as API packages publish them",
+	"policies/harness.HelmeticaGVK":              "a comparable GroupVersionKind value, as API packages publish them",
+	"policies/harness.ClusterRoleGVK":            "a comparable GroupVersionKind value, as API packages publish them",
+	"policies/harness.RoleGVK":                   "a comparable GroupVersionKind value, as API packages publish them",
 }
 
 // TestNoExportedMutableState: no package of the product module exports a
