@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -54,6 +56,7 @@ func TestDefault(t *testing.T) {
 		Harness:     Harness{FailClosedNamespaceLabel: "gatehouse.dev/harnessed", ScopedNamespaceLabel: "gatehouse.dev/scoped"},
 		DefaultMode: ModeEnforce,
 		Exemptions:  Exemptions{Namespaces: []string{"kube-system", "kube-node-lease"}},
+		Exceptions:  Exceptions{MaxDuration: metav1.Duration{Duration: 720 * time.Hour}},
 		Audit:       Audit{Interval: "1h", PageSize: 500, QPS: 20, Burst: 40},
 	}
 	got := Default()
@@ -90,6 +93,7 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		DefaultMode: ModeAudit,
 		// An empty list is kept: no namespace is exempt by name.
 		Exemptions: Exemptions{Namespaces: []string{}},
+		Exceptions: Exceptions{Namespaced: true, MaxDuration: metav1.Duration{Duration: time.Hour}},
 		Audit:      Audit{Interval: "0", PageSize: 7, QPS: 1, Burst: 2},
 	}
 	want := c
@@ -126,6 +130,9 @@ exemptions:
   usernames: [system:kube-scheduler]
   groups: [system:nodes]
   serviceAccounts: [cert-manager/cert-manager, cni-system/*]
+exceptions:
+  namespaced: true
+  maxDuration: 168h
 products:
   groupSuffixes:
     - .example.com
@@ -186,7 +193,8 @@ audit:
 			Groups:          []string{"system:nodes"},
 			ServiceAccounts: []string{"cert-manager/cert-manager", "cni-system/*"},
 		},
-		Products: Products{GroupSuffixes: []string{".example.com", ".stackable.tech"}},
+		Exceptions: Exceptions{Namespaced: true, MaxDuration: metav1.Duration{Duration: 168 * time.Hour}},
+		Products:   Products{GroupSuffixes: []string{".example.com", ".stackable.tech"}},
 		ServiceAccounts: ServiceAccounts{Preset: PresetDerived, Products: []ProductServiceAccount{
 			{Group: "db.example.com", Kind: "DatabaseCluster", Rule: RuleNamed, Name: "{name}-db"},
 			{Group: "web.example.com", Kind: "WebCluster", Rule: RuleNone},
@@ -284,6 +292,7 @@ func TestLoadRejects(t *testing.T) {
 		{name: "unknown products field", content: header + "products:\n  groups: [.a]\n", wantErr: `unknown field "products.groups"`},
 		{name: "duplicate key", content: header + "serving:\n  port: 1\n  port: 2\n", wantErr: `"port" already set`},
 		{name: "wrong type", content: header + "serving:\n  port: high\n", wantErr: "port"},
+		{name: "a duration in days", content: header + "exceptions:\n  maxDuration: 30d\n", wantErr: `unknown unit "d"`},
 		{name: "not yaml", content: header + "serving: [\n", wantErr: "yaml"},
 		{name: "empty file", content: "", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
 		{name: "missing apiVersion", content: "kind: ServerConfig\n", wantErr: "must start with apiVersion: gatehouse.dev/v1alpha1 and kind: ServerConfig"},
@@ -479,6 +488,17 @@ exemptions.serviceAccounts[2]: Invalid value: "NS/sa": must be "namespace/name" 
 			name:    "audit page size",
 			mutate:  func(c *ServerConfig) { c.Audit.PageSize = -1 },
 			wantErr: "audit.pageSize: Invalid value: -1: must be between 1 and 10000",
+		},
+		{name: "exceptions for a year", mutate: func(c *ServerConfig) { c.Exceptions.MaxDuration.Duration = 8760 * time.Hour }},
+		{
+			name:    "exceptions past a year",
+			mutate:  func(c *ServerConfig) { c.Exceptions.MaxDuration.Duration = 8761 * time.Hour },
+			wantErr: `exceptions.maxDuration: Invalid value: "8761h0m0s": must be positive and at most 8760h0m0s`,
+		},
+		{
+			name:    "exceptions negative",
+			mutate:  func(c *ServerConfig) { c.Exceptions.MaxDuration.Duration = -time.Hour },
+			wantErr: `exceptions.maxDuration: Invalid value: "-1h0m0s": must be positive and at most 8760h0m0s`,
 		},
 		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: `apiVersion: Unsupported value: "gatehouse.dev/v1": supported values: "gatehouse.dev/v1alpha1"`},
 		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: `kind: Unsupported value: "Config": supported values: "ServerConfig"`},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	goyaml "go.yaml.in/yaml/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
@@ -75,6 +76,9 @@ func (c *ServerConfig) SetDefaults() {
 	if c.Exemptions.Namespaces == nil {
 		c.Exemptions.Namespaces = DefaultExemptNamespaces()
 	}
+	if c.Exceptions.MaxDuration.Duration == 0 {
+		c.Exceptions.MaxDuration = metav1.Duration{Duration: DefaultMaxExceptionDuration}
+	}
 	if c.Harness.FailClosedNamespaceLabel == "" {
 		c.Harness.FailClosedNamespaceLabel = DefaultHarnessedNamespaceLabel
 	}
@@ -123,6 +127,14 @@ func (c *ServerConfig) auditInterval(fldPath *field.Path) (time.Duration, *field
 	}
 	return d, nil
 }
+
+// DefaultMaxExceptionDuration is the longest an exception may run when the
+// configuration says nothing: 30 days.
+const DefaultMaxExceptionDuration = 30 * 24 * time.Hour
+
+// MaxExceptionDuration is the longest exceptions.maxDuration accepted: an
+// exception is temporary, and one that must outlive a year is an exemption.
+const MaxExceptionDuration = 365 * 24 * time.Hour
 
 // DefaultComponentTable is the component table overrides are checked
 // against when the configuration names none (policies/overrides holds the
@@ -249,6 +261,10 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) fie
 		}
 	}
 	errs = append(errs, c.Exemptions.errors(field.NewPath("exemptions"))...)
+	if d := c.Exceptions.MaxDuration.Duration; d <= 0 || d > MaxExceptionDuration {
+		errs = append(errs, field.Invalid(field.NewPath("exceptions", "maxDuration"), c.Exceptions.MaxDuration.Duration.String(),
+			fmt.Sprintf("must be positive and at most %s", MaxExceptionDuration)))
+	}
 	groupSuffixes := field.NewPath("products", "groupSuffixes")
 	for i, s := range c.Products.GroupSuffixes {
 		if !strings.HasPrefix(s, ".") || len(s) < 2 {

@@ -4,6 +4,8 @@
 // knobs.
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // APIVersion and Kind identify the configuration file format.
 const (
 	APIVersion = "gatehouse.dev/v1alpha1"
@@ -29,6 +31,10 @@ type ServerConfig struct {
 
 	// Exemptions are the requests gatehouse never judges.
 	Exemptions Exemptions `json:"exemptions,omitempty"`
+
+	// Exceptions says which exception objects gatehouse honours and how
+	// long one may run (docs/contracts.md §12).
+	Exceptions Exceptions `json:"exceptions,omitempty"`
 
 	// Products selects the custom resources that SCOPE's CR walk and SA's
 	// derived-name rules apply to.
@@ -250,6 +256,26 @@ type Exemptions struct {
 	// ServiceAccounts are exempt requesters, "namespace/name", or
 	// "namespace/*" for every service account of a namespace.
 	ServiceAccounts []string `json:"serviceAccounts,omitempty"`
+}
+
+// Exceptions configures the exception objects (gatehouse.dev/v1alpha1
+// ClusterException and Exception): narrow, expiring excuses for chosen
+// findings about chosen objects, read from the cluster, as opposed to
+// Exemptions, which are configuration and wide.
+type Exceptions struct {
+	// Namespaced has gatehouse honour Exceptions, each held by a namespace
+	// for its own objects, beside ClusterExceptions. Off by default: whoever
+	// may create an Exception in a namespace could then excuse that
+	// namespace's findings, so a cluster admin opts in, and grants that
+	// right, deliberately. Off, an Exception excuses nothing and is refused
+	// at admission.
+	Namespaced bool `json:"namespaced,omitempty"`
+	// MaxDuration is the longest an exception may run: its spec.expires
+	// must lie within this of the time it is created or updated. Default
+	// 720h (30 days): one release cycle to ship the fix, and a forgotten
+	// exception lapses within a month. At most MaxExceptionDuration (a
+	// year).
+	MaxDuration metav1.Duration `json:"maxDuration,omitempty"`
 }
 
 // NamespaceLabel matches namespaces by one label: operator In (the label has
