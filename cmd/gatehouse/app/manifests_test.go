@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -112,7 +113,8 @@ var entryKeys = []string{
 var chartHandled = []string{"apiVersion", "kind", "webhooks", "defaultMode", "exemptions"}
 
 // configLeaves are the JSON paths of the leaves of ServerConfig (a list of
-// structs is one leaf), chartHandled excluded.
+// structs is one leaf, and so is a struct that encodes itself, such as
+// metav1.Duration), chartHandled excluded.
 func configLeaves(t reflect.Type, prefix string) []string {
 	var out []string
 	for i := range t.NumField() {
@@ -122,7 +124,7 @@ func configLeaves(t reflect.Type, prefix string) []string {
 		if slices.Contains(chartHandled, path) {
 			continue
 		}
-		if f.Type.Kind() == reflect.Struct {
+		if f.Type.Kind() == reflect.Struct && !reflect.PointerTo(f.Type).Implements(reflect.TypeFor[json.Marshaler]()) {
 			out = append(out, configLeaves(f.Type, path)...)
 			continue
 		}
@@ -179,6 +181,8 @@ func TestEveryKeyThatShapesTheEntriesIsCombined(t *testing.T) {
 		"harness.failClosedNamespaceLabel": func(c *configv1alpha1.ServerConfig) { c.Harness.FailClosedNamespaceLabel = "example.org/harnessed" },
 		"harness.scopedNamespaceLabel":     func(c *configv1alpha1.ServerConfig) { c.Harness.ScopedNamespaceLabel = "example.org/scoped" },
 		"harness.manageSelections":         func(c *configv1alpha1.ServerConfig) { c.Harness.ManageSelections = false },
+		"exceptions.namespaced":            func(c *configv1alpha1.ServerConfig) { c.Exceptions.Namespaced = true },
+		"exceptions.maxDuration":           func(c *configv1alpha1.ServerConfig) { c.Exceptions.MaxDuration.Duration = 168 * time.Hour },
 		"audit.interval":                   func(c *configv1alpha1.ServerConfig) { c.Audit.Interval = "5m" },
 		"audit.pageSize":                   func(c *configv1alpha1.ServerConfig) { c.Audit.PageSize = 50 },
 		"audit.qps":                        func(c *configv1alpha1.ServerConfig) { c.Audit.QPS = 5 },
