@@ -27,6 +27,8 @@ var sharedVars = map[string]string{
 	"cmd/gatehouse/app.Commit":                   "set by the linker (-ldflags -X), which needs a variable",
 	"policies/dependencygroup.GroupGVK":          "a comparable GroupVersionKind value, as API packages publish them",
 	"policies/dependencygroup.SourceGVK":         "a comparable GroupVersionKind value, as API packages publish them",
+	"policies/exception.GVK":                     "a comparable GroupVersionKind value, as API packages publish them",
+	"policies/exception.ClusterGVK":              "a comparable GroupVersionKind value, as API packages publish them",
 	"policies/harness.GVK":                       "a comparable GroupVersionKind value, as API packages publish them",
 	"policies/harness.HelmeticaGVK":              "a comparable GroupVersionKind value, as API packages publish them",
 	"policies/harness.ClusterRoleGVK":            "a comparable GroupVersionKind value, as API packages publish them",
