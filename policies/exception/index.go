@@ -99,7 +99,7 @@ func NewIndex(entries []Entry, opts Options) *Index {
 			expires:     e.Spec.Expires.Time,
 			allWebhooks: slices.Contains(e.Spec.Webhooks, exceptionsv1alpha1.Wildcard),
 			allCodes:    slices.Contains(e.Spec.Codes, exceptionsv1alpha1.Wildcard),
-			webhooks:    e.Spec.Webhooks,
+			webhooks:    slices.Clone(e.Spec.Webhooks),
 		}
 		for _, code := range e.Spec.Codes {
 			c.codes = append(c.codes, policies.Code(code))
@@ -151,7 +151,7 @@ type compiledSelector struct {
 func compileMatch(entry int32, match []exceptionsv1alpha1.ObjectSelector) ([]compiledSelector, bool) {
 	out := make([]compiledSelector, 0, len(match))
 	for _, m := range match {
-		s := compiledSelector{selector: selector{entry: entry, names: m.Names}, namespaces: m.Namespaces}
+		s := compiledSelector{selector: selector{entry: entry, names: slices.Clone(m.Names)}, namespaces: m.Namespaces}
 		for _, gk := range m.Kinds {
 			s.kinds = append(s.kinds, schema.GroupKind{Group: gk.Group, Kind: gk.Kind})
 		}
