@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	exceptionsv1alpha1 "github.com/gatehouse-dev/gatehouse/api/exceptions/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
@@ -95,8 +96,9 @@ var expectedAuditClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"wgpolicyk8s.io"}, Resources: []string{"clusterpolicyreports", "policyreports"}, Verbs: []string{"list", "create", "patch", "delete"}},
 }
 
-// TestDeployShipsTheCRDs: deploy/default installs the CRD of gatehouse's own
-// kind (vshn.net OperatorHarness) and none of helmetica's (a cluster running
+// TestDeployShipsTheCRDs: deploy/default installs the CRDs of gatehouse's own
+// kinds (vshn.net OperatorHarness, the gatehouse.dev exceptions) and none of
+// helmetica's (a cluster running
 // helmetica has its own, which a CRD of the same name cannot coexist with);
 // the optional component deploy/helmetica-crds has exactly helmetica's.
 func TestDeployShipsTheCRDs(t *testing.T) {
@@ -111,8 +113,15 @@ func TestDeployShipsTheCRDs(t *testing.T) {
 	}
 	key := func(gvk schema.GroupVersionKind) string { return gvk.GroupVersion().String() + " " + gvk.Kind }
 	defaults := kinds(renderDeploy(t, deployDefaultDir).crds)
-	if !defaults[key(harness.GVK)] || len(defaults) != 1 {
-		t.Errorf("deploy/default installs CRDs for %v, want only %s", defaults, harness.GVK)
+	own := []schema.GroupVersionKind{harness.GVK,
+		exceptionsv1alpha1.SchemeGroupVersion.WithKind(exceptionsv1alpha1.KindException), exceptionsv1alpha1.SchemeGroupVersion.WithKind(exceptionsv1alpha1.KindClusterException)}
+	for _, gvk := range own {
+		if !defaults[key(gvk)] {
+			t.Errorf("deploy/default installs no CRD for %s", gvk)
+		}
+	}
+	if len(defaults) != len(own) {
+		t.Errorf("deploy/default installs CRDs for %v, want only %v", defaults, own)
 	}
 	component := kinds(renderHelmeticaCRDs(t).crds)
 	for _, gvk := range []schema.GroupVersionKind{dependencygroup.GroupGVK, dependencygroup.SourceGVK, harness.HelmeticaGVK} {
