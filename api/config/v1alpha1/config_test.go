@@ -57,7 +57,8 @@ func TestDefault(t *testing.T) {
 		DefaultMode: ModeEnforce,
 		Exemptions:  Exemptions{Namespaces: []string{"kube-system", "kube-node-lease"}},
 		Exceptions:  Exceptions{MaxDuration: metav1.Duration{Duration: 720 * time.Hour}},
-		Audit:       Audit{Interval: "1h", PageSize: 500, QPS: 20, Burst: 40},
+		Audit: Audit{Interval: "1h", PageSize: 500, QPS: 20, Burst: 40,
+			Reports: AuditReports{APIs: []ReportAPI{ReportAPIPolicyReport}}},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -94,7 +95,8 @@ func TestSetDefaultsKeepsSetFields(t *testing.T) {
 		// An empty list is kept: no namespace is exempt by name.
 		Exemptions: Exemptions{Namespaces: []string{}},
 		Exceptions: Exceptions{Namespaced: true, MaxDuration: metav1.Duration{Duration: time.Hour}},
-		Audit:      Audit{Interval: "0", PageSize: 7, QPS: 1, Burst: 2},
+		Audit: Audit{Interval: "0", PageSize: 7, QPS: 1, Burst: 2,
+			Reports: AuditReports{APIs: []ReportAPI{ReportAPIOpenReports}}},
 	}
 	want := c
 	want.Products.GroupSuffixes = []string{".example.com"}
@@ -165,6 +167,8 @@ audit:
   pageSize: 100
   qps: 5
   burst: 10
+  reports:
+    apis: [wgpolicyk8s.io/v1alpha2, openreports.io/v1alpha1]
 `)
 	want := ServerConfig{
 		APIVersion: APIVersion,
@@ -210,7 +214,8 @@ audit:
 			ScopedNamespaceLabel:     "example.com/scoped",
 			ManageSelections:         true,
 		},
-		Audit: Audit{Interval: "30m", PageSize: 100, QPS: 5, Burst: 10},
+		Audit: Audit{Interval: "30m", PageSize: 100, QPS: 5, Burst: 10,
+			Reports: AuditReports{APIs: []ReportAPI{ReportAPIPolicyReport, ReportAPIOpenReports}}},
 	}
 	got, err := Load(path)
 	if err != nil {
@@ -499,6 +504,20 @@ exemptions.serviceAccounts[2]: Invalid value: "NS/sa": must be "namespace/name" 
 			name:    "exceptions negative",
 			mutate:  func(c *ServerConfig) { c.Exceptions.MaxDuration.Duration = -time.Hour },
 			wantErr: `exceptions.maxDuration: Invalid value: "-1h0m0s": must be positive and at most 8760h0m0s`,
+		},
+		{name: "both report APIs", mutate: func(c *ServerConfig) { c.Audit.Reports.APIs = []ReportAPI{ReportAPIOpenReports, ReportAPIPolicyReport} }},
+		{
+			name:    "no report API",
+			mutate:  func(c *ServerConfig) { c.Audit.Reports.APIs = []ReportAPI{} },
+			wantErr: `audit.reports.apis: Required value: name one or both of wgpolicyk8s.io/v1alpha2 and openreports.io/v1alpha1`,
+		},
+		{
+			name: "a report API gatehouse does not write, one twice",
+			mutate: func(c *ServerConfig) {
+				c.Audit.Reports.APIs = []ReportAPI{ReportAPIOpenReports, "reports.x-k8s.io/v1beta2", ReportAPIOpenReports}
+			},
+			wantErr: `audit.reports.apis[1]: Unsupported value: "reports.x-k8s.io/v1beta2": supported values: "wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"
+audit.reports.apis[2]: Duplicate value: "openreports.io/v1alpha1": the same API as audit.reports.apis[0]`,
 		},
 		{name: "wrong apiVersion", mutate: func(c *ServerConfig) { c.APIVersion = "gatehouse.dev/v1" }, wantErr: `apiVersion: Unsupported value: "gatehouse.dev/v1": supported values: "gatehouse.dev/v1alpha1"`},
 		{name: "wrong kind", mutate: func(c *ServerConfig) { c.Kind = "Config" }, wantErr: `kind: Unsupported value: "Config": supported values: "ServerConfig"`},

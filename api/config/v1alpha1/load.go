@@ -98,6 +98,9 @@ func (c *ServerConfig) SetDefaults() {
 	if a.Burst == 0 {
 		a.Burst = 40
 	}
+	if len(a.Reports.APIs) == 0 {
+		a.Reports.APIs = []ReportAPI{ReportAPIPolicyReport}
+	}
 }
 
 // MinAuditInterval is the shortest background audit interval accepted: a
@@ -315,6 +318,34 @@ func (c *ServerConfig) Validate(knownWebhooks []string, checks PolicyChecks) fie
 	}
 	if c.Audit.Burst < 1 {
 		errs = append(errs, field.Invalid(audit.Child("burst"), c.Audit.Burst, "must be positive"))
+	}
+	errs = append(errs, c.Audit.Reports.errors(audit.Child("reports"))...)
+	return errs
+}
+
+// errors checks the report APIs at fldPath: each one gatehouse writes,
+// each once, at least one (a background audit that writes no report is
+// switched off with audit.interval "0").
+func (r AuditReports) errors(fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	apis := fldPath.Child("apis")
+	if len(r.APIs) == 0 {
+		return field.ErrorList{field.Required(apis, "name one or both of "+andList([]string{string(ReportAPIPolicyReport), string(ReportAPIOpenReports)}))}
+	}
+	seen := map[ReportAPI]int{}
+	for i, api := range r.APIs {
+		at := apis.Index(i)
+		if !slices.Contains(ReportAPIs(), api) {
+			errs = append(errs, field.NotSupported(at, string(api), ReportAPIs()))
+			continue
+		}
+		if j, dup := seen[api]; dup {
+			e := field.Duplicate(at, string(api))
+			e.Detail = "the same API as " + apis.Index(j).String()
+			errs = append(errs, e)
+			continue
+		}
+		seen[api] = i
 	}
 	return errs
 }

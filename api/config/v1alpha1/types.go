@@ -62,7 +62,7 @@ type ServerConfig struct {
 // --role=audit` runs in a Deployment of its own (never a replica that serves
 // admission): every stored object of every intercepted resource is reviewed
 // through the same chain as a CREATE, and the findings are written as
-// PolicyReports and ClusterPolicyReports (docs/audit.md).
+// reports of the report APIs Reports names (docs/audit.md).
 type Audit struct {
 	// Interval between the starts of two passes, a Go duration ("1h",
 	// "30m"); "0" switches the background audit off. Default "1h".
@@ -74,7 +74,38 @@ type Audit struct {
 	// token bucket). Default 20 and 40.
 	QPS   float32 `json:"qps,omitempty"`
 	Burst int     `json:"burst,omitempty"`
+	// Reports says which report APIs the findings are written as.
+	Reports AuditReports `json:"reports,omitempty"`
 }
+
+// AuditReports configures the reports the background audit writes: one per
+// object with something to report, of each API listed, with the same
+// content (docs/audit.md).
+type AuditReports struct {
+	// APIs are the report APIs written, by apiVersion: ReportAPIPolicyReport
+	// (PolicyReport and ClusterPolicyReport), ReportAPIOpenReports (Report
+	// and ClusterReport), or both. Default [ReportAPIPolicyReport], what
+	// earlier releases wrote: an install that sets nothing keeps its reports
+	// and the CRDs it has.
+	APIs []ReportAPI `json:"apis,omitempty"`
+}
+
+// ReportAPI is a report API the background audit can write, named by its
+// apiVersion.
+type ReportAPI string
+
+// The report APIs.
+const (
+	// ReportAPIPolicyReport is the Kubernetes Policy Working Group's
+	// PolicyReport API (CRDs in deploy/policyreport-crds).
+	ReportAPIPolicyReport ReportAPI = "wgpolicyk8s.io/v1alpha2"
+	// ReportAPIOpenReports is OpenReports, the API Kyverno and Kubewarden
+	// moved to (CRDs in deploy/openreports-crds).
+	ReportAPIOpenReports ReportAPI = "openreports.io/v1alpha1"
+)
+
+// ReportAPIs are the report APIs, in the order the audit writes them.
+func ReportAPIs() []ReportAPI { return []ReportAPI{ReportAPIPolicyReport, ReportAPIOpenReports} }
 
 // Harness configures what harnessed operator pods are sent to, and where the
 // harness-proxy webhook fails closed.
