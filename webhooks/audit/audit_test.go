@@ -155,6 +155,38 @@ func TestReportResults(t *testing.T) {
 	}
 }
 
+// TestReportResultsExcused: a finding an exception excuses is a skip that
+// keeps its rule, message and field and names the exception; the webhook's
+// other findings, and the same code at another field, keep their results;
+// an object whose only finding is excused still gets a report.
+func TestReportResultsExcused(t *testing.T) {
+	r := Result{Object: Object{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "p", UID: "u-1"}, Decisions: []webhooks.Decision{
+		{Webhook: "secret-scope", Outcome: webhooks.DecisionDenied, Findings: []policies.Finding{
+			{Code: "ScopeEntryEmpty", Field: "spec.volumes[0]", Message: "entry 2 is empty", Severity: policies.Deny},
+			{Code: "ScopeEntryEmpty", Field: "spec.volumes[1]", Message: "entry 1 is empty", Severity: policies.Deny},
+			{Code: "ScopeUnknownKey", Field: "spec.volumes[1]", Message: "unknown key", Severity: policies.Warn},
+		}, Response: admission.Denied("x")},
+	}, Excused: map[FindingKey]string{
+		{Webhook: "secret-scope", Code: "ScopeEntryEmpty", Field: "spec.volumes[0]"}:    "ns/legacy-volumes",
+		{Webhook: "service-account", Code: "ScopeEntryEmpty", Field: "spec.volumes[1]"}: "ns/other-webhook",
+	}}
+	var got []string
+	for _, res := range ReportResults(r) {
+		got = append(got, strings.Join([]string{string(res.Result), res.Rule, res.Properties[PropertyField], res.Message, res.Properties[PropertyExcusedBy]}, "|"))
+	}
+	want := []string{
+		"skip|ScopeEntryEmpty|spec.volumes[0]|entry 2 is empty|ns/legacy-volumes",
+		"fail|ScopeEntryEmpty|spec.volumes[1]|entry 1 is empty|",
+		"warn|ScopeUnknownKey|spec.volumes[1]|unknown key|",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ReportResults() =\n  %q\nwant\n  %q", got, want)
+	}
+	if !Actionable(ReportResults(r)[:1]) {
+		t.Error("an object whose one finding is excused gets no report: the excuse is invisible")
+	}
+}
+
 // TestTallyPublish: the findings gauge holds the last pass's denying
 // findings by webhook, code and mode, and nothing of an earlier pass.
 func TestTallyPublish(t *testing.T) {

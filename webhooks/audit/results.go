@@ -32,6 +32,9 @@ const (
 	// PropertyOmitted is the number of results a bounded report leaves
 	// out, on its RuleReportTruncated result.
 	PropertyOmitted = "omitted"
+	// PropertyExcusedBy names the exception that excuses a finding
+	// (Result.Excused), on the finding's result, which is then a skip.
+	PropertyExcusedBy = "excusedBy"
 )
 
 // MaxReportBytes bounds the results of one report, JSON-encoded. The API
@@ -120,10 +123,19 @@ func encodedSize(results []policyreportv1alpha2.PolicyReportResult) int {
 // decision order: per finding one result (policy = webhook, rule = code,
 // message as the webhook wrote it, the field path a property); a denying
 // finding is "fail" when its webhook enforces and "warn" in Warn or Audit
-// mode, where nothing was denied; a warning is "warn"; a webhook that could
-// not decide is "error"; a webhook that took the object and found nothing is
-// one "pass". Messages carry names, keys and paths only, never values
+// mode, where nothing was denied; a warning is "warn"; a finding an
+// exception excuses (r.Excused) is "skip", as Kyverno reports a rule a
+// PolicyException excuses, with its rule, message and field kept and the
+// exception named in PropertyExcusedBy; a webhook that could not decide is
+// "error"; a webhook that took the object and found nothing is one "pass".
+// Messages carry names, keys and paths only, never values
 // (docs/contracts.md), so the report does not either.
+//
+// An exception past its expiry excuses nothing, so its findings are
+// "fail" or "warn" again; to say why a skip turned back, the exception
+// lookup would fill a map like Excused (say Expired, by FindingKey) and
+// this function add a property "exceptionExpired" naming it to the result,
+// which keeps its fail or warn (docs/audit.md, "Excused findings").
 func ReportResults(r Result) []policyreportv1alpha2.PolicyReportResult {
 	ref := []corev1.ObjectReference{{APIVersion: r.Object.APIVersion, Kind: r.Object.Kind,
 		Namespace: r.Object.Namespace, Name: r.Object.Name, UID: r.Object.UID}}
@@ -157,6 +169,10 @@ func ReportResults(r Result) []policyreportv1alpha2.PolicyReportResult {
 			res.Result = policyreportv1alpha2.StatusWarn
 			if f.Severity == policies.Deny && mode == ModeEnforce {
 				res.Result = policyreportv1alpha2.StatusFail
+			}
+			if by := r.Excused[FindingKey{Webhook: d.Webhook, Code: f.Code, Field: f.Field}]; by != "" {
+				res.Result = policyreportv1alpha2.StatusSkip
+				res.Properties[PropertyExcusedBy] = by
 			}
 			out = append(out, res)
 		}

@@ -2,7 +2,7 @@
 // review chain (webhooks.Offline, as `gatehouse check` runs it), against the
 // cluster's own state. It is the scan behind `gatehouse audit` and the
 // server's background audit, which differ only in what they do with each
-// result (print it, or write it into a PolicyReport).
+// result (print it, or write it into a report of each configured report API).
 //
 // What is reviewed (docs/audit.md): every stored object of every resource an
 // enabled webhook intercepts on CREATE, found by discovery (built-in kinds,
@@ -44,6 +44,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
@@ -77,6 +78,19 @@ type Object struct {
 type Result struct {
 	Object    Object
 	Decisions []webhooks.Decision
+	// Excused names, per finding, the exception that excuses it
+	// (CONTRACTS.md §12), as "namespace/name" or "name"; nil while no
+	// exception is looked up. ReportResults reports an excused finding as a
+	// skip with the property PropertyExcusedBy (docs/audit.md, "Excused
+	// findings").
+	Excused map[FindingKey]string
+}
+
+// FindingKey names one finding of one webhook's decision on an object.
+type FindingKey struct {
+	Webhook string
+	Code    policies.Code
+	Field   string
 }
 
 // Progress is told, every hundred objects and at the end of each resource,

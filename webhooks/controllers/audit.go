@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,18 +14,21 @@ import (
 	"k8s.io/client-go/dynamic"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 )
 
 // Audit is the background audit (docs/audit.md): on the leader of the audit
 // role only, every Interval, it reviews every stored object of every
 // intercepted resource through the review chain (audit.Scanner) and writes
-// the results as one PolicyReport per namespaced object and one
-// ClusterPolicyReport per cluster-scoped object, named by the object's UID
-// and owned by it, as Kyverno writes them today (so Policy Reporter and
-// kubectl show one report per resource, and the garbage collector removes a
-// report with its object). Only objects with something to report get one:
-// a clean object costs no write. A report is bounded in size
+// the results, in each report API of APIs, as one report per namespaced
+// object (PolicyReport, Report) and one per cluster-scoped object
+// (ClusterPolicyReport, ClusterReport), named by the object's UID and owned
+// by it, as Kyverno writes them (so Policy Reporter and kubectl show one
+// report per resource, and the garbage collector removes a report with its
+// object). Every API gets the same content (reportapis.go serializes it).
+// Only objects with something to report get one: a clean object costs no
+// write. A report is bounded in size
 // (audit.MaxReportBytes), written by server-side apply under
 // AuditFieldManager, and only when its content differs from what is stored
 // (whoever changed it), so a pass over an unchanged cluster writes nothing;
@@ -38,7 +42,11 @@ type Audit struct {
 	// Pager lists the existing reports, as the scanner lists objects.
 	Pager *audit.Pager
 	// Dynamic writes and deletes the reports.
-	Dynamic  dynamic.Interface
+	Dynamic dynamic.Interface
+	// APIs are the report APIs written (audit.reports.apis; nil: the
+	// configuration's default). An API whose CRDs the cluster does not
+	// serve is left out of the pass (PassStats.Unserved).
+	APIs     []configv1alpha1.ReportAPI
 	Interval time.Duration
 	// Synced reports whether the caches the webhooks read have synced; a
 	// pass waits for it, since a verdict against a partial view is wrong
@@ -66,6 +74,9 @@ func (a *Audit) Start(ctx context.Context) error {
 			for _, t := range stats.Forbidden {
 				log.Info("not allowed to list a resource: its objects are not audited", "resource", t.GVR.GroupResource().String())
 			}
+			for _, api := range stats.Unserved {
+				log.Info("the cluster does not serve a configured report API (its CRDs are not installed): no report of it is written", "api", string(api))
+			}
 			log.Info("audit pass done", "objects", stats.Objects, "reports", stats.Reports, "written", stats.Written,
 				"deleted", stats.Deleted, "truncated", stats.Truncated, "skipped", stats.Skipped, "failed", stats.Failed,
 				"seconds", time.Since(start).Seconds())
@@ -81,11 +92,11 @@ func (a *Audit) Start(ctx context.Context) error {
 // PassStats says what one pass did.
 type PassStats struct {
 	Objects int // objects reviewed
-	Reports int // objects with a report after the pass
-	Written int // reports created or changed
-	Deleted int // reports removed (object gone, or nothing left to report)
-	// Truncated are the reports written or kept that list only part of
-	// their results (audit.MaxReportBytes).
+	Reports int // objects with a report after the pass (in each API served)
+	Written int // reports created or changed, counted in each API
+	Deleted int // reports removed (object gone, or nothing left to report), in each API
+	// Truncated are the objects whose reports, written or kept, list only
+	// part of their results (audit.MaxReportBytes).
 	Truncated int
 	// Skipped are the writes left out because the report's namespace is
 	// Terminating or gone; Failed the writes and deletions the API server
@@ -93,14 +104,24 @@ type PassStats struct {
 	Skipped, Failed int
 	// Forbidden are the resources gatehouse may not list: not audited.
 	Forbidden []audit.Target
+	// Unserved are the configured report APIs the cluster has no CRDs
+	// for: nothing is written in them.
+	Unserved []configv1alpha1.ReportAPI
 }
 
-// reportKey names a report: namespace ("" for a ClusterPolicyReport) and name.
-type reportKey struct{ namespace, name string }
+// reportKey names a report: its API, namespace ("" for a cluster-scoped
+// report) and name.
+type reportKey struct {
+	api             configv1alpha1.ReportAPI
+	namespace, name string
+}
 
 // existingReport is what a pass keeps of a report it found: the hash of its
-// content and the group and kind of its object.
-type existingReport struct{ hash, group, kind string }
+// content, the group and kind of its object, and its resource.
+type existingReport struct {
+	hash, group, kind string
+	resource          schema.GroupVersionResource
+}
 
 // Pass runs one audit pass.
 func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
@@ -119,9 +140,18 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		}
 		return stats, err
 	}
-	existing, reportsServed, err := a.existingReports(ctx)
+	apis, err := reportAPIsOf(a.APIs)
 	if err != nil {
 		return failed(err)
+	}
+	existing, served, err := a.existingReports(ctx, apis)
+	if err != nil {
+		return failed(err)
+	}
+	for _, api := range apis {
+		if !slices.ContainsFunc(served, func(s reportAPI) bool { return s.name == api.name }) {
+			stats.Unserved = append(stats.Unserved, api.name)
+		}
 	}
 	targets, err := a.Scanner.Targets()
 	if err != nil {
@@ -134,25 +164,28 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		results := audit.ReportResults(r)
 		// An object without a UID (none the API server lists) could not
 		// name its report.
-		if !audit.Actionable(results) || !reportsServed || r.Object.UID == "" {
+		if !audit.Actionable(results) || len(served) == 0 || r.Object.UID == "" {
 			return nil
 		}
-		key := reportKey{r.Object.Namespace, string(r.Object.UID)}
-		seen[key] = true
+		stats.Reports++
 		report := newReport(r.Object, audit.Bound(results, audit.MaxReportBytes))
 		if report.omitted > 0 {
 			stats.Truncated++
 		}
-		if existing[key].hash == report.hash {
-			return nil
-		}
-		err := a.apply(ctx, report)
-		if err != nil && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		a.count(ctx, &stats, r.Object, err, "writing")
-		if err == nil {
-			stats.Written++
+		for _, api := range served {
+			key := reportKey{api.name, r.Object.Namespace, string(r.Object.UID)}
+			seen[key] = true
+			if existing[key].hash == report.hash {
+				continue
+			}
+			err := a.apply(ctx, api, report)
+			if err != nil && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			a.count(ctx, &stats, r.Object, err, "writing")
+			if err == nil {
+				stats.Written++
+			}
 		}
 		return nil
 	})
@@ -160,7 +193,6 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		return failed(err)
 	}
 	stats.Objects, stats.Forbidden = scanned.Objects, scanned.Forbidden
-	stats.Reports = len(seen)
 	forbidden := map[schema.GroupKind]bool{}
 	for _, t := range scanned.Forbidden {
 		forbidden[schema.GroupKind{Group: t.GVR.Group, Kind: t.Kind}] = true
@@ -170,11 +202,7 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		if seen[key] || forbidden[schema.GroupKind{Group: report.group, Kind: report.kind}] {
 			continue
 		}
-		gvr := policyReports
-		if key.namespace == "" {
-			gvr = clusterPolicyReports
-		}
-		err := a.Dynamic.Resource(gvr).Namespace(key.namespace).Delete(ctx, key.name, metav1.DeleteOptions{})
+		err := a.Dynamic.Resource(report.resource).Namespace(key.namespace).Delete(ctx, key.name, metav1.DeleteOptions{})
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return failed(ctx.Err())
@@ -234,18 +262,39 @@ func apiStatusCode(err error) int32 {
 	return 0
 }
 
-// existingReports lists gatehouse's reports (by label, as the objects are
-// listed: byte-bounded pages, one report decoded at a time) with the hash of
-// their content. served is false when the cluster has no PolicyReport CRDs:
-// the pass then keeps its findings in the metrics only.
-func (a *Audit) existingReports(ctx context.Context) (map[reportKey]existingReport, bool, error) {
+// existingReports lists gatehouse's reports in each of apis (by label, as
+// the objects are listed: byte-bounded pages, one report decoded at a time)
+// with the hash of their content. served are the APIs of apis whose CRDs
+// the cluster has; with none, the pass keeps its findings in the metrics
+// only.
+func (a *Audit) existingReports(ctx context.Context, apis []reportAPI) (existing map[reportKey]existingReport, served []reportAPI, err error) {
+	existing = map[reportKey]existingReport{}
+	for _, api := range apis {
+		found, ok, err := a.existingReportsOf(ctx, api)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		served = append(served, api)
+		for k, r := range found {
+			existing[k] = r
+		}
+	}
+	return existing, served, nil
+}
+
+// existingReportsOf is existingReports for one API; served is false when
+// the cluster does not serve both of its resources.
+func (a *Audit) existingReportsOf(ctx context.Context, api reportAPI) (map[reportKey]existingReport, bool, error) {
 	out := map[reportKey]existingReport{}
-	for _, gvr := range []schema.GroupVersionResource{policyReports, clusterPolicyReports} {
+	for _, gvr := range []schema.GroupVersionResource{api.namespaced, api.cluster} {
 		err := a.Pager.Each(ctx, audit.List{GVR: gvr, LabelSelector: ReportManagedByLabel + "=" + ReportManagedBy}, func(item *unstructured.Unstructured) error {
 			apiVersion, _, _ := unstructured.NestedString(item.Object, "scope", "apiVersion")
 			kind, _, _ := unstructured.NestedString(item.Object, "scope", "kind")
-			out[reportKey{item.GetNamespace(), item.GetName()}] = existingReport{hash: storedContentHash(item),
-				group: schema.FromAPIVersionAndKind(apiVersion, kind).Group, kind: kind}
+			out[reportKey{api.name, item.GetNamespace(), item.GetName()}] = existingReport{hash: api.storedContentHash(item),
+				group: schema.FromAPIVersionAndKind(apiVersion, kind).Group, kind: kind, resource: gvr}
 			return nil
 		})
 		var listErr *audit.ListError

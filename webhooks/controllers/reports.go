@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	policyreportv1alpha2 "github.com/gatehouse-dev/gatehouse/api/policyreport/v1alpha2"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 )
@@ -28,12 +29,8 @@ const (
 	ReportManagedBy      = "gatehouse"
 )
 
-var (
-	policyReports        = schema.GroupVersionResource{Group: policyreportv1alpha2.Group, Version: policyreportv1alpha2.Version, Resource: policyreportv1alpha2.ResourcePolicyReports}
-	clusterPolicyReports = schema.GroupVersionResource{Group: policyreportv1alpha2.Group, Version: policyreportv1alpha2.Version, Resource: policyreportv1alpha2.ResourceClusterPolicyReports}
-)
-
-// report is the report of one object, as the audit writes it.
+// report is the report of one object, as the audit writes it in every
+// report API: one content, serialized by each API (reportapis.go).
 type report struct {
 	obj     audit.Object
 	content reportContent
@@ -45,7 +42,9 @@ type report struct {
 
 // reportContent is what gatehouse writes into a report and compares with
 // what is stored: a report whose content differs is written again,
-// whoever changed it and whatever annotation it kept.
+// whoever changed it and whatever annotation it kept. It is held in the
+// PolicyReport API's terms; the OpenReports serializer maps it field by
+// field, so the hash of a stored report is the same in either API.
 type reportContent struct {
 	Scope   *corev1.ObjectReference                   `json:"scope"`
 	Owners  []metav1.OwnerReference                   `json:"owners"`
@@ -77,64 +76,52 @@ func (c reportContent) hash() string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// storedContentHash is the hash of a stored report's content, read from the
-// report itself ("" when it does not decode as a report: it is then
-// written again).
-func storedContentHash(item *unstructured.Unstructured) string {
-	var stored policyreportv1alpha2.PolicyReport // a ClusterPolicyReport has the same fields
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(item.Object, &stored); err != nil {
+// storedContentHash is the hash of a stored report of api's content, read
+// from the report itself ("" when it does not decode as a report gatehouse
+// writes: it is then written again).
+func (api reportAPI) storedContentHash(item *unstructured.Unstructured) string {
+	c, ok := api.decode(item)
+	if !ok {
 		return ""
 	}
-	return reportContent{Scope: stored.Scope, Owners: stored.OwnerReferences, Summary: stored.Summary, Results: stored.Results}.hash()
+	return c.hash()
 }
 
-// apply writes r by server-side apply.
-func (a *Audit) apply(ctx context.Context, r report) error {
+// apply writes r as a report of api by server-side apply.
+func (a *Audit) apply(ctx context.Context, api reportAPI, r report) error {
 	now := time.Now
 	if a.Now != nil {
 		now = a.Now
 	}
-	gvr, u, err := r.object(now())
+	gvr, u, err := r.object(api, now())
 	if err != nil {
 		return err
 	}
 	_, err = a.Dynamic.Resource(gvr).Namespace(r.obj.Namespace).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: AuditFieldManager, Force: true})
 	if err != nil {
-		return fmt.Errorf("writing the report of %s %s/%s: %w", r.obj.Kind, r.obj.Namespace, r.obj.Name, err)
+		return fmt.Errorf("writing the %s report of %s %s/%s: %w", api.name, r.obj.Kind, r.obj.Namespace, r.obj.Name, err)
 	}
 	return nil
 }
 
-// object is the report as written at now: a PolicyReport in the object's
-// namespace, or a ClusterPolicyReport for a cluster-scoped object, named by
-// the object's UID, its results stamped now.
-func (r report) object(now time.Time) (schema.GroupVersionResource, *unstructured.Unstructured, error) {
+// object is the report as api writes it at now: in the object's namespace,
+// or of the API's cluster-scoped kind for a cluster-scoped object, named by
+// the object's UID, labelled as gatehouse's, its results stamped now.
+func (r report) object(api reportAPI, now time.Time) (schema.GroupVersionResource, *unstructured.Unstructured, error) {
 	stamp := metav1.Timestamp{Seconds: now.Unix()}
-	results := append([]policyreportv1alpha2.PolicyReportResult(nil), r.content.Results...)
-	for i := range results {
-		results[i].Timestamp = stamp
+	c := r.content
+	c.Results = append([]policyreportv1alpha2.PolicyReportResult(nil), c.Results...)
+	for i := range c.Results {
+		c.Results[i].Timestamp = stamp
 	}
 	meta := metav1.ObjectMeta{
 		Name:            string(r.obj.UID),
 		Namespace:       r.obj.Namespace,
 		Labels:          map[string]string{ReportManagedByLabel: ReportManagedBy},
-		OwnerReferences: r.content.Owners,
+		OwnerReferences: c.Owners,
 	}
-	var obj any
-	gvr := policyReports
-	if r.obj.Namespace == "" {
-		gvr = clusterPolicyReports
-		obj = policyreportv1alpha2.ClusterPolicyReport{
-			TypeMeta:   metav1.TypeMeta{APIVersion: policyreportv1alpha2.APIVersion, Kind: policyreportv1alpha2.KindClusterPolicyReport},
-			ObjectMeta: meta, Scope: r.content.Scope, Summary: r.content.Summary, Results: results,
-		}
-	} else {
-		obj = policyreportv1alpha2.PolicyReport{
-			TypeMeta:   metav1.TypeMeta{APIVersion: policyreportv1alpha2.APIVersion, Kind: policyreportv1alpha2.KindPolicyReport},
-			ObjectMeta: meta, Scope: r.content.Scope, Summary: r.content.Summary, Results: results,
-		}
-	}
-	data, err := json.Marshal(obj)
+	gvr := api.resource(r.obj.Namespace)
+	data, err := json.Marshal(api.encode(meta, c))
 	if err != nil {
 		return gvr, nil, err
 	}
@@ -144,4 +131,22 @@ func (r report) object(now time.Time) (schema.GroupVersionResource, *unstructure
 	}
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	return gvr, u, nil
+}
+
+// reportAPIsOf are the report APIs named, in the configuration's order;
+// none named is the configuration's default. A name gatehouse does not
+// write is an error (the configuration refuses it already).
+func reportAPIsOf(names []configv1alpha1.ReportAPI) ([]reportAPI, error) {
+	if len(names) == 0 {
+		names = configv1alpha1.Default().Audit.Reports.APIs
+	}
+	out := make([]reportAPI, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(knownReportAPIs, func(api reportAPI) bool { return api.name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("report API %q: gatehouse writes %v", n, configv1alpha1.ReportAPIs())
+		}
+		out = append(out, knownReportAPIs[i])
+	}
+	return out, nil
 }

@@ -122,5 +122,5 @@ func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*
 	synced := func() bool {
 		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced())
 	}
-	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, Interval: interval, Synced: synced}, nil
+	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, APIs: s.cfg.Audit.Reports.APIs, Interval: interval, Synced: synced}, nil
 }

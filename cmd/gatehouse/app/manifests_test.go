@@ -187,6 +187,9 @@ func TestEveryKeyThatShapesTheEntriesIsCombined(t *testing.T) {
 		"audit.pageSize":                   func(c *configv1alpha1.ServerConfig) { c.Audit.PageSize = 50 },
 		"audit.qps":                        func(c *configv1alpha1.ServerConfig) { c.Audit.QPS = 5 },
 		"audit.burst":                      func(c *configv1alpha1.ServerConfig) { c.Audit.Burst = 10 },
+		"audit.reports.apis": func(c *configv1alpha1.ServerConfig) {
+			c.Audit.Reports.APIs = []configv1alpha1.ReportAPI{configv1alpha1.ReportAPIOpenReports}
+		},
 	}
 	base := func() configv1alpha1.ServerConfig {
 		cfg := configv1alpha1.Default()
