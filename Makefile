@@ -67,6 +67,7 @@ chart: ## the Helm chart rendered with Helm's library: equal to deploy/default (
 chart-files: ## copy into charts/gatehouse the files it shares with deploy/
 	cp deploy/monitoring/prometheusrule.yaml deploy/monitoring/dashboard.json charts/gatehouse/files/
 	cp deploy/crds/vshn.net_operatorharnesses.yaml deploy/crds/gatehouse.dev_*.yaml charts/gatehouse/crds/
+	cp deploy/policyreport-crds/wgpolicyk8s.io_*.yaml deploy/openreports-crds/openreports.io_*.yaml charts/gatehouse/files/crds/
 
 e2e-bin: ## build (once, then cached) kube-apiserver, etcd, kube-controller-manager, kube-scheduler and kubemark from module sources
 	tools/controlplane/build.sh $(E2E_CACHE) >/dev/null

@@ -94,6 +94,7 @@ var expectedAuditClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments", "replicasets", "statefulsets"}, Verbs: []string{"list"}},
 	{APIGroups: []string{"batch"}, Resources: []string{"cronjobs", "jobs"}, Verbs: []string{"list"}},
 	{APIGroups: []string{"wgpolicyk8s.io"}, Resources: []string{"clusterpolicyreports", "policyreports"}, Verbs: []string{"list", "create", "patch", "delete"}},
+	{APIGroups: []string{"openreports.io"}, Resources: []string{"clusterreports", "reports"}, Verbs: []string{"list", "create", "patch", "delete"}},
 }
 
 // TestDeployShipsTheCRDs: deploy/default installs the CRDs of gatehouse's own

@@ -460,6 +460,9 @@ func TestChartSchemaRefuses(t *testing.T) {
 		"In without values":                          {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"key": "k", "operator": "In"}}}},
 		"a misspelled value":                         {"replica": 2},
 		"Warn, the mutating webhooks without a mode": {"defaultMode": "Warn", "webhooks": map[string]any{"harness-proxy": map[string]any{"mode": "Audit"}}},
+		"a report API gatehouse does not write":     {"audit": map[string]any{"reports": map[string]any{"apis": []any{"reports.x-k8s.io/v1beta2"}}}},
+		"a report API twice":                         {"audit": map[string]any{"reports": map[string]any{"apis": []any{"openreports.io/v1alpha1", "openreports.io/v1alpha1"}}}},
+		"config.audit.reports beside audit.reports":  {"config": map[string]any{"audit": map[string]any{"reports": map[string]any{"apis": []any{"openreports.io/v1alpha1"}}}}},
 	} {
 		if _, err := renderChart(t, values); err == nil || !strings.Contains(err.Error(), "schema") {
 			t.Errorf("%s: %v, want a schema error", name, err)
@@ -475,6 +478,10 @@ func TestChartCopiesAreCurrent(t *testing.T) {
 		"files/prometheusrule.yaml":            "deploy/monitoring/prometheusrule.yaml",
 		"files/dashboard.json":                 "deploy/monitoring/dashboard.json",
 		"crds/vshn.net_operatorharnesses.yaml": "deploy/crds/vshn.net_operatorharnesses.yaml",
+		"files/crds/wgpolicyk8s.io_clusterpolicyreports.yaml": "deploy/policyreport-crds/wgpolicyk8s.io_clusterpolicyreports.yaml",
+		"files/crds/wgpolicyk8s.io_policyreports.yaml":        "deploy/policyreport-crds/wgpolicyk8s.io_policyreports.yaml",
+		"files/crds/openreports.io_clusterreports.yaml":       "deploy/openreports-crds/openreports.io_clusterreports.yaml",
+		"files/crds/openreports.io_reports.yaml":              "deploy/openreports-crds/openreports.io_reports.yaml",
 	} {
 		a, err := os.ReadFile(filepath.Join(chartDir, copyPath))
 		if err != nil {
@@ -573,5 +580,57 @@ func TestChartAuditOff(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, gone); diff != "" {
 		t.Errorf("objects left out with the audit off (-want +got):\n%s", diff)
+	}
+}
+
+// TestChartReportAPIs: audit.reports.apis reaches the server's
+// configuration as audit.reports.apis (beside config.audit's other keys),
+// and audit.reports.installCRDs renders exactly the CRDs of the components
+// deploy/policyreport-crds and deploy/openreports-crds, each on its own;
+// the default renders neither and leaves the configuration's default.
+func TestChartReportAPIs(t *testing.T) {
+	crdsOf := func(objs map[string]map[string]any) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for k, obj := range objs {
+			if obj["kind"] == "CustomResourceDefinition" && (strings.HasSuffix(k, "reports.openreports.io") || strings.HasSuffix(k, "reports.wgpolicyk8s.io")) {
+				out[k] = obj
+			}
+		}
+		return out
+	}
+	defaults, err := renderChart(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := crdsOf(defaults); len(got) != 0 {
+		t.Errorf("the default values render report CRDs: %v", keys(got))
+	}
+	both := []any{"wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"}
+	for name, tc := range map[string]struct {
+		crds       map[string]any
+		components []string
+	}{
+		"PolicyReport CRDs": {map[string]any{"policyReports": true}, []string{"policyreport-crds"}},
+		"OpenReports CRDs":  {map[string]any{"openReports": true}, []string{"openreports-crds"}},
+		"both":              {map[string]any{"policyReports": true, "openReports": true}, []string{"policyreport-crds", "openreports-crds"}},
+	} {
+		got, err := renderChart(t, map[string]any{
+			"config": map[string]any{"audit": map[string]any{"interval": "30m"}},
+			"audit":  map[string]any{"reports": map[string]any{"apis": both, "installCRDs": tc.crds}}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want := crdsOf(overlay(t, append([]string{"managed-webhooks"}, tc.components...)...))
+		if len(want) != 2*len(tc.components) {
+			t.Fatalf("%s: deploy/%v holds %d report CRDs", name, tc.components, len(want))
+		}
+		if diff := cmp.Diff(want, crdsOf(got)); diff != "" {
+			t.Errorf("%s: the chart's report CRDs differ from deploy/%v (-deploy +chart):\n%s", name, tc.components, diff)
+		}
+		cfg := got["v1 ConfigMap gatehouse-system/gatehouse-config"]["data"].(map[string]any)["config.yaml"]
+		audit, _ := cfg.(map[string]any)["audit"].(map[string]any)
+		if diff := cmp.Diff(map[string]any{"interval": "30m", "reports": map[string]any{"apis": both}}, audit); diff != "" {
+			t.Errorf("%s: the configuration's audit (-want +chart):\n%s", name, diff)
+		}
 	}
 }

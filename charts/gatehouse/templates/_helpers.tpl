@@ -46,5 +46,11 @@ added where they are set.
 {{- with .Values.defaultMode }}{{ $_ := set $cfg "defaultMode" . }}{{ end -}}
 {{- with .Values.webhooks }}{{ $_ := set $cfg "webhooks" . }}{{ end -}}
 {{- with .Values.exemptions }}{{ $_ := set $cfg "exemptions" . }}{{ end -}}
+{{- with .Values.audit.reports.apis -}}
+{{- $audit := dict -}}
+{{- if hasKey $cfg "audit" }}{{ $audit = index $cfg "audit" }}{{ end -}}
+{{- $_ := set $audit "reports" (dict "apis" .) -}}
+{{- $_ := set $cfg "audit" $audit -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end }}
