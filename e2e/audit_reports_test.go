@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -17,13 +18,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
+	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
 )
 
 // The namespaces of TestAuditReportsUnderFault: both sort before team-a,
@@ -138,6 +142,102 @@ func TestAuditReportsUnderFault(t *testing.T) {
 	}
 	if got := reportLines(t, *restored, "fail", "warn", "error"); !slices.Equal(got, wantLines) {
 		t.Errorf("the edited report after a pass: %v, want %v", got, wantLines)
+	}
+}
+
+// TestAuditWritesOpenReports: with both report APIs configured
+// (audit.reports.apis), one pass writes, beside each PolicyReport and
+// ClusterPolicyReport, an openreports.io/v1alpha1 Report or ClusterReport
+// of the same object: the same name, namespace, label, owner, scope,
+// summary and results (result, policy, rule, message, field, mode,
+// resources), with the report's source gatehouse; the API server accepts
+// them under the upstream CRDs. A second pass over the unchanged cluster
+// writes nothing in either API.
+func TestAuditWritesOpenReports(t *testing.T) {
+	b := requireBareCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	a, dyn := newBackgroundAudit(ctx, t, b.adminConfig)
+	a.APIs = []configv1alpha1.ReportAPI{configv1alpha1.ReportAPIPolicyReport, configv1alpha1.ReportAPIOpenReports}
+	deleteReports(ctx, t, dyn)
+	t.Cleanup(func() { deleteReports(context.Background(), t, dyn) })
+
+	stats, err := a.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Reports != 6 || stats.Written != 12 || len(stats.Unserved) != 0 {
+		t.Errorf("first pass: %+v, want 6 objects reported, each in both APIs (12 writes)", stats)
+	}
+	list := func(gvrs ...schema.GroupVersionResource) map[string]unstructured.Unstructured {
+		t.Helper()
+		out := map[string]unstructured.Unstructured{}
+		for _, gvr := range gvrs {
+			l, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range l.Items {
+				out[r.GetNamespace()+"/"+r.GetName()] = r
+			}
+		}
+		return out
+	}
+	policyReports := list(policyReportsGVR, clusterPolicyReportsGVR)
+	openReports := list(openReportsGVR, clusterOpenReportsGVR)
+	if len(policyReports) != 6 || len(openReports) != len(policyReports) {
+		t.Fatalf("%d PolicyReports and %d Reports, want 6 of each", len(policyReports), len(openReports))
+	}
+	kinds := map[string]string{"PolicyReport": "Report", "ClusterPolicyReport": "ClusterReport"}
+	fields := func(r unstructured.Unstructured, path ...string) any {
+		v, _, _ := unstructured.NestedFieldNoCopy(r.Object, path...)
+		return v
+	}
+	// The whole of each result, as the API server stores it, less the
+	// timestamp (the same pass, but each write stamps its own second).
+	results := func(r unstructured.Unstructured) []any {
+		rs, _, _ := unstructured.NestedSlice(r.Object, "results")
+		for _, item := range rs {
+			delete(item.(map[string]any), "timestamp")
+		}
+		return rs
+	}
+	for key, p := range policyReports {
+		o, ok := openReports[key]
+		if !ok {
+			t.Errorf("no Report beside the %s %s", p.GetKind(), key)
+			continue
+		}
+		if o.GetKind() != kinds[p.GetKind()] || fields(o, "source") != "gatehouse" {
+			t.Errorf("%s: a %s with source %v beside a %s, want a %s with source gatehouse", key, o.GetKind(), fields(o, "source"), p.GetKind(), kinds[p.GetKind()])
+		}
+		if o.GetLabels()[controllers.ReportManagedByLabel] != controllers.ReportManagedBy || !reflect.DeepEqual(o.GetOwnerReferences(), p.GetOwnerReferences()) {
+			t.Errorf("%s: the Report's labels %v and owners %v differ from the PolicyReport's", key, o.GetLabels(), o.GetOwnerReferences())
+		}
+		for _, f := range []string{"scope", "summary"} {
+			if !reflect.DeepEqual(fields(o, f), fields(p, f)) {
+				t.Errorf("%s: %s %v, the PolicyReport's %v", key, f, fields(o, f), fields(p, f))
+			}
+		}
+		if got, want := results(o), results(p); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the Report's results\n  %v\nthe PolicyReport's\n  %v", key, got, want)
+		}
+		if lines := reportLines(t, o, "fail"); len(lines) == 0 || !slices.Equal(lines, reportLines(t, p, "fail")) {
+			t.Errorf("%s: the Report's failures %v, want the PolicyReport's, at least one", key, lines)
+		}
+	}
+
+	stats, err = a.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Written != 0 || stats.Deleted != 0 || stats.Reports != 6 {
+		t.Errorf("second pass over the unchanged cluster: %+v, want nothing written or deleted", stats)
+	}
+	for key, r := range list(openReportsGVR, clusterOpenReportsGVR) {
+		if before := openReports[key]; r.GetResourceVersion() != before.GetResourceVersion() {
+			t.Errorf("Report %s rewritten by a pass that found the same", key)
+		}
 	}
 }
 

@@ -40,7 +40,8 @@ import (
 // The audit tests need objects that were stored before gatehouse was ever
 // registered, as on a cluster gatehouse is installed into: a second local
 // control plane (the same kube-apiserver and etcd binaries, the suite's
-// CRDs and the PolicyReport CRDs of deploy/policyreport-crds) on which no
+// CRDs and the report CRDs of deploy/policyreport-crds and
+// deploy/openreports-crds) on which no
 // webhook configuration ever exists. The suite's own cluster admits through
 // gatehouse, so it could not hold the violating objects.
 var (
@@ -90,7 +91,7 @@ func startBareCluster() (*bareCluster, error) {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: os.Getenv("KUBEBUILDER_ASSETS"),
 		CRDDirectoryPaths: []string{filepath.Join(repo, "deploy", "crds"), filepath.Join(repo, "deploy", "helmetica-crds"),
-			filepath.Join(repo, "deploy", "policyreport-crds"), filepath.Join(repo, "e2e", "testdata", "crds")},
+			filepath.Join(repo, "deploy", "policyreport-crds"), filepath.Join(repo, "deploy", "openreports-crds"), filepath.Join(repo, "e2e", "testdata", "crds")},
 		ErrorIfCRDPathMissing: true,
 	}
 	if _, err := env.Start(); err != nil {
@@ -275,6 +276,8 @@ func TestAuditStoredObjects(t *testing.T) {
 var (
 	policyReportsGVR        = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "policyreports"}
 	clusterPolicyReportsGVR = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "clusterpolicyreports"}
+	openReportsGVR          = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "reports"}
+	clusterOpenReportsGVR   = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "clusterreports"}
 )
 
 // TestAuditWritesPolicyReports runs passes of the background audit
@@ -622,11 +625,11 @@ func TestAuditWithTheDeployedRBAC(t *testing.T) {
 	}
 }
 
-// deleteReports deletes every report, so that a test starts from none
-// whatever ran before it.
+// deleteReports deletes every report of both report APIs, so that a test
+// starts from none whatever ran before it.
 func deleteReports(ctx context.Context, t *testing.T, dyn dynamic.Interface) {
 	t.Helper()
-	for _, gvr := range []schema.GroupVersionResource{policyReportsGVR, clusterPolicyReportsGVR} {
+	for _, gvr := range []schema.GroupVersionResource{policyReportsGVR, clusterPolicyReportsGVR, openReportsGVR, clusterOpenReportsGVR} {
 		list, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)

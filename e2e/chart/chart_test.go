@@ -460,7 +460,7 @@ func TestChartSchemaRefuses(t *testing.T) {
 		"In without values":                          {"exemptions": map[string]any{"namespaceLabels": []any{map[string]any{"key": "k", "operator": "In"}}}},
 		"a misspelled value":                         {"replica": 2},
 		"Warn, the mutating webhooks without a mode": {"defaultMode": "Warn", "webhooks": map[string]any{"harness-proxy": map[string]any{"mode": "Audit"}}},
-		"a report API gatehouse does not write":     {"audit": map[string]any{"reports": map[string]any{"apis": []any{"reports.x-k8s.io/v1beta2"}}}},
+		"a report API gatehouse does not write":      {"audit": map[string]any{"reports": map[string]any{"apis": []any{"reports.x-k8s.io/v1beta2"}}}},
 		"a report API twice":                         {"audit": map[string]any{"reports": map[string]any{"apis": []any{"openreports.io/v1alpha1", "openreports.io/v1alpha1"}}}},
 		"config.audit.reports beside audit.reports":  {"config": map[string]any{"audit": map[string]any{"reports": map[string]any{"apis": []any{"openreports.io/v1alpha1"}}}}},
 	} {
@@ -475,9 +475,9 @@ func TestChartSchemaRefuses(t *testing.T) {
 // write them).
 func TestChartCopiesAreCurrent(t *testing.T) {
 	for copyPath, source := range map[string]string{
-		"files/prometheusrule.yaml":            "deploy/monitoring/prometheusrule.yaml",
-		"files/dashboard.json":                 "deploy/monitoring/dashboard.json",
-		"crds/vshn.net_operatorharnesses.yaml": "deploy/crds/vshn.net_operatorharnesses.yaml",
+		"files/prometheusrule.yaml":                           "deploy/monitoring/prometheusrule.yaml",
+		"files/dashboard.json":                                "deploy/monitoring/dashboard.json",
+		"crds/vshn.net_operatorharnesses.yaml":                "deploy/crds/vshn.net_operatorharnesses.yaml",
 		"files/crds/wgpolicyk8s.io_clusterpolicyreports.yaml": "deploy/policyreport-crds/wgpolicyk8s.io_clusterpolicyreports.yaml",
 		"files/crds/wgpolicyk8s.io_policyreports.yaml":        "deploy/policyreport-crds/wgpolicyk8s.io_policyreports.yaml",
 		"files/crds/openreports.io_clusterreports.yaml":       "deploy/openreports-crds/openreports.io_clusterreports.yaml",
