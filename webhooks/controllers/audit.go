@@ -182,7 +182,7 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 			if err != nil && ctx.Err() != nil {
 				return ctx.Err()
 			}
-			a.count(ctx, &stats, r.Object, err, "writing")
+			a.count(ctx, &stats, r.Object, err, "writing the "+string(api.name)+" report of")
 			if err == nil {
 				stats.Written++
 			}
@@ -209,7 +209,7 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		case apierrors.IsNotFound(err):
 			stats.Deleted++ // gone already (the garbage collector was first)
 		default:
-			a.count(ctx, &stats, audit.Object{Kind: report.kind, Namespace: key.namespace, Name: key.name}, err, "deleting the report of")
+			a.count(ctx, &stats, audit.Object{Kind: report.kind, Namespace: key.namespace, Name: key.name}, err, "deleting the "+string(key.api)+" report of")
 			if err == nil {
 				stats.Deleted++
 			}
