@@ -79,7 +79,7 @@ type Result struct {
 	Object    Object
 	Decisions []webhooks.Decision
 	// Excused names, per finding, the exception that excuses it
-	// (CONTRACTS.md §12), as "namespace/name" or "name"; nil while no
+	// (docs/contracts.md §12), as "namespace/name" or "name"; nil while no
 	// exception is looked up. ReportResults reports an excused finding as a
 	// skip with the property PropertyExcusedBy (docs/audit.md, "Excused
 	// findings").
