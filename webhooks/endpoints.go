@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -100,11 +101,43 @@ func serveChain(c *chain) *admission.Webhook {
 // decision line adds the operation, resource, namespace and name; the
 // controller-runtime default would add them (and more) to every review's
 // logger up front, which cost about a tenth of the server's CPU per review.
+// Even the request ID is added only to a line that is written: most reviews
+// write none, and controller-runtime builds this logger twice per review,
+// each WithValues a copy of the zap logger (about 19 allocations a review).
 func requestLogger(base logr.Logger, req *admission.Request) logr.Logger {
-	if req == nil {
+	if req == nil || base.GetSink() == nil {
 		return base
 	}
-	return base.WithValues("requestID", req.UID)
+	return base.WithSink(requestSink{base: base.GetSink(), uid: req.UID})
+}
+
+// requestSink writes base's lines with the request ID first among their
+// values.
+type requestSink struct {
+	base logr.LogSink
+	uid  types.UID
+}
+
+func (s requestSink) Init(info logr.RuntimeInfo) { s.base.Init(info) }
+func (s requestSink) Enabled(level int) bool     { return s.base.Enabled(level) }
+func (s requestSink) WithName(name string) logr.LogSink {
+	return requestSink{base: s.base.WithName(name), uid: s.uid}
+}
+
+func (s requestSink) WithValues(kv ...any) logr.LogSink {
+	return requestSink{base: s.base.WithValues(kv...), uid: s.uid}
+}
+
+func (s requestSink) Info(level int, msg string, kv ...any) {
+	s.base.Info(level, msg, s.withID(kv)...)
+}
+
+func (s requestSink) Error(err error, msg string, kv ...any) {
+	s.base.Error(err, msg, s.withID(kv)...)
+}
+
+func (s requestSink) withID(kv []any) []any {
+	return append([]any{"requestID", s.uid}, kv...)
 }
 
 // endpoint serves a chain: one log line and one metric per decision.
