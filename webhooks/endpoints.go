@@ -16,19 +16,18 @@ import (
 type Webhook struct {
 	route.Definition
 	member member
-	// Admission is controller-runtime's HTTP adapter around the webhook's
-	// review chain: it caps the body, checks the content type, echoes the
-	// UID and recovers panics into a denying 500. It hands the API server's
+	// Admission serves the webhook's review chain over HTTP (transport.go):
+	// it caps the body, checks the content type, echoes the UID and
+	// recovers panics into a denying 500. It hands the API server's
 	// ?timeout= to the chain (withReviewDeadline).
-	Admission *admission.Webhook
+	Admission ReviewHandler
 }
 
 // Combined is one group (webhooks/route/combined.go), ready to serve on its path.
 type Combined struct {
 	route.Group
-	// Admission is controller-runtime's HTTP adapter around the group's
-	// review chain.
-	Admission *admission.Webhook
+	// Admission serves the group's review chain over HTTP.
+	Admission ReviewHandler
 }
 
 // Build returns the enabled webhooks of the registry, in registry order,
@@ -93,8 +92,8 @@ func (o *Offline) Review(ctx context.Context, req admission.Request) ([]Decision
 	return v.decisions, v.object
 }
 
-func serveChain(c *chain) *admission.Webhook {
-	return &admission.Webhook{Handler: &endpoint{chain: c}, WithContextFunc: withReviewDeadline, LogConstructor: requestLogger}
+func serveChain(c *chain) ReviewHandler {
+	return ReviewHandler{&admission.Webhook{Handler: &endpoint{chain: c}, WithContextFunc: withReviewDeadline, LogConstructor: requestLogger}}
 }
 
 // requestLogger is the logger of one review: the request ID only. The

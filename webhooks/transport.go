@@ -1,0 +1,126 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// ReviewHandler serves a review chain over HTTP. controller-runtime's
+// admission.Webhook still decides each review (Handle: the request's
+// logger, panic recovery into a denying 500 with the panic counted, the
+// response's UID and patch), and the server's Register instruments the
+// handler as any other; only reading the AdmissionReview is gatehouse's.
+// controller-runtime reads it with the API machinery's universal
+// deserializer, which first runs a full encoding/json pass over the body
+// only to learn its apiVersion and kind, then decodes it again: about an
+// eighth of the server's CPU per review (docs/design.md, "Transport").
+// Here the body is decoded once, with the same decoder (sigs.k8s.io/json,
+// case-sensitive, as the deserializer decodes it) into the review and its
+// type at once, under the same limits: a body over 7 MiB answers 413, an
+// empty one or a content type other than application/json 400, a body that
+// is not an admission.k8s.io/v1 or v1beta1 AdmissionReview 400; the answer
+// is an AdmissionReview of the version asked in.
+type ReviewHandler struct {
+	*admission.Webhook
+}
+
+// maxReviewBytes is controller-runtime's limit on a review's body.
+const maxReviewBytes = 7 * 1024 * 1024
+
+// sentReview is an AdmissionReview as read: its type, and the request
+// decoded where the chain reads it.
+type sentReview struct {
+	metav1.TypeMeta `json:",inline"`
+	Request         *admissionv1.AdmissionRequest `json:"request,omitempty"`
+}
+
+// ServeHTTP answers one AdmissionReview.
+func (h ReviewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if h.WithContextFunc != nil {
+		ctx = h.WithContextFunc(ctx, r)
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		refuse(w, http.StatusBadRequest, errors.New("request body is empty"))
+		return
+	}
+	defer r.Body.Close()
+	limited := &io.LimitedReader{R: r.Body, N: maxReviewBytes}
+	body, err := io.ReadAll(limited)
+	if err != nil {
+		refuse(w, http.StatusBadRequest, err)
+		return
+	}
+	if limited.N <= 0 {
+		refuse(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request entity is too large; limit is %d bytes", maxReviewBytes))
+		return
+	}
+	if contentType := r.Header.Get("Content-Type"); contentType != "application/json" {
+		refuse(w, http.StatusBadRequest, fmt.Errorf("contentType=%s, expected application/json", contentType))
+		return
+	}
+	var req admission.Request
+	sent := sentReview{Request: &req.AdmissionRequest}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &sent); err != nil {
+		refuse(w, http.StatusBadRequest, err)
+		return
+	}
+	gvk := reviewKind(sent.TypeMeta)
+	log := logf.Log.WithName("admission")
+	requestLogger(log, &req).V(5).Info("received request")
+	resp := h.Handle(ctx, req)
+	if writeReview(w, resp, gvk) {
+		// controller-runtime's debug line, at its verbosity.
+		if debug := log.V(5); debug.Enabled() {
+			if res := resp.Result; res != nil {
+				debug = debug.WithValues("code", res.Code, "reason", res.Reason, "message", res.Message)
+			}
+			debug.Info("wrote response", "requestID", resp.UID, "allowed", resp.Allowed)
+		}
+	}
+}
+
+// reviewKind is the type the answer is written as: the type the review
+// names, as it names it, or the v1 AdmissionReview when it names none. This
+// is controller-runtime's answer: it decodes into a type of its own that no
+// scheme knows, so the deserializer keeps the body's apiVersion and kind
+// without defaults, and its writer types an answer to a review that names
+// no type as v1. (Its deserializer reads them case-insensitively; a body
+// whose apiVersion or kind key is spelled in another case, which no API
+// server sends, is answered here as one that names no type.)
+func reviewKind(tm metav1.TypeMeta) schema.GroupVersionKind {
+	if gvk := tm.GroupVersionKind(); gvk != (schema.GroupVersionKind{}) {
+		return gvk
+	}
+	return admissionv1.SchemeGroupVersion.WithKind("AdmissionReview")
+}
+
+// refuse answers a body that is not a review, as controller-runtime does:
+// an AdmissionReview without a type around the error.
+func refuse(w io.Writer, code int32, err error) {
+	logf.Log.WithName("admission").Error(err, "bad request")
+	writeReview(w, admission.Errored(code, err), schema.GroupVersionKind{})
+}
+
+// writeReview writes resp as an AdmissionReview of type gvk (none for an
+// answer to a body that was not a review), and reports whether it could.
+func writeReview(w io.Writer, resp admission.Response, gvk schema.GroupVersionKind) bool {
+	ar := admissionv1.AdmissionReview{Response: &resp.AdmissionResponse}
+	ar.SetGroupVersionKind(gvk)
+	if err := json.NewEncoder(w).Encode(ar); err != nil {
+		// The review always encodes: the connection broke. Say so once.
+		logf.Log.WithName("admission").Error(err, "unable to write the response")
+		return false
+	}
+	return true
+}
