@@ -59,14 +59,34 @@ type chain struct {
 	failurePolicy admissionregistrationv1.FailurePolicyType
 	members       []member
 	opts          route.Options
-	// own is a webhook's own endpoint: a request its member does not take
-	// is refused with a 400 naming the rule that excludes it (the API
-	// server never sends one), not skipped.
-	own bool
-	// offline is `gatehouse check`: every member decides whatever the
-	// members before it decided, and each mutating member's patch is its
-	// own, from the object as the member before it left it.
-	offline bool
+	serves        serving
+}
+
+// serving says where a chain answers, which decides what it does with a
+// request a member does not take and with a member's denial.
+type serving int
+
+const (
+	// servesGroup: a combined endpoint. A member that does not take the
+	// request is skipped; the first that does not allow answers.
+	servesGroup serving = iota
+	// servesWebhook: a webhook's own endpoint. A request its member does
+	// not take is refused with a 400 naming the rule that excludes it (the
+	// API server never sends one).
+	servesWebhook
+	// servesCheck: `gatehouse check`. Nothing selected the request yet;
+	// every member decides whatever the members before it decided, and each
+	// mutating member's patch is its own, from the object as the member
+	// before it left it.
+	servesCheck
+)
+
+// selected is what selected the requests c routes.
+func (s serving) selected() route.Selected {
+	if s == servesCheck {
+		return route.ByNothing
+	}
+	return route.ByEntry
 }
 
 // Decision is what one webhook decided on one review.
@@ -144,7 +164,7 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	// in flight then must still get their real answers.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.deadline)
 	defer cancel()
-	p := &pass{shared: sharedReview{req: req}, ns: namespaceView{opts: &c.opts, namespace: req.Namespace, asManaged: c.offline}}
+	p := &pass{shared: sharedReview{req: req}, ns: namespaceView{opts: &c.opts, namespace: req.Namespace, asManaged: c.serves == servesCheck}}
 	p.member.Store(-1)
 	done := make(chan outcome, 1) // buffered: a late verdict never blocks the goroutine
 	start := time.Now()
@@ -218,7 +238,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		d, taken := c.route(m, req, &p.ns, shared)
 		if taken {
 			d = c.decide(ctx, m, req, shared)
-			if c.offline && m.Def.Type == route.Mutating && shared.review != nil {
+			if c.serves == servesCheck && m.Def.Type == route.Mutating && shared.review != nil {
 				d = c.ownChange(d, req, shared, &last)
 			}
 		}
@@ -229,7 +249,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		if m.Drift != nil {
 			d = withModeDrift(d, *m.Drift)
 		}
-		if c.offline {
+		if c.serves == servesCheck {
 			d = withMissing(d, c.takeGaps())
 			if unsure && d.Outcome != DecisionUndecided {
 				u := undecided(d.Webhook, slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(d.Missing), exemptionUnknown)))))
@@ -239,10 +259,10 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		}
 		d.Duration = time.Since(start)
 		v.decisions = append(v.decisions, d)
-		if c.offline {
+		if c.serves == servesCheck {
 			continue
 		}
-		if c.own {
+		if c.serves == servesWebhook {
 			if !d.Response.Allowed {
 				v.resp = d.Response
 				return v
@@ -264,13 +284,13 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 		}
 		mutated = mutated || d.Mutated
 	}
-	if c.offline {
+	if c.serves == servesCheck {
 		if shared.review != nil {
 			v.object = shared.review.Object
 		}
 		return v
 	}
-	if c.own {
+	if c.serves == servesWebhook {
 		d := &v.decisions[0]
 		if mutated {
 			if d.Response = withPatch(d.Response, c.patch(req, shared)); !d.Response.Allowed {
@@ -297,25 +317,25 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 // it with a 400, and a combined endpoint that cannot read the namespace a
 // member depends on fails as its failure policy says.
 func (c *chain) route(m *member, req *admission.Request, ns *namespaceView, shared *sharedReview) (Decision, bool) {
-	if c.own {
+	if c.serves == servesWebhook {
 		if err := m.Refuses(req, c.opts); err != nil {
 			return errored(m.Def, http.StatusBadRequest, err), false
 		}
 		return Decision{}, true
 	}
-	if !m.SelectsRequest(req, c.opts) || !m.TakesAccount(req, c.offline, c.opts) {
+	if !m.SelectsRequest(req, c.opts) || !m.TakesAccount(req, c.serves.selected(), c.opts) {
 		return Decision{}, false
 	}
-	if c.offline {
+	if c.serves == servesCheck {
 		if d, taken := c.acts(m, req, shared); !taken {
 			return d, false
 		}
 	}
-	if !m.NeedsNamespace(c.offline) {
+	if !m.NeedsNamespace(c.serves.selected()) {
 		return Decision{}, true
 	}
 	labels, err := ns.labels()
-	if what, ok := notGiven(err); ok && c.offline {
+	if what, ok := notGiven(err); ok && c.serves == servesCheck {
 		return undecided(m.Def.Name, []string{what}), false
 	}
 	if err != nil {
@@ -362,7 +382,7 @@ func (c *chain) decide(ctx context.Context, m *member, req *admission.Request, s
 	if err := def.Intercept.CheckKind(gvr, req.SubResource, gvk); err != nil {
 		return errored(def, http.StatusBadRequest, err)
 	}
-	if c.own && !def.Intercept.ObjectMatches(req.Namespace, req.Name, c.opts) {
+	if c.serves == servesWebhook && !def.Intercept.ObjectMatches(req.Namespace, req.Name, c.opts) {
 		return errored(def, http.StatusBadRequest, fmt.Errorf("webhook %s validates only %s/%s; check the matchConditions of its webhook configuration",
 			def.Name, c.opts.Overrides.Namespace, c.opts.Overrides.ConfigMapName))
 	}
@@ -430,7 +450,7 @@ func (c *chain) decideWithheld(ctx context.Context, m *member, review *adapters.
 func (c *chain) exemptVerdict(req *admission.Request, v verdict) verdict {
 	for i := range c.members {
 		m := &c.members[i]
-		if c.own || (m.SelectsRequest(req, c.opts) && m.InScope(req)) {
+		if c.serves == servesWebhook || (m.SelectsRequest(req, c.opts) && m.InScope(req)) {
 			v.decisions = append(v.decisions, Decision{Webhook: m.Def.Name, Outcome: DecisionExempt,
 				Response: admission.Allowed(""), Mode: c.modeOf(m)})
 		}

@@ -24,5 +24,5 @@ func decide(ctx context.Context, w *Webhook, req admission.Request) (admission.R
 // ownEndpoint serves def's own endpoint with eval in place of its
 // evaluator.
 func ownEndpoint(def route.Definition, eval adapters.Evaluator) *endpoint {
-	return &endpoint{chain: &chain{name: def.Name, failurePolicy: def.FailurePolicy, members: []member{{Member: route.Member{Def: def}, eval: eval}}, own: true}}
+	return &endpoint{chain: &chain{name: def.Name, failurePolicy: def.FailurePolicy, members: []member{{Member: route.Member{Def: def}, eval: eval}}, serves: servesWebhook}}
 }

@@ -65,8 +65,8 @@ func (p *probe) Evaluate(_ context.Context, r *adapters.Review) (adapters.Result
 }
 
 // probeChain is a chain of mutating members over every pod.
-func probeChain(offline bool, probes ...*probe) *chain {
-	c := &chain{name: "probes", failurePolicy: admissionregistrationv1.Fail, offline: offline}
+func probeChain(serves serving, probes ...*probe) *chain {
+	c := &chain{name: "probes", failurePolicy: admissionregistrationv1.Fail, serves: serves}
 	for i, p := range probes {
 		def := route.Definition{Name: "probe-" + string(rune('a'+i)), Type: route.Mutating, FailurePolicy: admissionregistrationv1.Fail,
 			Intercept: route.Intercept{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
@@ -81,7 +81,7 @@ func probeChain(offline bool, probes ...*probe) *chain {
 // the next member sees, with one patch for the whole chain.
 func TestChainDecodesOnceAndSharesTheObject(t *testing.T) {
 	first, second, third := &probe{label: "first"}, &probe{label: "second", after: "first"}, &probe{after: "second"}
-	c := probeChain(false, first, second, third)
+	c := probeChain(servesGroup, first, second, third)
 	req := admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))
 	v := c.review(context.Background(), &req)
 	if len(v.decisions) != 3 || !v.resp.Allowed {
@@ -113,7 +113,7 @@ func TestChainDecodesOnceAndSharesTheObject(t *testing.T) {
 // member that does not allow; the members after it do not run.
 func TestChainStopsAtTheFirstDenial(t *testing.T) {
 	denier, after := &probe{deny: true}, &probe{}
-	v := probeChain(false, denier, after).review(context.Background(), ptrTo(admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))))
+	v := probeChain(servesGroup, denier, after).review(context.Background(), ptrTo(admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))))
 	if v.resp.Allowed || v.resp.Result == nil || v.resp.Result.Code != 422 || len(after.seen) != 0 || len(v.decisions) != 1 {
 		t.Fatalf("allowed=%v result=%+v, %d decisions, the member after the denial ran %d times", v.resp.Allowed, v.resp.Result, len(v.decisions), len(after.seen))
 	}
@@ -127,7 +127,7 @@ func TestChainStopsAtTheFirstDenial(t *testing.T) {
 // but denied leaves the object as it found it.
 func TestOfflineChainEveryMemberDecides(t *testing.T) {
 	first, denier, last := &probe{label: "first"}, &probe{label: "denied", deny: true, after: "first"}, &probe{after: "denied"}
-	v := probeChain(true, first, denier, last).review(context.Background(), ptrTo(admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))))
+	v := probeChain(servesCheck, first, denier, last).review(context.Background(), ptrTo(admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))))
 	if len(v.decisions) != 3 {
 		t.Fatalf("%d decisions, want every member's", len(v.decisions))
 	}
@@ -167,7 +167,7 @@ func TestChainPatchesCopyOnWriteAndInPlaceChanges(t *testing.T) {
 		{"both in place", [2]bool{false, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := probeChain(false, &probe{label: "first", cow: tc.cow[0]}, &probe{label: "second", cow: tc.cow[1]})
+			c := probeChain(servesGroup, &probe{label: "first", cow: tc.cow[0]}, &probe{label: "second", cow: tc.cow[1]})
 			pod := secretPod(nil)
 			req := admissionRequest(t, admissionv1.Create, podKind, podResource, pod)
 			v := c.review(context.Background(), &req)

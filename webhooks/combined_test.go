@@ -405,7 +405,7 @@ func TestCombinedReadsNamespacesOnlyWhenAMemberNeedsThem(t *testing.T) {
 // check` routes it: what the member's own entry would be sent, given the
 // namespace's labels and the content of the request.
 func selects(t *testing.T, m route.Member, req *admission.Request, namespaceLabels map[string]string, opts route.Options) bool {
-	return m.SelectsRequest(req, opts) && (!m.NeedsNamespace(true) || m.SelectsNamespace(req, namespaceLabels, opts)) &&
+	return m.SelectsRequest(req, opts) && (!m.NeedsNamespace(route.ByNothing) || m.SelectsNamespace(req, namespaceLabels, opts)) &&
 		actsOnRaw(t, m.Def.Intercept, opts, req)
 }
 

@@ -39,7 +39,7 @@ func Build(opts route.Options, enabled func(name string) bool) []*Webhook {
 			continue
 		}
 		m := member{Member: route.Member{Def: def, Places: def.Placements(opts)}, eval: adapters.New(def.Name, opts)}
-		c := &chain{name: def.Name, failurePolicy: opts.FailurePolicy(def.Name, def.FailurePolicy), members: []member{m}, opts: opts, own: true}
+		c := &chain{name: def.Name, failurePolicy: opts.FailurePolicy(def.Name, def.FailurePolicy), members: []member{m}, opts: opts, serves: servesWebhook}
 		out = append(out, &Webhook{Definition: def, member: m, Admission: serveChain(c)})
 	}
 	return out
@@ -73,7 +73,7 @@ type Offline struct{ chain *chain }
 
 // NewOffline returns the offline chain over hooks (from Build).
 func NewOffline(hooks []*Webhook, opts route.Options) *Offline {
-	c := &chain{name: "check", failurePolicy: "Fail", opts: opts, offline: true}
+	c := &chain{name: "check", failurePolicy: "Fail", opts: opts, serves: servesCheck}
 	for _, t := range []route.Type{route.Mutating, route.Validating} {
 		for _, w := range hooks {
 			if w.Type == t {

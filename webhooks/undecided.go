@@ -85,7 +85,7 @@ func (c *chain) takeGaps() []string {
 // was not given: the labels of the namespace, when an exemption names
 // labels.
 func (c *chain) exemptionUnknown(req *admission.Request, ns *namespaceView) (string, bool) {
-	if !c.offline || len(c.opts.Exemptions.NamespaceLabels) == 0 || !route.NamespacedRequest(req) {
+	if c.serves != servesCheck || len(c.opts.Exemptions.NamespaceLabels) == 0 || !route.NamespacedRequest(req) {
 		return "", false
 	}
 	_, err := ns.labels()

@@ -150,7 +150,7 @@ func TestWithMissing(t *testing.T) {
 // decision by what its view was not given; a served chain whose view
 // reports gaps answers as it always did.
 func TestServedReviewsAreNeverUndecided(t *testing.T) {
-	c := probeChain(false, &probe{label: "a"}, &probe{deny: true})
+	c := probeChain(servesGroup, &probe{label: "a"}, &probe{deny: true})
 	view := &givenView{gaps: []string{"Namespace team-a"}}
 	c.opts.StateGaps = view
 	v := c.review(context.Background(), ptrTo(admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))))

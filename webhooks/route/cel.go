@@ -82,7 +82,7 @@ func (in Intercept) matchConditionExpression(products policies.ProductSelector) 
 	return strings.Join(terms, " || ")
 }
 
-// memberExpression is placeExpression of m's first placement.
+// MemberExpression is placeExpression of m's first placement.
 func (m Member) MemberExpression(opts Options) string { return m.placeExpression(m.Places[0], opts) }
 
 // placeExpression is the CEL expression that is true for the requests m's

@@ -77,11 +77,11 @@ const (
 	scopedNamespaces              // carrying Options.ScopedNamespaceLabel
 )
 
-// placement is one configuration entry of a webhook: the namespaces and
+// Placement is one configuration entry of a webhook: the namespaces and
 // objects it is sent, and its failure policy. Most webhooks have one; see
 // Definition.placements for the others.
 type Placement struct {
-	// suffix names the entry after the webhook: "<name><suffix>.gatehouse.dev".
+	// Suffix names the entry after the webhook: "<name><suffix>.gatehouse.dev".
 	Suffix        string
 	FailurePolicy admissionregistrationv1.FailurePolicyType
 	Namespaces    selection
@@ -91,7 +91,7 @@ type Placement struct {
 	// scope limits the entry's rules to namespaced or cluster-scoped
 	// objects ("*": both).
 	scope admissionregistrationv1.ScopeType
-	// accounts limits the entry to the requests of harnessed service
+	// Accounts limits the entry to the requests of harnessed service
 	// accounts, by the matchCondition gatehouse adds (selection.go).
 	Accounts bool
 	// namespaceObjects limits the entry to Namespaces, or to other objects.
@@ -155,7 +155,7 @@ func (in Intercept) namespaceResources(opts Options) []Resource {
 	return out
 }
 
-// placements are def's configuration entries under opts:
+// Placements are def's configuration entries under opts:
 //   - an opt-in webhook is sent the opted-in namespaces;
 //   - a webhook that fails closed only in harnessed namespaces has a
 //     failing-closed entry there and, unless gatehouse keeps the harnessed
@@ -214,19 +214,30 @@ func (in Intercept) takesNamespaces() bool {
 	return false
 }
 
+// Selected says what selected a request before a member routes it.
+type Selected int
+
+const (
+	// ByEntry: the API server sent it through one of the member's entries,
+	// whose rules, selectors and matchConditions the member trusts.
+	ByEntry Selected = iota
+	// ByNothing: `gatehouse check` routes it, and nothing selected it yet.
+	ByNothing
+)
+
 // Member is a webhook as an endpoint routes requests to it.
 type Member struct {
 	Def Definition
-	// places are the configuration entries that send the member requests:
+	// Places are the configuration entries that send the member requests:
 	// one in a combined endpoint, all of the webhook's offline, where check
 	// takes what any of them would send.
 	Places []Placement
-	// drift is set on a member of a combined endpoint that only its
+	// Drift is set on a member of a combined endpoint that only its
 	// entry's reading of the modes holds (drift.go): it decides in Enforce.
 	Drift *ModeDrift
 }
 
-// members returns the registry's webhooks that group g runs under opts:
+// Members returns the registry's webhooks that group g runs under opts:
 // each webhook with a placement of g's type, failure policy, namespaces and
 // accounts, with those placements (two when it takes Namespaces' own
 // requests by an entry of their own).
@@ -249,7 +260,7 @@ func (g Group) Members(opts Options) []Member {
 	return out
 }
 
-// selectsRequest is the part of selects that needs no namespace labels.
+// SelectsRequest is the part of selects that needs no namespace labels.
 func (m Member) SelectsRequest(req *admission.Request, opts Options) bool {
 	op := admissionregistrationv1.OperationType(req.Operation)
 	in := m.Def.Intercept
@@ -258,7 +269,7 @@ func (m Member) SelectsRequest(req *admission.Request, opts Options) bool {
 		in.ChangeMatches(op, req.Object.Raw, req.OldObject.Raw) && m.InScope(req)
 }
 
-// inScope reports whether one of m's placements takes req's scope and
+// InScope reports whether one of m's placements takes req's scope and
 // resource.
 func (m Member) InScope(req *admission.Request) bool {
 	for _, p := range m.Places {
@@ -269,31 +280,31 @@ func (m Member) InScope(req *admission.Request) bool {
 	return false
 }
 
-// takesAccount reports whether one of m's placements that takes req's
+// TakesAccount reports whether one of m's placements that takes req's
 // scope is sent the requesting user: offline, a placement for harnessed
 // service accounts only takes those a harness in the cluster view claims,
 // as the condition gatehouse adds to its entry (an unreadable view takes
 // every one); a server trusts its entry.
-func (m Member) TakesAccount(req *admission.Request, offline bool, opts Options) bool {
+func (m Member) TakesAccount(req *admission.Request, by Selected, opts Options) bool {
 	for _, p := range m.Places {
 		if !p.takes(req) {
 			continue
 		}
-		if !p.Accounts || !offline || harnessedAccount(opts, req.UserInfo.Username) {
+		if !p.Accounts || by == ByEntry || harnessedAccount(opts, req.UserInfo.Username) {
 			return true
 		}
 	}
 	return false
 }
 
-// namespacedRequest reports whether req is for a namespaced object. A
+// NamespacedRequest reports whether req is for a namespaced object. A
 // Namespace is cluster-scoped, though its request names it as its
 // namespace.
 func NamespacedRequest(req *admission.Request) bool {
 	return req.Namespace != "" && (req.Resource.Group != "" || req.Resource.Resource != "namespaces")
 }
 
-// selectsNamespace is the part of selects that reads the namespace's labels:
+// SelectsNamespace is the part of selects that reads the namespace's labels:
 // whether one of m's placements is sent this request's namespace.
 func (m Member) SelectsNamespace(req *admission.Request, namespaceLabels map[string]string, opts Options) bool {
 	for _, p := range m.Places {
@@ -326,26 +337,26 @@ func (p Placement) selects(labels map[string]string, opts Options) bool {
 	return true
 }
 
-// needsNamespace reports whether selecting m reads the namespace's labels.
+// NeedsNamespace reports whether selecting m reads the namespace's labels.
 // A combined endpoint trusts its entry's namespaceSelector, which is the
 // member's own, and reads them only for what the selector cannot say (the
 // failing-open half of harness-proxy); offline nothing selected the
 // namespace yet.
-func (m Member) NeedsNamespace(offline bool) bool {
+func (m Member) NeedsNamespace(by Selected) bool {
 	for _, p := range m.Places {
-		if p.unharnessed || (offline && (p.Namespaces != allNamespaces || m.Def.Intercept.Namespaces == OptedInNamespaces)) {
+		if p.unharnessed || (by == ByNothing && (p.Namespaces != allNamespaces || m.Def.Intercept.Namespaces == OptedInNamespaces)) {
 			return true
 		}
 	}
 	return false
 }
 
-// isNamespace reports whether group and resource are the core namespaces.
+// IsNamespace reports whether group and resource are the core namespaces.
 func IsNamespace(group, resource string) bool {
 	return group == "" && resource == "namespaces"
 }
 
-// refuses says why a webhook's own endpoint does not take req, in the order
+// Refuses says why a webhook's own endpoint does not take req, in the order
 // the rules of its entry exclude it; nil when it takes it.
 func (m Member) Refuses(req *admission.Request, opts Options) error {
 	def := m.Def

@@ -64,7 +64,7 @@ func (g Group) entryModes() string {
 	return string(configv1alpha1.ModeWarn) + " or " + string(configv1alpha1.ModeAudit)
 }
 
-// servedMembers are the members g's endpoint runs: its members under the
+// ServedMembers are the members g's endpoint runs: its members under the
 // server's modes and, in registry order among them, every webhook that g
 // holds when every webhook enforces or when none does, marked with the
 // entry's reading. (A webhook's group depends on its own mode only, so these
@@ -98,7 +98,7 @@ func MemberNamed(members []Member, name string) (Member, bool) {
 	return Member{}, false
 }
 
-// everyWebhookIn is o with every webhook in mode.
+// EveryWebhookIn is o with every webhook in mode.
 func (o Options) EveryWebhookIn(mode configv1alpha1.Mode) Options {
 	o.Modes = nil
 	if mode != configv1alpha1.ModeEnforce {

@@ -116,7 +116,7 @@ type memberPlace struct {
 	p Placement
 }
 
-// groupEntries are the configuration entries of a combined group: the
+// GroupEntries are the configuration entries of a combined group: the
 // group's namespaces, the union of its members' rules, narrowed by a
 // matchConditions expression that is true exactly for the requests some
 // member's own entry would be sent. A member's narrower namespaces (the
@@ -167,7 +167,7 @@ func (o ManifestOptions) GroupEntries(g Group) []admissionregistrationv1.Validat
 	return out
 }
 
-// namespacesEntrySuffix names the entry of Namespaces' own requests of a
+// NamespacesEntrySuffix names the entry of Namespaces' own requests of a
 // webhook or combined group that has other entries.
 const NamespacesEntrySuffix = "-namespaces"
 
@@ -185,7 +185,7 @@ func (g Group) EntryNames(opts Options) []string {
 // its members' expressions.
 const MembersCondition = "gatehouse-members"
 
-// entries are the configuration entries of one webhook, one per placement.
+// Entries are the configuration entries of one webhook, one per placement.
 func (o ManifestOptions) Entries(def Definition) []admissionregistrationv1.ValidatingWebhook {
 	var out []admissionregistrationv1.ValidatingWebhook
 	for _, p := range def.Placements(o.Options) {
@@ -205,7 +205,7 @@ func (o ManifestOptions) clientConfig(path string) admissionregistrationv1.Webho
 	}}
 }
 
-// rules groups the built-in resources by API group, version and operations
+// Rules groups the built-in resources by API group, version and operations
 // (subresources as "<resource>/<subresource>"); Beyond adds a wildcard rule:
 // for ProductResources one that the match condition narrows to product
 // groups, for EveryResource one for every resource (and "*/status" for

@@ -46,7 +46,7 @@ import (
 // ExemptionConditionName names the matchCondition of the user exemptions.
 const ExemptionConditionName = "gatehouse-not-exempt"
 
-// exemptNamespaces are the namespaces exempt by name: the server's own
+// ExemptNamespaces are the namespaces exempt by name: the server's own
 // (own; empty when unknown) and the configured ones. The audit does not
 // list them.
 func (o Options) ExemptNamespaces(own string) []string {
@@ -67,7 +67,7 @@ func (o Options) ExemptNamespaces(own string) []string {
 // configuration named none (built by hand, as in tests).
 var defaultExemptNamespaces = configv1alpha1.DefaultExemptNamespaces()
 
-// configuredExemptNamespaces are the namespaces the configuration exempts
+// ConfiguredExemptNamespaces are the namespaces the configuration exempts
 // by name (not the server's own).
 func (o Options) ConfiguredExemptNamespaces() []string {
 	if o.Exemptions.Namespaces == nil {
@@ -76,7 +76,7 @@ func (o Options) ConfiguredExemptNamespaces() []string {
 	return o.Exemptions.Namespaces
 }
 
-// exemptionSelector is the namespaceSelector of the namespaces that are not
+// ExemptionSelector is the namespaceSelector of the namespaces that are not
 // exempt, to which an entry adds its own selection.
 func (o Options) ExemptionSelector(own string) *metav1.LabelSelector {
 	sel := o.exemptNamesSelector(own)
@@ -129,7 +129,7 @@ func (o Options) exemptUsers() (users, groups []string) {
 	return users, groups
 }
 
-// exemptionCondition is the matchCondition that leaves out the exempt
+// ExemptionCondition is the matchCondition that leaves out the exempt
 // requesters; none when no requester is exempt.
 func (o Options) ExemptionCondition() []admissionregistrationv1.MatchCondition {
 	users, groups := o.exemptUsers()
@@ -155,7 +155,7 @@ func quoteAll(ss []string) string {
 	return strings.Join(out, ", ")
 }
 
-// exemptRequester reports whether the requester of req is exempt.
+// ExemptRequester reports whether the requester of req is exempt.
 func (o Options) ExemptRequester(req *admission.Request) bool {
 	if e := o.Exemptions; len(e.Usernames)+len(e.Groups)+len(e.ServiceAccounts) == 0 {
 		return false
@@ -172,7 +172,7 @@ func (o Options) ExemptRequester(req *admission.Request) bool {
 	return false
 }
 
-// namespaceExemptions answer whether the entries leave out the objects of a
+// NamespaceExemptions answer whether the entries leave out the objects of a
 // namespace (proxy.Exemptions): by name, the server's own namespace
 // (Options.ServerNamespace) and the configured ones; by label, from the
 // namespace's labels in the cluster view (read only when an exemption names
@@ -209,7 +209,7 @@ func (e NamespaceExemptions) NamespaceExempt(namespace string) (bool, string, er
 	return false, "", nil
 }
 
-// exemptLabels reports whether a namespace with these labels matches an
+// ExemptLabels reports whether a namespace with these labels matches an
 // exempting label.
 func (o Options) ExemptLabels(labels map[string]string) bool {
 	_, ok := o.exemptingLabel(labels)
@@ -228,7 +228,7 @@ func (o Options) exemptingLabel(labels map[string]string) (string, bool) {
 	return "", false
 }
 
-// namespaceObjectLabels are the labels of the Namespace a request admits:
+// NamespaceObjectLabels are the labels of the Namespace a request admits:
 // the new object's (on DELETE the stored one's), and on UPDATE the old
 // object's too (hasOld).
 func NamespaceObjectLabels(req *admission.Request) (labels, oldLabels map[string]string, hasOld bool) {

@@ -115,7 +115,7 @@ const (
 // Has reports whether f includes every filter of x.
 func (f UpdateFilter) Has(x UpdateFilter) bool { return f&x == x }
 
-// serviceAccountUsers is the user name prefix of every service account.
+// ServiceAccountUsers is the user name prefix of every service account.
 const ServiceAccountUsers = "system:serviceaccount:"
 
 func PodResources() []Resource {
@@ -228,7 +228,7 @@ func (in Intercept) builtin(gr schema.GroupResource, subresource string) (Resour
 	return Resource{}, false
 }
 
-// checkKind guards against a request whose kind and resource disagree, which
+// CheckKind guards against a request whose kind and resource disagree, which
 // the API server never sends but a hand-made or hostile request can.
 func (in Intercept) CheckKind(gvr schema.GroupVersionResource, subresource string, gvk schema.GroupVersionKind) error {
 	if r, ok := in.builtin(gvr.GroupResource(), subresource); ok {

@@ -36,16 +36,16 @@ func labelActs(opts Options) string {
 	return scopelabel.ActsCEL(namespacedRequestExpression, opts.ManagedSelections)
 }
 
-// resourceIs tests the request's resource (any subresource).
+// ResourceIs tests the request's resource (any subresource).
 func ResourceIs(r Resource) string { return celtext.ResourceIs(r.GVR) }
 
-// hasPath is has() for every step of a path below object.
+// HasPath is has() for every step of a path below object.
 func HasPath(path []string) string { return celtext.HasPath(path) }
 
 // actsPrograms caches the compiled predicates by expression.
 var actsPrograms sync.Map
 
-// actsOn evaluates in process what the API server evaluates for the
+// ActsOn evaluates in process what the API server evaluates for the
 // matchCondition "gatehouse-acts": whether a request reaches the webhook.
 // `gatehouse check` routes with it, so that it lists exactly the webhooks
 // the API server would call. The server does not need it: the API server
@@ -58,7 +58,7 @@ func ActsOn(in Intercept, opts Options, req *admission.Request, object, oldObjec
 	return EvalCachedCondition(in.Acts(opts), req, object, oldObject)
 }
 
-// evalCachedCondition evaluates a matchCondition expression on a request,
+// EvalCachedCondition evaluates a matchCondition expression on a request,
 // compiling it once per expression.
 func EvalCachedCondition(expr string, req *admission.Request, object, oldObject map[string]any) (bool, error) {
 	prg, ok := actsPrograms.Load(expr)
@@ -72,7 +72,7 @@ func EvalCachedCondition(expr string, req *admission.Request, object, oldObject 
 	return EvalMatchCondition(prg.(cel.Program), CelRequest(req), object, oldObject)
 }
 
-// compileMatchCondition compiles a matchConditions expression with the
+// CompileMatchCondition compiles a matchConditions expression with the
 // variables the API server declares for it.
 func CompileMatchCondition(expr string) (cel.Program, error) {
 	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
@@ -86,7 +86,7 @@ func CompileMatchCondition(expr string) (cel.Program, error) {
 	return env.Program(ast)
 }
 
-// evalMatchCondition evaluates a compiled matchCondition; an error is the
+// EvalMatchCondition evaluates a compiled matchCondition; an error is the
 // API server's error too (it then calls a Fail webhook).
 func EvalMatchCondition(prg cel.Program, request, object, oldObject map[string]any) (bool, error) {
 	vars := map[string]any{"request": request, "object": nil, "oldObject": nil}
@@ -107,7 +107,7 @@ func EvalMatchCondition(prg cel.Program, request, object, oldObject map[string]a
 	return b, nil
 }
 
-// celRequest is the request as a matchCondition sees it: fields that are
+// CelRequest is the request as a matchCondition sees it: fields that are
 // empty (omitempty in AdmissionRequest) are absent, not "".
 func CelRequest(req *admission.Request) map[string]any {
 	request := map[string]any{

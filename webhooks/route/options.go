@@ -337,7 +337,7 @@ func (o Options) enforces(name string) bool {
 	return o.ModeOf(name) == configv1alpha1.ModeEnforce
 }
 
-// failurePolicy is the failure policy an entry of the named webhook is
+// FailurePolicy is the failure policy an entry of the named webhook is
 // rendered with: its own in Enforce, Ignore otherwise.
 func (o Options) FailurePolicy(name string, own admissionregistrationv1.FailurePolicyType) admissionregistrationv1.FailurePolicyType {
 	if o.enforces(name) {

@@ -49,7 +49,7 @@ func ManagedNamespaceLabels(opts Options, name string, labels map[string]string,
 	return out
 }
 
-// withManagedLabels adds to a namespace's labels the managed labels it
+// WithManagedLabels adds to a namespace's labels the managed labels it
 // would carry, from the harnesses the cluster view holds. The view's map is
 // its own: the result is a copy when anything is added.
 func WithManagedLabels(opts Options, name string, labels map[string]string) (map[string]string, error) {
@@ -162,7 +162,7 @@ func harnessedAccount(opts Options, username string) bool {
 	return err != nil || len(claiming) > 0
 }
 
-// managedLabelKeys are the managed namespace labels under o, none unless
+// ManagedLabelKeys are the managed namespace labels under o, none unless
 // gatehouse manages the selections.
 func (o Options) ManagedLabelKeys() []string {
 	if !o.ManagedSelections {

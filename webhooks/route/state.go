@@ -37,10 +37,10 @@ type NamespaceReader interface {
 	NamespaceLabels(name string) (map[string]string, error)
 }
 
-// errNoClusterState is the answer of a server that reads no cluster state.
+// ErrNoClusterState is the answer of a server that reads no cluster state.
 var ErrNoClusterState = errors.New("gatehouse reads no cluster state (no kubeconfig or in-cluster configuration)")
 
-// policyState adapts a StateReader to the State interfaces of the policies.
+// PolicyState adapts a StateReader to the State interfaces of the policies.
 type PolicyState struct{ r StateReader }
 
 // PolicyStateOf reads r as the policies' state interfaces.
