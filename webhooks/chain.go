@@ -219,97 +219,135 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 	if len(c.members) > len(p.own) {
 		v.decisions = make([]Decision, 0, len(c.members))
 	}
-	shared := &p.shared
-	var warnings []string
-	var annotations map[string]string
-	mutated := false
-	var last map[string]any // offline: the object as the members before this one left it; nil until read
 	if c.exempt(req, &p.ns) {
 		return c.exemptVerdict(req, v)
 	}
+	step := memberStep{req: req, p: p}
 	// Offline, an exemption by namespace labels that cannot be read leaves
 	// every decision open: the request may be exempt.
-	exemptionUnknown, unsure := c.exemptionUnknown(req, &p.ns)
+	step.exemptionUnknown, step.unsure = c.exemptionUnknown(req, &p.ns)
+	var a answer
 	for i := range c.members {
 		m := &c.members[i]
 		p.member.Store(int32(i))
-		start := time.Now()
-		c.takeGaps() // what the members before this one were not given is theirs
-		d, taken := c.route(m, req, &p.ns, shared)
-		if taken {
-			d = c.decide(ctx, m, req, shared)
-			if c.serves == servesCheck && m.Def.Type == route.Mutating && shared.review != nil {
-				d = c.ownChange(d, req, shared, &last)
-			}
-		}
-		if d.Webhook == "" {
+		d, ok := c.step(ctx, m, &step)
+		if !ok {
 			continue
 		}
-		d = inMode(d, c.modeOf(m))
-		if m.Drift != nil {
-			d = withModeDrift(d, *m.Drift)
-		}
-		if c.serves == servesCheck {
-			d = withMissing(d, c.takeGaps())
-			if unsure && d.Outcome != DecisionUndecided {
-				u := undecided(d.Webhook, slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(d.Missing), exemptionUnknown)))))
-				u.Findings, u.Mode = d.Findings, d.Mode
-				d = u
-			}
-		}
-		d.Duration = time.Since(start)
 		v.decisions = append(v.decisions, d)
-		if c.serves == servesCheck {
-			continue
-		}
-		if c.serves == servesWebhook {
-			if !d.Response.Allowed {
-				v.resp = d.Response
-				return v
-			}
-			mutated = d.Mutated
-			continue
-		}
-		warnings = append(warnings, d.Response.Warnings...)
-		for k, val := range d.Response.AuditAnnotations {
-			if annotations == nil {
-				annotations = map[string]string{}
-			}
-			annotations[m.Def.Name+"."+k] = val
-		}
-		if !d.Response.Allowed {
-			v.resp = d.Response
-			v.resp.Warnings, v.resp.AuditAnnotations = warnings, annotations
+		if c.serves != servesCheck && a.add(c.serves, m.Def.Name, d) {
+			v.resp = a.denial(c.serves, d)
 			return v
 		}
-		mutated = mutated || d.Mutated
 	}
-	if c.serves == servesCheck {
+	shared := &p.shared
+	switch c.serves {
+	case servesCheck:
 		if shared.review != nil {
 			v.object = shared.review.Object
 		}
-		return v
-	}
-	if c.serves == servesWebhook {
+	case servesWebhook:
 		d := &v.decisions[0]
-		if mutated {
+		if a.mutated {
 			if d.Response = withPatch(d.Response, c.patch(req, shared)); !d.Response.Allowed {
 				d.Outcome = DecisionErrored
 			}
 		}
 		v.resp = d.Response
-		return v
-	}
-	v.resp = admission.Allowed("")
-	if mutated {
-		// The patch's own answer, as the API server would read it.
-		v.resp = c.patch(req, shared)
-	}
-	v.resp.Warnings = warnings
-	if len(annotations) > 0 {
-		v.resp.AuditAnnotations = annotations
+	default:
+		v.resp = admission.Allowed("")
+		if a.mutated {
+			// The patch's own answer, as the API server would read it.
+			v.resp = c.patch(req, shared)
+		}
+		v.resp.Warnings = a.warnings
+		if len(a.annotations) > 0 {
+			v.resp.AuditAnnotations = a.annotations
+		}
 	}
 	return v
+}
+
+// memberStep is what the members of one review share besides the decoded
+// object: the request, the review's pass, and, offline, the object as the
+// members before left it and what the exemption check could not read.
+type memberStep struct {
+	req              *admission.Request
+	p                *pass
+	last             map[string]any // nil until read
+	exemptionUnknown string
+	unsure           bool
+}
+
+// step routes req to m and, when m takes it, has m decide in its mode;
+// ok is false when m gives no decision.
+func (c *chain) step(ctx context.Context, m *member, s *memberStep) (Decision, bool) {
+	req, shared := s.req, &s.p.shared
+	start := time.Now()
+	c.takeGaps() // what the members before this one were not given is theirs
+	d, taken := c.route(m, req, &s.p.ns, shared)
+	if taken {
+		d = c.decide(ctx, m, req, shared)
+		if c.serves == servesCheck && m.Def.Type == route.Mutating && shared.review != nil {
+			d = c.ownChange(d, req, shared, &s.last)
+		}
+	}
+	if d.Webhook == "" {
+		return d, false
+	}
+	d = inMode(d, c.modeOf(m))
+	if m.Drift != nil {
+		d = withModeDrift(d, *m.Drift)
+	}
+	if c.serves == servesCheck {
+		d = withMissing(d, c.takeGaps())
+		if s.unsure && d.Outcome != DecisionUndecided {
+			u := undecided(d.Webhook, slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(d.Missing), s.exemptionUnknown)))))
+			u.Findings, u.Mode = d.Findings, d.Mode
+			d = u
+		}
+	}
+	d.Duration = time.Since(start)
+	return d, true
+}
+
+// answer gathers what a served chain answers from its members' decisions:
+// the first that does not allow answers, as the API server would stop at
+// it; otherwise every member's warnings and audit annotations and, when
+// one mutated, a patch.
+type answer struct {
+	warnings    []string
+	annotations map[string]string
+	mutated     bool
+}
+
+// add takes d, the decision of the member named name, and reports whether
+// it answers for the chain (it does not allow).
+func (a *answer) add(serves serving, name string, d Decision) bool {
+	if serves == servesWebhook {
+		a.mutated = d.Mutated
+		return !d.Response.Allowed
+	}
+	a.warnings = append(a.warnings, d.Response.Warnings...)
+	for k, val := range d.Response.AuditAnnotations {
+		if a.annotations == nil {
+			a.annotations = map[string]string{}
+		}
+		a.annotations[name+"."+k] = val
+	}
+	a.mutated = a.mutated || d.Mutated
+	return !d.Response.Allowed
+}
+
+// denial is the answer of the chain whose member decided d, which does not
+// allow: a webhook's own endpoint answers with d's response, a combined one
+// with the warnings and annotations of every member so far.
+func (a *answer) denial(serves serving, d Decision) admission.Response {
+	resp := d.Response
+	if serves != servesWebhook {
+		resp.Warnings, resp.AuditAnnotations = a.warnings, a.annotations
+	}
+	return resp
 }
 
 // route decides whether m runs on req. A member that is not taken gives no
