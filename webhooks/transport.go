@@ -34,6 +34,10 @@ type ReviewHandler struct {
 	*admission.Webhook
 }
 
+// admissionLog is controller-runtime's logger of its admission webhooks
+// (logf.Log forwards to the logger set later).
+var admissionLog = logf.Log.WithName("admission")
+
 // maxReviewBytes is controller-runtime's limit on a review's body.
 const maxReviewBytes = 7 * 1024 * 1024
 
@@ -76,12 +80,13 @@ func (h ReviewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	gvk := reviewKind(sent.TypeMeta)
-	log := logf.Log.WithName("admission")
-	requestLogger(log, &req).V(5).Info("received request")
+	debug := admissionLog.V(5) // controller-runtime's debug lines, at its verbosity
+	if debug.Enabled() {
+		requestLogger(debug, &req).Info("received request")
+	}
 	resp := h.Handle(ctx, req)
 	if writeReview(w, resp, gvk) {
-		// controller-runtime's debug line, at its verbosity.
-		if debug := log.V(5); debug.Enabled() {
+		if debug.Enabled() {
 			if res := resp.Result; res != nil {
 				debug = debug.WithValues("code", res.Code, "reason", res.Reason, "message", res.Message)
 			}
@@ -108,7 +113,7 @@ func reviewKind(tm metav1.TypeMeta) schema.GroupVersionKind {
 // refuse answers a body that is not a review, as controller-runtime does:
 // an AdmissionReview without a type around the error.
 func refuse(w io.Writer, code int32, err error) {
-	logf.Log.WithName("admission").Error(err, "bad request")
+	admissionLog.Error(err, "bad request")
 	writeReview(w, admission.Errored(code, err), schema.GroupVersionKind{})
 }
 
@@ -119,7 +124,7 @@ func writeReview(w io.Writer, resp admission.Response, gvk schema.GroupVersionKi
 	ar.SetGroupVersionKind(gvk)
 	if err := json.NewEncoder(w).Encode(ar); err != nil {
 		// The review always encodes: the connection broke. Say so once.
-		logf.Log.WithName("admission").Error(err, "unable to write the response")
+		admissionLog.Error(err, "unable to write the response")
 		return false
 	}
 	return true
