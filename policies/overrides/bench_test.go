@@ -26,8 +26,8 @@ func benchDocument() map[string]any {
 						"containers": []any{
 							map[string]any{"name": "node", "resources": limits("512Mi"),
 								"env": []any{map[string]any{"name": "LOG_LEVEL", "value": "debug"}}},
-							map[string]any{"name": "install-cni", "resources": limits("64Mi")},
 						},
+						"initContainers": []any{map[string]any{"name": "install-cni", "resources": limits("64Mi")}},
 					},
 				},
 			},
