@@ -1,6 +1,7 @@
 package exception
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,21 +10,14 @@ import (
 )
 
 // docExample is the Exception of api/exceptions/v1alpha1's package
-// documentation.
-const docExample = `apiVersion: gatehouse.dev/v1alpha1
-kind: Exception
-metadata:
-  name: hdfs-legacy-scope
-  namespace: team-a
-spec:
-  match:
-  - kinds: [{group: apps, kind: StatefulSet}]
-    names: [hdfs-namenode]
-  webhooks: [secret-scope]
-  codes: [ScopeNameHasDelimiter]
-  reason: "migrating to per-service scopes, PLAT-1234, owner team-a"
-  expires: "2027-01-15T00:00:00Z"
-`
+// documentation, as that package's tests hold it.
+var docExample = func() string {
+	raw, err := os.ReadFile("../../api/exceptions/v1alpha1/testdata/exception.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(raw)
+}()
 
 func decodeYAML(t *testing.T, doc string) map[string]any {
 	t.Helper()

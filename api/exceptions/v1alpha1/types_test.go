@@ -1,7 +1,9 @@
 package v1alpha1_test
 
 import (
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,27 +14,37 @@ import (
 	exceptionsv1alpha1 "github.com/gatehouse-dev/gatehouse/api/exceptions/v1alpha1"
 )
 
-// docExample is the Exception of doc.go.
-const docExample = `apiVersion: gatehouse.dev/v1alpha1
-kind: Exception
-metadata:
-  name: hdfs-legacy-scope
-  namespace: team-a
-spec:
-  match:
-  - kinds: [{group: apps, kind: StatefulSet}]
-    names: [hdfs-namenode]
-  webhooks: [secret-scope]
-  codes: [ScopeNameHasDelimiter]
-  reason: "migrating to per-service scopes, PLAT-1234, owner team-a"
-  expires: "2027-01-15T00:00:00Z"
-`
+// docExample is the Exception of doc.go, which policies/exception's tests
+// read too.
+func docExample(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/exception.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+// TestDocExampleIsTheTestdata: doc.go shows the example the tests decode.
+func TestDocExampleIsTheTestdata(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown strings.Builder
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(docExample(t), "\n"), "\n") {
+		shown.WriteString("//\t" + line)
+	}
+	if !strings.Contains(string(doc), shown.String()+"\n") {
+		t.Errorf("doc.go does not show testdata/exception.yaml as its example")
+	}
+}
 
 // TestDocExampleDecodesStrictly: every key of the documented example is a
 // field of the types, with the value the documentation means.
 func TestDocExampleDecodesStrictly(t *testing.T) {
 	var e exceptionsv1alpha1.Exception
-	if err := yaml.UnmarshalStrict([]byte(docExample), &e); err != nil {
+	if err := yaml.UnmarshalStrict([]byte(docExample(t)), &e); err != nil {
 		t.Fatal(err)
 	}
 	want := exceptionsv1alpha1.ExceptionSpec{
