@@ -77,6 +77,7 @@ var expectedClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"dependencygroups/status"}, Verbs: []string{"update"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"gatehouse.dev"}, Resources: []string{"clusterexceptions", "exceptions"}, Verbs: []string{"list", "watch"}},
 }
 
 // expectedAuditClusterRoleRules is the published least privilege of the
@@ -90,6 +91,7 @@ var expectedAuditClusterRoleRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"helmetica.io"}, Resources: []string{"customresourcedefinitionsources", "dependencygroups", "operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"vshn.net"}, Resources: []string{"operatorharnesses"}, Verbs: []string{"get", "list", "watch"}},
 	{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles", "roles"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{"gatehouse.dev"}, Resources: []string{"clusterexceptions", "exceptions"}, Verbs: []string{"list", "watch"}},
 	{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims", "pods", "podtemplates", "replicationcontrollers"}, Verbs: []string{"list"}},
 	{APIGroups: []string{"apps"}, Resources: []string{"daemonsets", "deployments", "replicasets", "statefulsets"}, Verbs: []string{"list"}},
 	{APIGroups: []string{"batch"}, Resources: []string{"cronjobs", "jobs"}, Verbs: []string{"list"}},

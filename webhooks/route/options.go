@@ -70,6 +70,9 @@ type Options struct {
 	// entry excludes (ManifestOptions.Namespace); empty means
 	// DefaultNamespace.
 	ServerNamespace string
+	// Exceptions are the exceptions that may excuse a member's findings
+	// (webhooks/exceptions.go); nil excuses nothing.
+	Exceptions ExceptionReader
 	// StateGaps, offline only, is the view of `gatehouse check` that
 	// remembers what it was asked for and not given (webhooks/undecided.go).
 	StateGaps StateGaps

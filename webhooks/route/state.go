@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
 )
 
@@ -164,4 +165,14 @@ type StateGaps interface {
 	// TakeGaps returns what the view was asked for and not given since the
 	// last call, sorted, and forgets it.
 	TakeGaps() []string
+}
+
+// ExceptionReader answers the exceptions of the cluster (docs/contracts.md
+// §12), compiled: the server's is clusterstate.CachedExceptions, which
+// rebuilds the index when its informers see a change, check's the
+// exceptions of its --state. The index is read once per review that has a
+// finding to excuse; nil (no exceptions, or a view that cannot answer yet)
+// excuses nothing.
+type ExceptionReader interface {
+	Exceptions() *exception.Index
 }

@@ -37,6 +37,7 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
@@ -302,8 +303,9 @@ type Server struct {
 	probeListener net.Listener
 	// workloads and state are the informer caches, when gatehouse can read
 	// the cluster.
-	workloads *clusterstate.CachedWorkloads
-	state     *clusterstate.CachedState
+	workloads  *clusterstate.CachedWorkloads
+	state      *clusterstate.CachedState
+	exceptions *clusterstate.CachedExceptions
 	// rc is the cluster gatehouse reads, nil for none; manager runs the
 	// leader-elected reconciler when enabled.
 	rc      *rest.Config
@@ -504,6 +506,13 @@ func (s *Server) startState(opts *route.Options) error {
 		opts.ClusterState = s.state
 		opts.Namespaces = s.state
 	}
+	// Every webhook's findings may be excused, so the exceptions are
+	// watched whichever webhooks are enabled.
+	if s.exceptions, err = clusterstate.NewCachedExceptions(s.rc, exception.Options{Namespaced: s.cfg.Exceptions.Namespaced},
+		s.log.WithName("exceptions")); err != nil {
+		return err
+	}
+	opts.Exceptions = s.exceptions
 	return nil
 }
 
@@ -607,6 +616,9 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	if s.state != nil {
 		g.Go(func() error { return s.state.Start(gctx) })
+	}
+	if s.exceptions != nil {
+		g.Go(func() error { return s.exceptions.Start(gctx) })
 	}
 	if s.manager != nil {
 		g.Go(func() error { return s.manager.Start(gctx) })
