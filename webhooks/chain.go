@@ -92,7 +92,8 @@ func (s serving) selected() route.Selected {
 // Decision is what one webhook decided on one review.
 type Decision struct {
 	Webhook string
-	// Outcome is DecisionAllowed, DecisionDenied or DecisionErrored;
+	// Outcome is DecisionAllowed, DecisionDenied, DecisionExcused or
+	// DecisionErrored;
 	// offline also DecisionUndecided (undecided.go).
 	Outcome  string
 	Findings []policies.Finding
@@ -115,7 +116,11 @@ type Decision struct {
 	// Missing names the state an offline review needed and was not given
 	// (undecided.go): why the decision is DecisionUndecided, or, beside a
 	// denial that stands on other findings, what else was missing.
-	Missing  []string
+	Missing []string
+	// Excused are the denying findings exceptions excused; Expired those an
+	// expired exception names, which still deny (exceptions.go).
+	Excused  []Excusal
+	Expired  []Excusal
 	Duration time.Duration
 	TimedOut bool
 }
@@ -277,6 +282,8 @@ type memberStep struct {
 	last             map[string]any // nil until read
 	exemptionUnknown string
 	unsure           bool
+	// ex are the exceptions that match the review, read once.
+	ex excuses
 }
 
 // step routes req to m and, when m takes it, has m decide in its mode;
@@ -287,7 +294,7 @@ func (c *chain) step(ctx context.Context, m *member, s *memberStep) (Decision, b
 	c.takeGaps() // what the members before this one were not given is theirs
 	d, taken := c.route(m, req, &s.p.ns, shared)
 	if taken {
-		d = c.decide(ctx, m, req, shared)
+		d = s.ex.excuse(c, m, c.decide(ctx, m, req, shared), shared)
 		if c.serves == servesCheck && m.Def.Type == route.Mutating && shared.review != nil {
 			d = c.ownChange(d, req, shared, &s.last)
 		}

@@ -172,6 +172,9 @@ func (e *endpoint) Handle(ctx context.Context, req admission.Request) admission.
 			"durationSeconds", d.Duration.Seconds(),
 			"timedOut", d.TimedOut,
 		}
+		if len(d.Excused) > 0 {
+			kv = append(kv, "excusedBy", excusedBy(d.Excused))
+		}
 		if d.ModeDrift != nil {
 			kv = append(kv, "modeDrift", d.ModeDrift.String(), "entry", d.ModeDrift.Entry, "configuredMode", d.ModeDrift.Configured)
 		}

@@ -13,10 +13,14 @@ import (
 // The decision is the contract's (a webhook in Warn or Audit that admits
 // what it would deny counts as denied, under its mode). A
 // decision with several codes counts once per distinct code; one with none
-// counts under code "". Labels carry names and codes only, never values.
+// counts under code "". A decision whose every denying finding an exception
+// excused counts as excused (webhooks/exceptions.go), under the codes it
+// excused; the exception's name is in the warning, the audit annotation
+// and the log line, not in a label (a label per exception would grow
+// without bound). Labels carry names and codes only, never values.
 var decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "gatehouse_webhook_decisions_total",
-	Help: "Admission decisions by webhook, decision (allowed, denied, errored, exempt), mode (Enforce, Warn, Audit) and finding code.",
+	Help: "Admission decisions by webhook, decision (allowed, denied, excused, errored, exempt), mode (Enforce, Warn, Audit) and finding code.",
 }, []string{"webhook", "decision", "mode", "code"})
 
 // modeDriftReviews counts the decisions a member of a combined endpoint

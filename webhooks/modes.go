@@ -62,7 +62,7 @@ func inMode(d Decision, mode configv1alpha1.Mode) Decision {
 	resp := admission.Allowed("")
 	var reasons []string // "CODE at field", or the error
 	for _, f := range d.Findings {
-		if r := fmt.Sprintf("%s at %s", f.Code, f.Field); f.Severity == policies.Deny && !slices.Contains(reasons, r) {
+		if r := fmt.Sprintf("%s at %s", f.Code, f.Field); f.Severity == policies.Deny && !d.excusedFinding(f) && !slices.Contains(reasons, r) {
 			reasons = append(reasons, r)
 		}
 	}
@@ -74,7 +74,7 @@ func inMode(d Decision, mode configv1alpha1.Mode) Decision {
 	case configv1alpha1.ModeWarn:
 		resp.Warnings = append([]string(nil), enforced.Warnings...)
 		for _, f := range d.Findings {
-			if f.Severity == policies.Deny {
+			if f.Severity == policies.Deny && !d.excusedFinding(f) {
 				resp.Warnings = append(resp.Warnings, fmt.Sprintf("gatehouse %s (Warn, would deny): %s at %s: %s", d.Webhook, f.Code, f.Field, f.Message))
 			}
 		}

@@ -242,3 +242,16 @@ func (m Matches) first(list []int32, webhook string, f policies.Finding) (string
 // Empty reports whether no exception, in force or expired, selects the
 // review's object: the findings need not be offered to Excuse.
 func (m Matches) Empty() bool { return len(m.live) == 0 && len(m.expired) == 0 }
+
+// Expires returns the expiry of the exception named name, one of those
+// that select the review's object (as Excuse or Expired named it).
+func (m Matches) Expires(name string) (time.Time, bool) {
+	for _, list := range [][]int32{m.live, m.expired} {
+		for _, i := range list {
+			if c := &m.ix.entries[i]; c.key == name {
+				return c.expires, true
+			}
+		}
+	}
+	return time.Time{}, false
+}

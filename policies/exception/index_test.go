@@ -252,3 +252,21 @@ func TestNilIndexExcusesNothing(t *testing.T) {
 		t.Error("a nil index excused or reported something")
 	}
 }
+
+// TestMatchesExpires: the expiry of an exception that selects the object,
+// in force or expired, for the warning that names it; none for one that
+// does not select it.
+func TestMatchesExpires(t *testing.T) {
+	expired := cluster("expired")
+	expired.Spec.Expires = in(-time.Hour)
+	m := NewIndex([]Entry{cluster("c"), expired}, Options{}).Match(hdfs(), now)
+	if got, ok := m.Expires("c"); !ok || !got.Equal(now.Add(24*time.Hour)) {
+		t.Errorf("Expires(c) = %v, %v; want %v", got, ok, now.Add(24*time.Hour))
+	}
+	if got, ok := m.Expires("expired"); !ok || !got.Equal(expired.Spec.Expires.Time) {
+		t.Errorf("Expires(expired) = %v, %v; want %v", got, ok, expired.Spec.Expires.Time)
+	}
+	if _, ok := m.Expires("other"); ok {
+		t.Error("Expires(other) found an exception that does not select the object")
+	}
+}

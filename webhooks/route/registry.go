@@ -62,6 +62,10 @@ var (
 	csrApproval       = Resource{GVR: schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}, Subresource: "approval", Kind: "CertificateSigningRequest"}
 )
 
+// ExceptionWebhook is the webhook that reviews gatehouse's exceptions
+// themselves; no exception excuses its findings.
+const ExceptionWebhook = "exception"
+
 // SubresourceEphemeralContainers is the subresource that adds ephemeral
 // containers to a pod.
 const SubresourceEphemeralContainers = "ephemeralcontainers"
