@@ -69,6 +69,8 @@ func TestRenderedRulesRouteLikeCheck(t *testing.T) {
 		{gvr: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}},
 		{gvr: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "dependencygroups"}, sub: "status"},
 		{gvr: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "customresourcedefinitionsources"}},
+		{gvr: schema.GroupVersionResource{Group: "gatehouse.dev", Version: "v1alpha1", Resource: "exceptions"}},
+		{gvr: schema.GroupVersionResource{Group: "gatehouse.dev", Version: "v1alpha1", Resource: "clusterexceptions"}},
 	}
 	for _, r := range route.PodResources() {
 		requests = append(requests, request{gvr: r.GVR})

@@ -29,6 +29,8 @@ func New(name string, opts route.Options) Evaluator {
 		return newHarnessLabelsGuard(opts)
 	case "pod-security":
 		return newPodSecurity(opts)
+	case route.ExceptionWebhook:
+		return newException(opts)
 	}
 	return nil
 }

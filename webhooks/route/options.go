@@ -70,6 +70,9 @@ type Options struct {
 	// entry excludes (ManifestOptions.Namespace); empty means
 	// DefaultNamespace.
 	ServerNamespace string
+	// ExceptionRules are the configuration's exceptions block, which the
+	// exception webhook holds exceptions to.
+	ExceptionRules configv1alpha1.Exceptions
 	// Exceptions are the exceptions that may excuse a member's findings
 	// (webhooks/exceptions.go); nil excuses nothing.
 	Exceptions ExceptionReader
@@ -103,6 +106,7 @@ func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 		ManagedSelections:       cfg.Harness.ManageSelections,
 		Modes:                   modes(cfg),
 		Exemptions:              cfg.Exemptions,
+		ExceptionRules:          cfg.Exceptions,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	exceptionsv1alpha1 "github.com/gatehouse-dev/gatehouse/api/exceptions/v1alpha1"
 )
 
 // Type says whether a webhook validates or mutates.
@@ -50,6 +52,8 @@ var (
 	// helmeticaHarnesses: helmetica's own OperatorHarness (scopeToLabel and
 	// operator only), read wherever a harness is read.
 	helmeticaHarnesses = Resource{GVR: schema.GroupVersionResource{Group: "helmetica.io", Version: "v1", Resource: "operatorharnesses"}, Kind: "OperatorHarness"}
+	exceptions         = Resource{GVR: exceptionsv1alpha1.SchemeGroupVersion.WithResource("exceptions"), Kind: exceptionsv1alpha1.KindException}
+	clusterExceptions  = Resource{GVR: exceptionsv1alpha1.SchemeGroupVersion.WithResource("clusterexceptions"), Kind: exceptionsv1alpha1.KindClusterException}
 	configMaps         = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, Kind: "ConfigMap"}
 	pvcs               = Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim"}
 
@@ -171,6 +175,16 @@ var registry = []Definition{
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
 		Intercept:     Intercept{Operations: createUpdate, Resources: append([]Resource{pods, ephemeralContainers}, podTemplateResources()...), Namespaces: OptedInNamespaces},
+	},
+	{
+		// EXC: gatehouse's own exceptions (docs/contracts.md §12), held to
+		// the configuration's exceptions block. Fail: an exception nobody
+		// reviewed could be broader than the rules allow.
+		Name:          ExceptionWebhook,
+		Path:          "/validate/" + ExceptionWebhook,
+		Type:          Validating,
+		FailurePolicy: admissionregistrationv1.Fail,
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{exceptions, clusterExceptions}},
 	},
 }
 

@@ -92,7 +92,7 @@ func TestCheckModeFlagsAreValidated(t *testing.T) {
 		{"--mode secret-scope", `gatehouse: --mode "secret-scope": must be NAME=MODE, e.g. secret-scope=Warn`},
 		{"--mode no-such=Warn", `gatehouse: --mode NAME: Unsupported value: "no-such": supported values: "pod-security-defaults", "harness-proxy", ` +
 			`"harness-labels", "secret-scope", "service-account", "component-overrides", "harness", "dependency-group", "crd-source", ` +
-			`"harness-labels-guard", "pod-security"`},
+			`"harness-labels-guard", "pod-security", "exception"`},
 	} {
 		args := append([]string{"check", "-f", "-"}, strings.Fields(tc.args)...)
 		code, _, stderr := run(t, badScopePod, args...)
