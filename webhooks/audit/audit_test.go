@@ -257,3 +257,32 @@ func TestBoundKeepsAReportUnderTheLimit(t *testing.T) {
 		t.Errorf("three results were changed by the bound: %+v", small)
 	}
 }
+
+// TestReportResultsFromExcusals: Excused and Expired come from the
+// decisions' excusals; an expired exception's finding keeps its fail and
+// names the exception, and an excused finding leaves the findings tally.
+func TestReportResultsFromExcusals(t *testing.T) {
+	excused := policies.Finding{Code: "ScopeEntryEmpty", Field: "spec.volumes[0]", Message: "entry 2 is empty", Severity: policies.Deny}
+	lapsed := policies.Finding{Code: "ScopeEntryEmpty", Field: "spec.volumes[1]", Message: "entry 1 is empty", Severity: policies.Deny}
+	decisions := []webhooks.Decision{{Webhook: "secret-scope", Outcome: webhooks.DecisionDenied, Findings: []policies.Finding{excused, lapsed},
+		Excused: []webhooks.Excusal{{Finding: excused, Exception: "legacy-volumes"}},
+		Expired: []webhooks.Excusal{{Finding: lapsed, Exception: "ns/lapsed"}}}}
+	r := Result{Object: Object{APIVersion: "v1", Kind: "Pod", Namespace: "ns", Name: "p"}, Decisions: decisions,
+		Excused: ExcusedIn(decisions), Expired: ExpiredIn(decisions)}
+	var got []string
+	for _, res := range ReportResults(r) {
+		got = append(got, strings.Join([]string{string(res.Result), res.Properties[PropertyField], res.Properties[PropertyExcusedBy], res.Properties[PropertyExceptionExpired]}, "|"))
+	}
+	want := []string{"skip|spec.volumes[0]|legacy-volumes|", "fail|spec.volumes[1]||ns/lapsed"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ReportResults() = %q, want %q", got, want)
+	}
+	tally := Tally{}
+	tally.Add(r)
+	if n := tally[[3]string{"secret-scope", "ScopeEntryEmpty", "Enforce"}]; n != 1 {
+		t.Errorf("tally counts %d ScopeEntryEmpty, want 1: the excused one is left out", n)
+	}
+	if ExcusedIn([]webhooks.Decision{{Webhook: "secret-scope"}}) != nil {
+		t.Error("Excused is not nil for decisions without excusals")
+	}
+}

@@ -74,7 +74,7 @@ func (t Tally) Add(r Result) {
 	for _, d := range r.Decisions {
 		mode := d.ModeName()
 		for _, f := range d.Findings {
-			if f.Severity == policies.Deny {
+			if f.Severity == policies.Deny && r.Excused[FindingKey{Webhook: d.Webhook, Code: f.Code, Field: f.Field}] == "" {
 				t[[3]string{d.Webhook, string(f.Code), mode}]++
 			}
 		}

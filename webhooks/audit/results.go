@@ -35,6 +35,10 @@ const (
 	// PropertyExcusedBy names the exception that excuses a finding
 	// (Result.Excused), on the finding's result, which is then a skip.
 	PropertyExcusedBy = "excusedBy"
+	// PropertyExceptionExpired names the exception that would excuse a
+	// finding had it not expired (Result.Expired); the finding keeps its
+	// fail or warn.
+	PropertyExceptionExpired = "exceptionExpired"
 )
 
 // MaxReportBytes bounds the results of one report, JSON-encoded. The API
@@ -132,10 +136,9 @@ func encodedSize(results []policyreportv1alpha2.PolicyReportResult) int {
 // (docs/contracts.md), so the report does not either.
 //
 // An exception past its expiry excuses nothing, so its findings are
-// "fail" or "warn" again; to say why a skip turned back, the exception
-// lookup would fill a map like Excused (say Expired, by FindingKey) and
-// this function add a property "exceptionExpired" naming it to the result,
-// which keeps its fail or warn (docs/audit.md, "Excused findings").
+// "fail" or "warn" again, and the result names the expired exception in
+// PropertyExceptionExpired (r.Expired), to say why a skip turned back
+// (docs/audit.md, "Excused findings").
 func ReportResults(r Result) []policyreportv1alpha2.PolicyReportResult {
 	ref := []corev1.ObjectReference{{APIVersion: r.Object.APIVersion, Kind: r.Object.Kind,
 		Namespace: r.Object.Namespace, Name: r.Object.Name, UID: r.Object.UID}}
@@ -170,9 +173,12 @@ func ReportResults(r Result) []policyreportv1alpha2.PolicyReportResult {
 			if f.Severity == policies.Deny && mode == ModeEnforce {
 				res.Result = policyreportv1alpha2.StatusFail
 			}
-			if by := r.Excused[FindingKey{Webhook: d.Webhook, Code: f.Code, Field: f.Field}]; by != "" {
+			key := FindingKey{Webhook: d.Webhook, Code: f.Code, Field: f.Field}
+			if by := r.Excused[key]; by != "" {
 				res.Result = policyreportv1alpha2.StatusSkip
 				res.Properties[PropertyExcusedBy] = by
+			} else if by := r.Expired[key]; by != "" {
+				res.Properties[PropertyExceptionExpired] = by
 			}
 			out = append(out, res)
 		}

@@ -79,11 +79,15 @@ type Result struct {
 	Object    Object
 	Decisions []webhooks.Decision
 	// Excused names, per finding, the exception that excuses it
-	// (docs/contracts.md §12), as "namespace/name" or "name"; nil while no
-	// exception is looked up. ReportResults reports an excused finding as a
+	// (docs/contracts.md §12), as "namespace/name" or "name", from the
+	// decisions' excusals (ExcusedIn); nil when none was excused. ReportResults reports an excused finding as a
 	// skip with the property PropertyExcusedBy (docs/audit.md, "Excused
 	// findings").
 	Excused map[FindingKey]string
+	// Expired names, per finding, the exception that would excuse it had
+	// it not expired (ExpiredIn); the finding keeps its fail or warn, and
+	// its result names the exception in PropertyExceptionExpired.
+	Expired map[FindingKey]string
 }
 
 // FindingKey names one finding of one webhook's decision on an object.
@@ -251,7 +255,32 @@ func (s *Scanner) Review(ctx context.Context, t Target, obj *unstructured.Unstru
 		return Result{}, err
 	}
 	decisions, _ := s.chain.Review(ctx, req)
-	return Result{Object: ref, Decisions: decisions}, nil
+	return Result{Object: ref, Decisions: decisions, Excused: ExcusedIn(decisions), Expired: ExpiredIn(decisions)}, nil
+}
+
+// ExcusedIn is Result.Excused of decisions: per finding an exception
+// excused, the exception's name; nil when none was.
+func ExcusedIn(decisions []webhooks.Decision) map[FindingKey]string {
+	return excusals(decisions, func(d *webhooks.Decision) []webhooks.Excusal { return d.Excused })
+}
+
+// ExpiredIn is Result.Expired of decisions.
+func ExpiredIn(decisions []webhooks.Decision) map[FindingKey]string {
+	return excusals(decisions, func(d *webhooks.Decision) []webhooks.Excusal { return d.Expired })
+}
+
+func excusals(decisions []webhooks.Decision, of func(*webhooks.Decision) []webhooks.Excusal) map[FindingKey]string {
+	var out map[FindingKey]string
+	for i := range decisions {
+		d := &decisions[i]
+		for _, e := range of(d) {
+			if out == nil {
+				out = map[FindingKey]string{}
+			}
+			out[FindingKey{Webhook: d.Webhook, Code: e.Finding.Code, Field: e.Finding.Field}] = e.Exception
+		}
+	}
+	return out
 }
 
 // Request is the CREATE-like review of a stored object, as `gatehouse check`

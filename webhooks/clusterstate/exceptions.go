@@ -54,10 +54,12 @@ type CachedExceptions struct {
 	// was compiled at; mu keeps two reads from compiling at once.
 	changes atomic.Uint64
 	synced  atomic.Bool
-	mu      sync.Mutex
-	built   atomic.Uint64
-	index   atomic.Pointer[exception.Index]
-	stores  []toolscache.Store
+	// absent: the CRDs were not installed when last looked for.
+	absent atomic.Bool
+	mu     sync.Mutex
+	built  atomic.Uint64
+	index  atomic.Pointer[exception.Index]
+	stores []toolscache.Store
 }
 
 // NewCachedExceptions prepares the informers; Start runs them. opts are the
@@ -117,8 +119,10 @@ func (c *CachedExceptions) waitForCRDs(ctx context.Context) bool {
 	defer tick.Stop()
 	for logged := false; ; logged = true {
 		if c.installed() {
+			c.absent.Store(false)
 			return true
 		}
+		c.absent.Store(true)
 		if !logged {
 			c.log.Info("the exception CRDs (exceptions.gatehouse.dev, clusterexceptions.gatehouse.dev) are not installed: no exception excuses anything until they are")
 		}
@@ -144,6 +148,11 @@ func (c *CachedExceptions) installed() bool {
 	}
 	return true
 }
+
+// Synced reports whether the view answers with the cluster's exceptions:
+// its informers have synced, or the CRDs are not installed (there are
+// none). `gatehouse audit` waits for it before reviewing.
+func (c *CachedExceptions) Synced() bool { return c.synced.Load() || c.absent.Load() }
 
 // Exceptions implements route.ExceptionReader: nil until the informers have
 // synced.

@@ -113,14 +113,17 @@ func TestCachedExceptionsWithoutCRDs(t *testing.T) {
 	if c.Exceptions() != nil {
 		t.Error("an index without the CRDs")
 	}
+	if !c.Synced() {
+		t.Error("not synced without the CRDs: audit would wait for exceptions that cannot exist")
+	}
 }
 
 // TestCachedExceptionsFollowTheCluster: the index holds the stored
 // exceptions once synced, and a change is in the next read.
 func TestCachedExceptionsFollowTheCluster(t *testing.T) {
 	c, client, _ := fakeExceptions(t, true, clusterException("scope-migration", "ScopeEntryEmpty"))
-	if c.Exceptions() != nil {
-		t.Error("an index before the informers synced")
+	if c.Exceptions() != nil || c.Synced() {
+		t.Error("an index, or synced, before the informers synced")
 	}
 	start(t, c)
 	waitFor(t, "synced", func() bool { return c.Exceptions() != nil })

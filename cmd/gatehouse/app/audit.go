@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/client-go/discovery"
@@ -16,6 +17,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
@@ -84,7 +86,14 @@ var auditFormats = map[string]func(w io.Writer, docs []Document, objects []Objec
 		line := fmt.Sprintf("%d %s audited in %d %s, %d denied", s.objects, policies.Plural(s.objects, "object"),
 			s.resources, policies.Plural(s.resources, "resource"), reported.Denied)
 		if reported.Warned > 0 {
-			line += fmt.Sprintf(", %d admitted only because a webhook is in Warn or Audit", reported.Warned)
+			line += fmt.Sprintf(", %d admitted only because a webhook is in Warn or Audit or an exception excused it", reported.Warned)
+		}
+		if len(s.exceptions) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, e := range s.exceptions {
+			fmt.Fprintf(w, "exception %s: %s, %d %s excused, expires %s\n", e.Name, e.State, e.Excused, policies.Plural(e.Excused, "finding"),
+				e.Expires.UTC().Format(time.RFC3339))
 		}
 		_, err := fmt.Fprintf(w, "\n%s, %d with warnings or patches\n", line, reported.Allowed)
 		return err
@@ -100,7 +109,12 @@ var auditFormats = map[string]func(w io.Writer, docs []Document, objects []Objec
 	},
 }
 
-type auditSummary struct{ objects, resources int }
+type auditSummary struct {
+	objects, resources int
+	// exceptions are the cluster's exceptions and what each did in this
+	// audit (Used, Unused, Expired, Disabled, Invalid).
+	exceptions []exception.Status
+}
 
 func runAudit(cmd *cobra.Command, f auditFlags) error {
 	write, ok := auditFormats[f.output]
@@ -153,6 +167,12 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 	if workloads != nil {
 		opts.Workloads = workloads
 	}
+	exceptions, err := startExceptions(ctx, rc, cfg, f.syncWait)
+	if err != nil {
+		return err
+	}
+	opts.Exceptions = exceptions
+	excusedBy := map[string]int{}
 	scanner := audit.NewScanner(pager, disc, webhooks.Build(opts, cfg.Enabled), opts)
 	scanner.SkipNamespaces = f.exclude
 	if !cmd.Flags().Changed("exclude-namespace") {
@@ -179,6 +199,9 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		var rs []CheckResult
 		report := false
 		for _, d := range r.Decisions {
+			for _, e := range d.Excused {
+				excusedBy[e.Exception]++
+			}
 			res := resultOf(ref, d, doc)
 			report = report || !res.Allowed || len(res.Findings) > 0 || len(res.Warnings) > 0 || len(res.Patch) > 0 || res.Error != ""
 			denied = denied || !res.Allowed
@@ -203,7 +226,8 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		}
 		return &exitError{code: exitUsage, err: fmt.Errorf("audit: %w", err)}
 	}
-	if err := write(cmd.OutOrStdout(), docs, objects, results, auditSummary{objects: stats.Objects, resources: len(targets)}); err != nil {
+	if err := write(cmd.OutOrStdout(), docs, objects, results, auditSummary{objects: stats.Objects, resources: len(targets),
+		exceptions: exceptions.Exceptions().Statuses(time.Now(), excusedBy)}); err != nil {
 		return err
 	}
 	for _, t := range stats.Forbidden {
@@ -217,6 +241,28 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		return &exitError{code: exitUsage}
 	}
 	return nil
+}
+
+// startExceptions watches the cluster's exceptions, as serve does, and
+// waits until the view has synced (or found no exception CRDs).
+func startExceptions(ctx context.Context, rc *rest.Config, cfg configv1alpha1.ServerConfig, wait time.Duration) (*clusterstate.CachedExceptions, error) {
+	ex, err := clusterstate.NewCachedExceptions(rc, exception.Options{Namespaced: cfg.Exceptions.Namespaced}, logr.Discard())
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	go func() { _ = ex.Start(ctx) }()
+	deadline := time.Now().Add(wait)
+	for !ex.Synced() {
+		if time.Now().After(deadline) {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("the exceptions did not sync within %s (is the cluster reachable?)", wait)}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return ex, nil
 }
 
 // startClusterState starts the informer caches the state-reading webhooks

@@ -24,6 +24,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
@@ -128,6 +129,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	// cluster's worth of it does not sit in memory twice.
 	state := newClusterState(nil)
 	state.harnessedLabel = opts.HarnessedNamespaceLabel
+	state.exceptionOpts = exception.Options{Namespaced: opts.ExceptionRules.Namespaced}
 	if err := visitInputs(f.state, cmd.InOrStdin(), func(d Document) error {
 		state.add(d.Object)
 		return nil
@@ -148,6 +150,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	opts.ClusterState = state
 	opts.Namespaces = state
 	opts.StateGaps = state
+	opts.Exceptions = state
 	chain := webhooks.NewOffline(webhooks.Build(opts, cfg.Enabled), opts)
 	var policies *inProcessPolicies
 	if f.layout == route.LayoutInProcess {
@@ -283,8 +286,19 @@ type CheckResult struct {
 	// ("Namespace team-a"): why the result is undecided, or, beside a
 	// denial that stands on its findings, what else was missing.
 	Missing []string `json:"missing,omitempty"`
+	// Excused are the denying findings exceptions excused (not in
+	// Findings): with nothing else denying, the webhook allowed.
+	Excused []ExcusedOut `json:"excused,omitempty"`
 
 	doc int
+}
+
+// ExcusedOut is one finding an exception excused.
+type ExcusedOut struct {
+	Code      string `json:"code"`
+	Field     string `json:"field"`
+	Exception string `json:"exception"`
+	Expires   string `json:"expires"`
 }
 
 // MarshalJSON writes r, without "allowed" when r is undecided: a reader
@@ -310,7 +324,8 @@ func (r CheckResult) MarshalJSON() ([]byte, error) {
 		Exempt    bool                                    `json:"exempt,omitempty"`
 		Withheld  []string                                `json:"withheld,omitempty"`
 		Missing   []string                                `json:"missing,omitempty"`
-	}{r.Object, r.Webhook, r.Operation, r.Outcome, allowed, r.Findings, r.Warnings, r.Patch, r.Error, r.Mode, r.Exempt, r.Withheld, r.Missing})
+		Excused   []ExcusedOut                            `json:"excused,omitempty"`
+	}{r.Object, r.Webhook, r.Operation, r.Outcome, allowed, r.Findings, r.Warnings, r.Patch, r.Error, r.Mode, r.Exempt, r.Withheld, r.Missing, r.Excused})
 }
 
 // The outcomes of a result. An undecided result is one whose webhook could
@@ -431,8 +446,14 @@ func resultOf(ref ObjectRef, dec webhooks.Decision, doc int) CheckResult {
 		Patch: append([]gomodulesjsonpatch.JsonPatchOperation{}, resp.Patches...), doc: doc,
 		Mode: dec.ModeName(), Exempt: dec.Outcome == webhooks.DecisionExempt, Withheld: dec.Withheld, Missing: dec.Missing,
 	}
+	excused := map[[2]string]bool{}
+	for _, e := range dec.Excused {
+		excused[[2]string{string(e.Finding.Code), e.Finding.Field}] = true
+		res.Excused = append(res.Excused, ExcusedOut{Code: string(e.Finding.Code), Field: e.Finding.Field, Exception: e.Exception,
+			Expires: e.Expires.UTC().Format(time.RFC3339)})
+	}
 	for _, f := range dec.Findings {
-		if f.Severity == policies.Deny {
+		if f.Severity == policies.Deny && !excused[[2]string{string(f.Code), f.Field}] {
 			res.Findings = append(res.Findings, FindingOut{Code: string(f.Code), Field: f.Field, Message: f.Message})
 		}
 	}
@@ -572,6 +593,8 @@ func writeTextBlocks(w io.Writer, docs []Document, results []CheckResult) {
 				state = "denied"
 			case softened(r):
 				state = fmt.Sprintf("would deny, admitted in %s", r.Mode)
+			case len(r.Excused) > 0:
+				state = "excused"
 			}
 			fmt.Fprintf(w, "  %s: %s\n", r.Webhook, state)
 			for _, f := range r.Findings {

@@ -572,7 +572,7 @@ func TestResultJSONHoldsEveryField(t *testing.T) {
 	}
 	full := CheckResult{Object: ObjectRef{Kind: "Pod"}, Webhook: "w", Operation: "CREATE", Outcome: OutcomeDenied,
 		Findings: []FindingOut{{}}, Warnings: []string{"x"}, Patch: []gomodulesjsonpatch.JsonPatchOperation{{Operation: "add"}},
-		Error: "e", Mode: "Enforce", Exempt: true, Withheld: []string{"op"}, Missing: []string{"Namespace a"}}
+		Error: "e", Mode: "Enforce", Exempt: true, Withheld: []string{"op"}, Missing: []string{"Namespace a"}, Excused: []ExcusedOut{{}}}
 	raw, err := json.Marshal(full)
 	if err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func verdictOfObject(rs []CheckResult) string {
 			return VerdictDenied
 		case r.Outcome == OutcomeUndecided:
 			verdict = VerdictUndecided
-		case softened(r) && verdict == VerdictAllowed:
+		case (softened(r) || len(r.Excused) > 0) && verdict == VerdictAllowed:
 			verdict = VerdictWarned
 		}
 	}
@@ -162,7 +162,7 @@ const (
 	verdictDenied                // a denial: fails the build
 	verdictErrored               // the webhook could not decide and denied: fails the build
 	verdictUndecided             // the webhook could not decide for want of state check was not given
-	verdictNotEnforced           // findings or an error that a Warn or Audit mode admitted
+	verdictNotEnforced           // findings or an error that a Warn or Audit mode or an exception admitted
 )
 
 // verdictOf sorts a result by the answer given: Allowed is the answer, so
@@ -176,7 +176,7 @@ func verdictOf(r CheckResult) ciVerdict {
 		return verdictErrored
 	case !r.Allowed:
 		return verdictDenied
-	case len(r.Findings) > 0 || r.Error != "":
+	case len(r.Findings) > 0 || r.Error != "" || len(r.Excused) > 0:
 		return verdictNotEnforced
 	}
 	return verdictPass

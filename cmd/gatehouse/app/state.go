@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
@@ -47,6 +48,12 @@ type clusterState struct {
 	// closed (route.Options.HarnessedNamespaceLabel).
 	harnessedLabel string
 	gaps           []string
+	// exceptions are the Exceptions and ClusterExceptions given or
+	// admitted, by key; index is compiled from them on the first read after
+	// a change (nil: stale). exceptionOpts is the configuration's block.
+	exceptions    map[string]exception.Entry
+	index         *exception.Index
+	exceptionOpts exception.Options
 }
 
 // clusterView is what --cluster reads: the informer caches `gatehouse
@@ -64,7 +71,24 @@ type indexKey struct {
 	index, value string
 }
 
-var _ route.StateGaps = (*clusterState)(nil)
+var (
+	_ route.StateGaps       = (*clusterState)(nil)
+	_ route.ExceptionReader = (*clusterState)(nil)
+)
+
+// Exceptions implements route.ExceptionReader over the exceptions given
+// with --state or admitted so far, as the server's informers hold the
+// cluster's: an exception checked before an object excuses its findings.
+func (s *clusterState) Exceptions() *exception.Index {
+	if s.index == nil {
+		entries := make([]exception.Entry, 0, len(s.exceptions))
+		for _, e := range s.exceptions {
+			entries = append(entries, e)
+		}
+		s.index = exception.NewIndex(entries, s.exceptionOpts)
+	}
+	return s.index
+}
 
 func newClusterState(docs []Document) *clusterState {
 	s := &clusterState{
@@ -104,6 +128,16 @@ func (s *clusterState) add(obj map[string]any) {
 			}
 		}
 		s.addNamespace(ref.Name, labels)
+	case gvk == exception.GVK || gvk == exception.ClusterGVK:
+		// One that does not decode excuses nothing; the exception webhook
+		// says why when it is checked.
+		if e, err := exception.FromObject(obj); err == nil {
+			if s.exceptions == nil {
+				s.exceptions = map[string]exception.Entry{}
+			}
+			s.exceptions[e.Key()] = e
+			s.index = nil
+		}
 	case gvk.Group == "apps":
 		s.workloads = append(s.workloads, obj)
 	case len(clusterstate.IndexNames(gvk)) > 0:
