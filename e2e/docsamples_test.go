@@ -124,6 +124,7 @@ var docSampleCheckers = []struct{ prefix, test string }{
 	{"gatehouse audit", "TestAuditStoredObjects"},
 	{"kubectl apply -f deploy/examples/pod-denied.yaml", "TestReadmeDenialIsTheAPIServers"},
 	{"kubectl apply -f pod.yaml", "TestRolloutWalk"},
+	{"kubectl apply -f web.yaml", "TestExceptionsWalk"},
 	{"kubectl label namespace team-a gatehouse.dev/harnessed-", "TestManagedLabelsHold"},
 }
 

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -236,5 +237,57 @@ func TestExcuseCombinedEqualsOwn(t *testing.T) {
 	_, combined = ts.post(t, "/validate/combined-fail", "application/json", body)
 	if own.Allowed || combined.Allowed {
 		t.Errorf("without an exception: own allowed=%v, combined allowed=%v", own.Allowed, combined.Allowed)
+	}
+}
+
+// TestExceptionWebhook: the exception webhook holds exceptions to the
+// configuration's block and to what can be excused: a valid one is
+// admitted; one past the configured maxDuration, one naming a mutating
+// webhook (whose denials are never excused) and one naming an unknown code
+// are denied with their codes; an UPDATE that leaves an expired expiry as
+// stored is warned, not denied (a finalizer can still be removed).
+func TestExceptionWebhook(t *testing.T) {
+	cfg := configv1alpha1.Default()
+	cfg.Exceptions.MaxDuration = metav1.Duration{Duration: 2 * time.Hour}
+	w := Build(route.OptionsFromConfig(cfg), func(n string) bool { return n == route.ExceptionWebhook })[0]
+	kind, resource := [3]string{"gatehouse.dev", "v1alpha1", "ClusterException"}, [3]string{"gatehouse.dev", "v1alpha1", "clusterexceptions"}
+	object := func(expires time.Time, webhook, code string) map[string]any {
+		return map[string]any{
+			"apiVersion": "gatehouse.dev/v1alpha1", "kind": "ClusterException", "metadata": map[string]any{"name": "x"},
+			"spec": map[string]any{
+				"match":    []any{map[string]any{"namespaces": []any{"team-a"}}},
+				"webhooks": []any{webhook}, "codes": []any{code}, "reason": "r",
+				"expires": expires.UTC().Format(time.RFC3339),
+			},
+		}
+	}
+	in := time.Now().Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		obj  map[string]any
+		code string // "" for an allow
+	}{
+		{"valid", object(in, "secret-scope", "ScopeEntryEmpty"), ""},
+		{"past maxDuration", object(time.Now().Add(3*time.Hour), "secret-scope", "ScopeEntryEmpty"), "ExceptionExpiryTooFar"},
+		{"a mutating webhook", object(in, "harness-proxy", "ScopeEntryEmpty"), "ExceptionUnknownWebhook"},
+		{"the exception webhook", object(in, route.ExceptionWebhook, "ExceptionTooBroad"), "ExceptionUnknownWebhook"},
+		{"an unknown code", object(in, "secret-scope", "NoSuchCode"), "ExceptionUnknownCode"},
+	} {
+		resp, _ := decide(context.Background(), w, admissionRequest(t, admissionv1.Create, kind, resource, tc.obj))
+		switch {
+		case tc.code == "" && !resp.Allowed:
+			t.Errorf("%s: denied %v", tc.name, resp.Result)
+		case tc.code != "" && (resp.Allowed || !strings.Contains(resp.Result.Message, tc.code)):
+			t.Errorf("%s: allowed=%v %v, want %s", tc.name, resp.Allowed, resp.Result, tc.code)
+		}
+	}
+	expired := object(time.Now().Add(-time.Hour), "secret-scope", "ScopeEntryEmpty")
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(reviewBody(t, "u", admissionv1.Update, kind, resource, expired, expired), &review); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := decide(context.Background(), w, admission.Request{AdmissionRequest: *review.Request})
+	if !resp.Allowed || len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "ExceptionExpired") {
+		t.Errorf("UPDATE leaving the expiry: allowed=%v warnings=%q", resp.Allowed, resp.Warnings)
 	}
 }

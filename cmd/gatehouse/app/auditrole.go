@@ -120,7 +120,8 @@ func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*
 	scanner := audit.NewScanner(pager, disc, s.hooks, s.opts)
 	scanner.SkipNamespaces = s.opts.ExemptNamespaces(ownNamespace)
 	synced := func() bool {
-		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced())
+		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced()) &&
+			(s.exceptions == nil || s.exceptions.Synced())
 	}
 	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, APIs: s.cfg.Audit.Reports.APIs, Interval: interval, Synced: synced}, nil
 }
