@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +56,15 @@ func matchApp(name string) map[string]any {
 // sampleBuilders builds, per group and resource, the apiVersion, kind and body of a
 // minimal valid object named name.
 var sampleBuilders = map[schema.GroupResource]func(name string) (apiVersion, kind string, body map[string]any){
+	// A valid ClusterException (the suite's gatehouse honours no
+	// namespaced Exceptions): one code for one pod, for an hour.
+	{Group: "gatehouse.dev", Resource: "clusterexceptions"}: func(string) (string, string, map[string]any) {
+		return "gatehouse.dev/v1alpha1", "ClusterException", map[string]any{"spec": map[string]any{
+			"match":    []any{map[string]any{"namespaces": []any{"team-a"}, "names": []any{"web"}}},
+			"webhooks": []any{"secret-scope"}, "codes": []any{"ScopeEntryEmpty"}, "reason": "e2e sample",
+			"expires": time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+		}}
+	},
 	{Resource: "pods"}: func(string) (string, string, map[string]any) {
 		return "v1", "Pod", map[string]any{"spec": restrictedPodSpec("")}
 	},
@@ -180,9 +190,10 @@ func sampleObject(t *testing.T, gr schema.GroupResource, ns, name string) *unstr
 
 // clusterScoped names the registry's cluster-scoped resources.
 var clusterScoped = map[schema.GroupResource]bool{
-	{Group: "helmetica.io", Resource: "dependencygroups"}:  true,
-	{Group: "helmetica.io", Resource: "operatorharnesses"}: true,
-	{Group: "vshn.net", Resource: "operatorharnesses"}:     true,
+	{Group: "helmetica.io", Resource: "dependencygroups"}:   true,
+	{Group: "helmetica.io", Resource: "operatorharnesses"}:  true,
+	{Group: "vshn.net", Resource: "operatorharnesses"}:      true,
+	{Group: "gatehouse.dev", Resource: "clusterexceptions"}: true,
 }
 
 // serverOptions are the webhook options of the default configuration, which

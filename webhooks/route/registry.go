@@ -184,7 +184,7 @@ var registry = []Definition{
 		Path:          "/validate/" + ExceptionWebhook,
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
-		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{exceptions, clusterExceptions}},
+		Intercept:     Intercept{Operations: createUpdate, Resources: []Resource{clusterExceptions, exceptions}},
 	},
 }
 
