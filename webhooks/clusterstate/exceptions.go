@@ -175,6 +175,16 @@ func (c *CachedExceptions) Exceptions() *exception.Index {
 	return ix
 }
 
+// Entries returns the cluster's exceptions as the index reads them; none
+// until the informers have synced. `gatehouse check --cluster` lays the
+// exceptions it is given over them.
+func (c *CachedExceptions) Entries() []exception.Entry {
+	if !c.synced.Load() {
+		return nil
+	}
+	return c.entries()
+}
+
 // entries decodes the cached exceptions; one that does not decode (the API
 // server's schema keeps that from happening) is left out, so it excuses
 // nothing.

@@ -236,6 +236,9 @@ func checkClusterView(ctx context.Context, kube kubeFlags, cfg configv1alpha1.Se
 	if workloads != nil {
 		view.workloads = workloads
 	}
+	if view.exceptions, err = startExceptions(ctx, rc, cfg, clusterSyncTimeout); err != nil {
+		return nil, err
+	}
 	return view, nil
 }
 

@@ -64,6 +64,8 @@ type clusterView struct {
 		route.NamespaceReader
 	}
 	workloads route.WorkloadReader
+	// exceptions are the cluster's, under those given.
+	exceptions *clusterstate.CachedExceptions
 }
 
 type indexKey struct {
@@ -77,11 +79,21 @@ var (
 )
 
 // Exceptions implements route.ExceptionReader over the exceptions given
-// with --state or admitted so far, as the server's informers hold the
-// cluster's: an exception checked before an object excuses its findings.
+// with --state or admitted so far (and, with --cluster, the cluster's), as
+// the server's informers hold them: an exception checked before an object
+// excuses its findings.
 func (s *clusterState) Exceptions() *exception.Index {
 	if s.index == nil {
-		entries := make([]exception.Entry, 0, len(s.exceptions))
+		var entries []exception.Entry
+		if s.cluster != nil && s.cluster.exceptions != nil {
+			// An exception given or admitted replaces the cluster's of
+			// its key, as its UPDATE would.
+			for _, e := range s.cluster.exceptions.Entries() {
+				if _, given := s.exceptions[e.Key()]; !given {
+					entries = append(entries, e)
+				}
+			}
+		}
 		for _, e := range s.exceptions {
 			entries = append(entries, e)
 		}
