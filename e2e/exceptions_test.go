@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -214,6 +215,15 @@ func TestExceptionsWalk(t *testing.T) {
 	startAudit()
 	result = waitForReportResult(t, reports, string(stored.UID), "fail secret-scope ScopeEntryEmpty exceptionExpired="+exceptionName)
 	t.Logf("report result once expired:\n%s", result)
+	// The pass says so of the exception too: its log names it as expired.
+	expiredLine := `"exception":"` + exceptionName + `","state":"Expired"`
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		raw, err := os.ReadFile(auditor.Log)
+		return err == nil && strings.Contains(string(raw), `"msg":"exception excused nothing in the pass"`) &&
+			strings.Contains(string(raw), expiredLine), nil
+	}); err != nil {
+		t.Errorf("the audit's log does not name %s as expired (%s)", exceptionName, expiredLine)
+	}
 	if err := e.client.Delete(ctx, stored, client.GracePeriodSeconds(0)); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	policyreportv1alpha2 "github.com/gatehouse-dev/gatehouse/api/policyreport/v1alpha2"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
@@ -284,5 +285,30 @@ func TestReportResultsFromExcusals(t *testing.T) {
 	}
 	if ExcusedIn([]webhooks.Decision{{Webhook: "secret-scope"}}) != nil {
 		t.Error("Excused is not nil for decisions without excusals")
+	}
+}
+
+// TestPublishExceptions: the gauge counts the exceptions by state, every
+// state a series (zero included), and a second pass replaces the first.
+func TestPublishExceptions(t *testing.T) {
+	PublishExceptions([]exception.Status{
+		{Name: "team-a/web", State: exception.StateUsed, Excused: 2},
+		{Name: "old", State: exception.StateExpired},
+		{Name: "team-b/idle", State: exception.StateUnused},
+		{Name: "team-b/idle-2", State: exception.StateUnused},
+	})
+	want := map[exception.State]float64{exception.StateUsed: 1, exception.StateExpired: 1, exception.StateUnused: 2,
+		exception.StateDisabled: 0, exception.StateInvalid: 0}
+	for state, n := range want {
+		if v := testutil.ToFloat64(exceptionsGauge.WithLabelValues(string(state))); v != n {
+			t.Errorf("gatehouse_audit_exceptions{state=%q} = %v, want %v", state, v, n)
+		}
+	}
+	PublishExceptions(nil)
+	if v := testutil.ToFloat64(exceptionsGauge.WithLabelValues(string(exception.StateUnused))); v != 0 {
+		t.Errorf("after a pass without exceptions, Unused = %v", v)
+	}
+	if n := testutil.CollectAndCount(exceptionsGauge); n != 5 {
+		t.Errorf("%d series, want one per state", n)
 	}
 }

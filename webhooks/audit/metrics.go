@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 )
 
 // The background audit's metrics. Labels carry names and codes only.
@@ -41,6 +42,27 @@ var (
 	}, []string{"result"})
 )
 
+// exceptionsGauge counts the exceptions by what the last pass found them to
+// do (exception.State): Used, Unused (excused nothing), Expired, Disabled,
+// Invalid. No exception's name is a label: the log line of each pass names
+// the ones that excused nothing.
+var exceptionsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "gatehouse_audit_exceptions",
+	Help: "Exceptions by what the last completed audit pass found them to do (Used, Unused, Expired, Disabled, Invalid).",
+}, []string{"state"})
+
+// PublishExceptions sets gatehouse_audit_exceptions from one pass's
+// statuses: every state is a series, zero when no exception is in it.
+func PublishExceptions(statuses []exception.Status) {
+	counts := map[exception.State]int{}
+	for _, s := range statuses {
+		counts[s.State]++
+	}
+	for _, state := range []exception.State{exception.StateUsed, exception.StateUnused, exception.StateExpired, exception.StateDisabled, exception.StateInvalid} {
+		exceptionsGauge.WithLabelValues(string(state)).Set(float64(counts[state]))
+	}
+}
+
 // The results of a report write (gatehouse_audit_report_writes_total).
 const (
 	WriteDone    = "done"
@@ -49,7 +71,7 @@ const (
 )
 
 func init() {
-	metrics.Registry.MustRegister(findingsGauge, objectsTotal, passesTotal, passSeconds, lastCompleted, intervalSeconds, reportWrites)
+	metrics.Registry.MustRegister(findingsGauge, objectsTotal, passesTotal, passSeconds, lastCompleted, intervalSeconds, reportWrites, exceptionsGauge)
 	// Every series exists from the start, so that increase() sees the
 	// first failure.
 	for _, result := range []string{"completed", "failed"} {

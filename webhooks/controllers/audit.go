@@ -15,7 +15,9 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // Audit is the background audit (docs/audit.md): on the leader of the audit
@@ -54,6 +56,9 @@ type Audit struct {
 	Synced func() bool
 	// Now is the clock of the results' timestamps (time.Now when nil).
 	Now func() time.Time
+	// Exceptions are the exceptions the webhooks read; a pass says what
+	// each did (PassStats.Exceptions). Nil: none are read.
+	Exceptions route.ExceptionReader
 }
 
 // NeedLeaderElection: one replica audits, under the manager's Lease.
@@ -76,6 +81,13 @@ func (a *Audit) Start(ctx context.Context) error {
 			}
 			for _, api := range stats.Unserved {
 				log.Info("the cluster does not serve a configured report API (its CRDs are not installed): no report of it is written", "api", string(api))
+			}
+			for _, e := range stats.Exceptions {
+				if e.State != exception.StateUsed {
+					// An exception that excuses nothing is one to delete;
+					// one that expired, one whose findings came back.
+					log.Info("exception excused nothing in the pass", "exception", e.Name, "state", string(e.State), "expires", e.Expires)
+				}
 			}
 			log.Info("audit pass done", "objects", stats.Objects, "reports", stats.Reports, "written", stats.Written,
 				"deleted", stats.Deleted, "truncated", stats.Truncated, "skipped", stats.Skipped, "failed", stats.Failed,
@@ -107,6 +119,9 @@ type PassStats struct {
 	// Unserved are the configured report APIs the cluster has no CRDs
 	// for: nothing is written in them.
 	Unserved []configv1alpha1.ReportAPI
+	// Exceptions say what each exception did in the pass: how many
+	// findings it excused, or that it expired or excused nothing.
+	Exceptions []exception.Status
 }
 
 // reportKey names a report: its API, namespace ("" for a cluster-scoped
@@ -159,8 +174,12 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	}
 	tally := audit.Tally{}
 	seen := map[reportKey]bool{}
+	excusedBy := map[string]int{}
 	scanned, err := a.Scanner.Scan(ctx, targets, func(r audit.Result) error {
 		tally.Add(r)
+		for _, name := range r.Excused {
+			excusedBy[name]++
+		}
 		results := audit.ReportResults(r)
 		// An object without a UID (none the API server lists) could not
 		// name its report.
@@ -193,6 +212,10 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 		return failed(err)
 	}
 	stats.Objects, stats.Forbidden = scanned.Objects, scanned.Forbidden
+	if a.Exceptions != nil {
+		stats.Exceptions = a.Exceptions.Exceptions().Statuses(a.now(), excusedBy)
+		audit.PublishExceptions(stats.Exceptions)
+	}
 	forbidden := map[schema.GroupKind]bool{}
 	for _, t := range scanned.Forbidden {
 		forbidden[schema.GroupKind{Group: t.GVR.Group, Kind: t.Kind}] = true

@@ -87,13 +87,17 @@ func (api reportAPI) storedContentHash(item *unstructured.Unstructured) string {
 	return c.hash()
 }
 
+// now is the audit's clock.
+func (a *Audit) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
 // apply writes r as a report of api by server-side apply.
 func (a *Audit) apply(ctx context.Context, api reportAPI, r report) error {
-	now := time.Now
-	if a.Now != nil {
-		now = a.Now
-	}
-	gvr, u, err := r.object(api, now())
+	gvr, u, err := r.object(api, a.now())
 	if err != nil {
 		return err
 	}

@@ -123,5 +123,6 @@ func (s *Server) backgroundAudit(ownNamespace string, interval time.Duration) (*
 		return (s.state == nil || s.state.Ready(nil) == nil) && (s.workloads == nil || s.workloads.Synced()) &&
 			(s.exceptions == nil || s.exceptions.Synced())
 	}
-	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, APIs: s.cfg.Audit.Reports.APIs, Interval: interval, Synced: synced}, nil
+	return &controllers.Audit{Scanner: scanner, Pager: pager, Dynamic: dyn, APIs: s.cfg.Audit.Reports.APIs, Interval: interval, Synced: synced,
+		Exceptions: s.opts.Exceptions}, nil
 }
