@@ -132,6 +132,15 @@ func placeSamples(t *testing.T, e *env, seed string) []placed {
 func ensureNamespace(t *testing.T, e *env, name string, labels map[string]string) {
 	t.Helper()
 	ctx := context.Background()
+	// A namespace an earlier test deleted may still be terminating: wait
+	// until it is gone, or nothing can be created in it.
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var ns corev1.Namespace
+		err := e.client.Get(ctx, client.ObjectKey{Name: name}, &ns)
+		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp == nil), nil
+	}); err != nil {
+		t.Fatalf("namespace %s is still terminating: %v", name, err)
+	}
 	if err := e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
