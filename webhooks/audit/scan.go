@@ -264,6 +264,15 @@ func ExcusedIn(decisions []webhooks.Decision) map[FindingKey]string {
 	return excusals(decisions, func(d *webhooks.Decision) []webhooks.Excusal { return d.Excused })
 }
 
+// CountExcused adds to counts, per exception, the findings of r it
+// excused, as r's reports show them: the background audit and `gatehouse
+// audit` count alike.
+func (r Result) CountExcused(counts map[string]int) {
+	for _, name := range r.Excused {
+		counts[name]++
+	}
+}
+
 // ExpiredIn is Result.Expired of decisions.
 func ExpiredIn(decisions []webhooks.Decision) map[FindingKey]string {
 	return excusals(decisions, func(d *webhooks.Decision) []webhooks.Excusal { return d.Expired })

@@ -177,9 +177,7 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	excusedBy := map[string]int{}
 	scanned, err := a.Scanner.Scan(ctx, targets, func(r audit.Result) error {
 		tally.Add(r)
-		for _, name := range r.Excused {
-			excusedBy[name]++
-		}
+		r.CountExcused(excusedBy)
 		results := audit.ReportResults(r)
 		// An object without a UID (none the API server lists) could not
 		// name its report.

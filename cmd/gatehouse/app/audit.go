@@ -198,10 +198,8 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 		doc := len(docs)
 		var rs []CheckResult
 		report := false
+		r.CountExcused(excusedBy)
 		for _, d := range r.Decisions {
-			for _, e := range d.Excused {
-				excusedBy[e.Exception]++
-			}
 			res := resultOf(ref, d, doc)
 			report = report || !res.Allowed || len(res.Findings) > 0 || len(res.Warnings) > 0 || len(res.Patch) > 0 || res.Error != ""
 			denied = denied || !res.Allowed
