@@ -42,12 +42,12 @@
 package overrides
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // workloadKind is a set of the two workload kinds the operator emits.
@@ -206,7 +206,8 @@ func Preset(name string) (*Table, error) {
 	if !ok {
 		return nil, fmt.Errorf("no such component table; the presets are %s", strings.Join(PresetNames(), ", "))
 	}
-	return NewTable(cs)
+	t, errs := NewTable(nil, cs)
+	return t, errs.ToAggregate()
 }
 
 // MustPreset is Preset for a name known to exist.
@@ -218,53 +219,63 @@ func MustPreset(name string) *Table {
 	return t
 }
 
-// NewTable checks a component list and returns its table. Every problem is
-// reported, each attributed to [<i>].<field> of the list; a list that is
-// empty, a name that is not a DNS label or is repeated, kinds that are
-// missing, repeated or neither Deployment nor DaemonSet, and Site labels on
-// a singleton, missing on a per-Site component or not label keys are
-// errors.
-func NewTable(cs []Component) (*Table, error) {
-	var errs []error
-	bad := func(i int, field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("[%d].%s: %s", i, field, fmt.Sprintf(format, args...)))
-	}
+// NewTable checks a component list and returns its table, or every problem
+// found, each attributed to its field below at, the path of the list
+// (components[1].kinds[0] when at is components; the field names are those
+// of the configuration's overrides.components). A list that is empty, a name
+// that is not a DNS label or is repeated, kinds that are missing, repeated
+// or neither Deployment nor DaemonSet, and Site labels on a singleton,
+// missing on a per-Site component, not label keys or repeated are errors.
+func NewTable(at *field.Path, cs []Component) (*Table, field.ErrorList) {
 	if len(cs) == 0 {
-		return nil, errors.New("the component table is empty, so every override would be denied; list at least one component")
+		return nil, field.ErrorList{field.Required(at, "the component table is empty, so every override would be denied; list at least one component")}
+	}
+	var errs field.ErrorList
+	duplicate := func(p *field.Path, value, what string, first *field.Path) {
+		e := field.Duplicate(p, value)
+		e.Detail = "the same " + what + " as " + first.String()
+		errs = append(errs, e)
 	}
 	t := &Table{byName: map[string]component{}, siteLabels: map[string][]string{}}
+	firstName := map[string]int{}
 	for i, c := range cs {
-		switch {
+		entry := at.Index(i)
+		switch j, seen := firstName[c.Name]; {
 		case len(validation.IsDNS1123Label(c.Name)) > 0:
-			bad(i, "name", "must be a lowercase RFC 1123 label, as upstream's component names are")
-		case t.has(c.Name):
-			bad(i, "name", "component %s is listed more than once", c.Name)
+			errs = append(errs, field.Invalid(entry.Child("name"), field.OmitValueType{},
+				"must be a lowercase RFC 1123 label, as upstream's component names are"))
+		case seen:
+			duplicate(entry.Child("name"), c.Name, "component", at.Index(j).Child("name"))
+		default:
+			firstName[c.Name] = i
 		}
 		var kinds workloadKind
+		kindsAt := entry.Child("kinds")
 		if len(c.Kinds) == 0 {
-			bad(i, "kinds", "list the kinds the component runs as: Deployment, DaemonSet or both")
+			errs = append(errs, field.Required(kindsAt, "list the kinds the component runs as: Deployment, DaemonSet or both"))
 		}
 		for j, name := range c.Kinds {
 			kind, ok := parseKind(name)
 			switch {
 			case !ok:
-				bad(i, fmt.Sprintf("kinds[%d]", j), "must be Deployment or DaemonSet")
+				errs = append(errs, field.NotSupported(kindsAt.Index(j), name, []string{kindDeployment, kindDaemonSet}))
 			case kinds&kind != 0:
-				bad(i, fmt.Sprintf("kinds[%d]", j), "%s is listed more than once", name)
+				duplicate(kindsAt.Index(j), name, "kind", kindsAt.Index(slices.Index(c.Kinds, name)))
 			}
 			kinds |= kind
 		}
+		labelsAt := entry.Child("siteLabels")
 		switch {
 		case c.PerSite && len(c.SiteLabels) == 0:
-			bad(i, "siteLabels", "a per-Site component needs the label that names each workload's Site")
+			errs = append(errs, field.Required(labelsAt, "a per-Site component needs the label that names each workload's Site"))
 		case !c.PerSite && len(c.SiteLabels) > 0:
-			bad(i, "siteLabels", "a cluster singleton has no Site; omit siteLabels")
+			errs = append(errs, field.Forbidden(labelsAt, "a cluster singleton has no Site; omit siteLabels"))
 		}
 		for j, key := range c.SiteLabels {
 			if len(validation.IsQualifiedName(key)) > 0 {
-				bad(i, fmt.Sprintf("siteLabels[%d]", j), "must be a label key")
-			} else if slices.Index(c.SiteLabels, key) != j {
-				bad(i, fmt.Sprintf("siteLabels[%d]", j), "%s is listed more than once", key)
+				errs = append(errs, field.Invalid(labelsAt.Index(j), field.OmitValueType{}, "must be a label key"))
+			} else if first := slices.Index(c.SiteLabels, key); first != j {
+				duplicate(labelsAt.Index(j), key, "label", labelsAt.Index(first))
 			}
 		}
 		if c.Name != "" && !t.has(c.Name) {
@@ -273,7 +284,7 @@ func NewTable(cs []Component) (*Table, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, errs
 	}
 	// In the table's order, so that a message reads as the table does.
 	var names []string

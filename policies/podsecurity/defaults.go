@@ -10,11 +10,12 @@
 package podsecurity
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"unicode"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Defaults are the values the mutating webhook fills in (server
@@ -68,52 +69,61 @@ func BuiltinDefaults() Defaults {
 }
 
 // Validate checks a Defaults value read from a configuration file and
-// returns every problem found, joined, or nil. The messages name the
-// configuration keys and echo the configured values (they are server
-// configuration, not object data).
-func (d Defaults) Validate() error {
-	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("pod security defaults: %s: "+format, append([]any{key}, args...)...))
+// returns every problem found, each attributed to its field below at, the
+// path of d (nil: the paths are d's own keys, "runAsUser",
+// "capabilitiesDrop[1]"). The messages may echo the configured values: they
+// are server configuration, not object data.
+func (d Defaults) Validate(at *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	invalid := func(p *field.Path, format string, args ...any) {
+		errs = append(errs, field.Invalid(p, field.OmitValueType{}, fmt.Sprintf(format, args...)))
 	}
 	for _, id := range []struct {
 		key   string
 		value int64
 	}{{"runAsUser", d.RunAsUser}, {"runAsGroup", d.RunAsGroup}, {"fsGroup", d.FSGroup}} {
 		if id.value < 0 || id.value > maxID {
-			bad(id.key, "%d is out of range, must be between 0 and %d", id.value, maxID)
+			invalid(at.Child(id.key), "%d is out of range, must be between 0 and %d", id.value, maxID)
 		}
 	}
 	if d.RunAsUser == 0 && d.RunAsNonRoot {
-		bad("runAsUser", "0 together with runAsNonRoot: true would make every pod that states neither fail RunAsRootConflict; choose a non-zero uid or set runAsNonRoot to false")
+		invalid(at.Child("runAsUser"), "0 together with runAsNonRoot: true would make every pod that states neither fail RunAsRootConflict; choose a non-zero uid or set runAsNonRoot to false")
 	}
 	switch d.FSGroupChangePolicy {
 	case fsGroupChangeOnRootMismatch, fsGroupChangeAlways:
 	default:
-		bad("fsGroupChangePolicy", "%q is not supported, must be %q or %q", d.FSGroupChangePolicy, fsGroupChangeOnRootMismatch, fsGroupChangeAlways)
+		errs = append(errs, field.NotSupported(at.Child("fsGroupChangePolicy"), d.FSGroupChangePolicy,
+			[]string{fsGroupChangeOnRootMismatch, fsGroupChangeAlways}))
 	}
+	seccomp := at.Child("seccompProfileType")
 	switch d.SeccompProfileType {
 	case seccompRuntimeDefault, seccompUnconfined:
 	case seccompLocalhost:
-		bad("seccompProfileType", "%q needs a localhostProfile, which the defaults cannot name; use %q or %q", d.SeccompProfileType, seccompRuntimeDefault, seccompUnconfined)
+		invalid(seccomp, "%q needs a localhostProfile, which the defaults cannot name; use %q or %q", d.SeccompProfileType, seccompRuntimeDefault, seccompUnconfined)
 	default:
-		bad("seccompProfileType", "%q is not supported, must be %q or %q", d.SeccompProfileType, seccompRuntimeDefault, seccompUnconfined)
+		errs = append(errs, field.NotSupported(seccomp, d.SeccompProfileType, []string{seccompRuntimeDefault, seccompUnconfined}))
 	}
+	drop := at.Child("capabilitiesDrop")
 	if len(d.CapabilitiesDrop) == 0 {
-		bad("capabilitiesDrop", "must name at least one capability (for example ALL)")
+		errs = append(errs, field.Required(drop, "must name at least one capability (for example ALL)"))
 	}
-	seen := make(map[string]bool, len(d.CapabilitiesDrop))
+	first := make(map[string]int, len(d.CapabilitiesDrop))
 	for i, c := range d.CapabilitiesDrop {
-		key := fmt.Sprintf("capabilitiesDrop[%d]", i)
+		p := drop.Index(i)
+		j, seen := first[c]
 		switch {
 		case c == "":
-			bad(key, "must not be empty")
+			errs = append(errs, field.Required(p, "must not be empty"))
 		case strings.IndexFunc(c, unicode.IsSpace) >= 0:
-			bad(key, "%q contains white space", c)
-		case seen[c]:
-			bad(key, "%q is listed twice", c)
+			invalid(p, "%q contains white space", c)
+		case seen:
+			e := field.Duplicate(p, c)
+			e.Detail = "the same capability as " + drop.Index(j).String()
+			errs = append(errs, e)
 		}
-		seen[c] = true
+		if !seen {
+			first[c] = i
+		}
 	}
-	return errors.Join(errs...)
+	return errs
 }

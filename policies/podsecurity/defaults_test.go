@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestBuiltinDefaults(t *testing.T) {
@@ -22,8 +24,8 @@ func TestBuiltinDefaults(t *testing.T) {
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("BuiltinDefaults() = %+v, want %+v", d, want)
 	}
-	if err := d.Validate(); err != nil {
-		t.Errorf("BuiltinDefaults do not validate: %v", err)
+	if errs := d.Validate(nil); errs != nil {
+		t.Errorf("BuiltinDefaults do not validate: %v", errs)
 	}
 	d.CapabilitiesDrop[0] = "changed"
 	if BuiltinDefaults().CapabilitiesDrop[0] != "ALL" {
@@ -53,8 +55,8 @@ func TestDefaultsValidate(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(d *Defaults)
-		// errs are substrings the error must contain, one per problem; none
-		// means valid.
+		// errs are the starts of the errors, one per problem, in order;
+		// none means valid.
 		errs []string
 	}{
 		{name: "builtin", edit: func(*Defaults) {}},
@@ -63,43 +65,38 @@ func TestDefaultsValidate(t *testing.T) {
 		{name: "Always and Unconfined", edit: func(d *Defaults) { d.FSGroupChangePolicy, d.SeccompProfileType = "Always", "Unconfined" }},
 		{name: "several capabilities", edit: func(d *Defaults) { d.CapabilitiesDrop = []string{"NET_RAW", "SYS_CHROOT"} }},
 		{name: "negative ids", edit: func(d *Defaults) { d.RunAsUser, d.RunAsGroup, d.FSGroup = -1, -1, -1 },
-			errs: []string{"runAsUser: -1 is out of range", "runAsGroup: -1 is out of range", "fsGroup: -1 is out of range"}},
-		{name: "ids too large", edit: func(d *Defaults) { d.RunAsUser = maxID + 1 }, errs: []string{"runAsUser: 2147483648 is out of range"}},
-		{name: "root with runAsNonRoot true", edit: func(d *Defaults) { d.RunAsUser = 0 }, errs: []string{"runAsUser: 0 together with runAsNonRoot: true"}},
+			errs: []string{"d.runAsUser: Invalid value: -1 is out of range", "d.runAsGroup: Invalid value: -1 is out of range",
+				"d.fsGroup: Invalid value: -1 is out of range"}},
+		{name: "ids too large", edit: func(d *Defaults) { d.RunAsUser = maxID + 1 },
+			errs: []string{"d.runAsUser: Invalid value: 2147483648 is out of range, must be between 0 and 2147483647"}},
+		{name: "root with runAsNonRoot true", edit: func(d *Defaults) { d.RunAsUser = 0 }, errs: []string{"d.runAsUser: Invalid value: 0 together with runAsNonRoot: true"}},
 		{name: "fsGroupChangePolicy", edit: func(d *Defaults) { d.FSGroupChangePolicy = "onRootMismatch" },
-			errs: []string{`fsGroupChangePolicy: "onRootMismatch" is not supported`}},
+			errs: []string{`d.fsGroupChangePolicy: Unsupported value: "onRootMismatch": supported values: "OnRootMismatch", "Always"`}},
 		{name: "empty fsGroupChangePolicy", edit: func(d *Defaults) { d.FSGroupChangePolicy = "" },
-			errs: []string{`fsGroupChangePolicy: "" is not supported`}},
+			errs: []string{`d.fsGroupChangePolicy: Unsupported value: ""`}},
 		{name: "seccomp Localhost", edit: func(d *Defaults) { d.SeccompProfileType = "Localhost" },
-			errs: []string{`seccompProfileType: "Localhost" needs a localhostProfile`}},
+			errs: []string{`d.seccompProfileType: Invalid value: "Localhost" needs a localhostProfile`}},
 		{name: "seccomp unknown", edit: func(d *Defaults) { d.SeccompProfileType = "runtime/default" },
-			errs: []string{`seccompProfileType: "runtime/default" is not supported`}},
-		{name: "no capabilities", edit: func(d *Defaults) { d.CapabilitiesDrop = nil }, errs: []string{"capabilitiesDrop: must name at least one"}},
+			errs: []string{`d.seccompProfileType: Unsupported value: "runtime/default": supported values: "RuntimeDefault", "Unconfined"`}},
+		{name: "no capabilities", edit: func(d *Defaults) { d.CapabilitiesDrop = nil },
+			errs: []string{"d.capabilitiesDrop: Required value: must name at least one"}},
 		{name: "bad capabilities", edit: func(d *Defaults) { d.CapabilitiesDrop = []string{"ALL", "", "NET RAW", "ALL"} },
-			errs: []string{"capabilitiesDrop[1]: must not be empty", `capabilitiesDrop[2]: "NET RAW" contains white space`, `capabilitiesDrop[3]: "ALL" is listed twice`}},
+			errs: []string{"d.capabilitiesDrop[1]: Required value: must not be empty", `d.capabilitiesDrop[2]: Invalid value: "NET RAW" contains white space`,
+				`d.capabilitiesDrop[3]: Duplicate value: "ALL": the same capability as d.capabilitiesDrop[0]`}},
 		{name: "zero value", edit: func(d *Defaults) { *d = Defaults{} }, errs: []string{
-			"fsGroupChangePolicy", "seccompProfileType", "capabilitiesDrop"}},
+			"d.fsGroupChangePolicy", "d.seccompProfileType", "d.capabilitiesDrop"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := BuiltinDefaults()
 			tc.edit(&d)
-			err := d.Validate()
-			if len(tc.errs) == 0 {
-				if err != nil {
-					t.Errorf("unexpected error: %v", err)
-				}
-				return
+			errs := d.Validate(field.NewPath("d"))
+			if len(errs) != len(tc.errs) {
+				t.Fatalf("%d problems reported, want %d: %v", len(errs), len(tc.errs), errs)
 			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if got := strings.Count(err.Error(), "pod security defaults: "); got != len(tc.errs) {
-				t.Errorf("%d problems reported, want %d: %v", got, len(tc.errs), err)
-			}
-			for _, s := range tc.errs {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("error lacks %q: %v", s, err)
+			for i, want := range tc.errs {
+				if got := errs[i].Error(); !strings.HasPrefix(got, want) {
+					t.Errorf("error %d = %q, want it to start %q", i, got, want)
 				}
 			}
 		})

@@ -242,8 +242,8 @@ func TestDefaultPodConfigured(t *testing.T) {
 		RunAsNonRoot: false, SeccompProfileType: "Unconfined", AllowPrivilegeEscalation: true,
 		CapabilitiesDrop: []string{"NET_RAW", "SYS_CHROOT"},
 	}
-	if err := d.Validate(); err != nil {
-		t.Fatal(err)
+	if errs := d.Validate(nil); errs != nil {
+		t.Fatal(errs)
 	}
 	obj := basePod()
 	DefaultPod(obj, d)

@@ -6,7 +6,11 @@
 
 package proxy
 
-import "fmt"
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
 
 // Config is the proxy service the harnessed pods are sent to.
 type Config struct {
@@ -23,15 +27,20 @@ func BuiltinConfig() Config {
 	return Config{Host: "proxy-service.proxy-namespace.svc", Port: 443, CAConfigMap: "proxy-root-ca.crt"}
 }
 
-// Validate reports a configuration Inject cannot produce a valid pod from.
-func (c Config) Validate() error {
-	switch {
-	case c.Host == "":
-		return fmt.Errorf("proxy host is empty")
-	case c.Port < 1 || c.Port > 65535:
-		return fmt.Errorf("proxy port %d is outside 1..65535", c.Port)
-	case c.CAConfigMap == "":
-		return fmt.Errorf("proxy CA ConfigMap name is empty")
+// Validate reports a configuration Inject cannot produce a valid pod from,
+// each problem attributed to its field below at, the path of c (nil: the
+// paths are the field names, "port"). The field names are those of the
+// configuration's harness.proxy: host, port, caConfigMap.
+func (c Config) Validate(at *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if c.Host == "" {
+		errs = append(errs, field.Required(at.Child("host"), ""))
 	}
-	return nil
+	if c.Port < 1 || c.Port > 65535 {
+		errs = append(errs, field.Invalid(at.Child("port"), field.OmitValueType{}, fmt.Sprintf("%d is outside 1..65535", c.Port)))
+	}
+	if c.CAConfigMap == "" {
+		errs = append(errs, field.Required(at.Child("caConfigMap"), ""))
+	}
+	return errs
 }

@@ -2,8 +2,11 @@ package proxy
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gatehouse-dev/gatehouse/policies/internal/golden"
 )
@@ -169,13 +172,30 @@ func TestMessagesCarryNoValues(t *testing.T) {
 	}
 }
 
+// TestConfigValidate: every problem is reported, each at its field below
+// the path given.
 func TestConfigValidate(t *testing.T) {
-	if err := BuiltinConfig().Validate(); err != nil {
-		t.Error(err)
+	if errs := BuiltinConfig().Validate(nil); errs != nil {
+		t.Error(errs)
 	}
-	for _, c := range []Config{{Port: 443, CAConfigMap: "c"}, {Host: "h", CAConfigMap: "c"}, {Host: "h", Port: 70000, CAConfigMap: "c"}, {Host: "h", Port: 443}} {
-		if c.Validate() == nil {
-			t.Errorf("%+v accepted", c)
+	at := field.NewPath("harness", "proxy")
+	for _, tc := range []struct {
+		c    Config
+		want []string
+	}{
+		{Config{Port: 443, CAConfigMap: "c"}, []string{"harness.proxy.host: Required value"}},
+		{Config{Host: "h", CAConfigMap: "c"}, []string{"harness.proxy.port: Invalid value: 0 is outside 1..65535"}},
+		{Config{Host: "h", Port: 70000, CAConfigMap: "c"}, []string{"harness.proxy.port: Invalid value: 70000 is outside 1..65535"}},
+		{Config{Host: "h", Port: 443}, []string{"harness.proxy.caConfigMap: Required value"}},
+		{Config{}, []string{"harness.proxy.host: Required value", "harness.proxy.port: Invalid value: 0 is outside 1..65535",
+			"harness.proxy.caConfigMap: Required value"}},
+	} {
+		var got []string
+		for _, e := range tc.c.Validate(at) {
+			got = append(got, e.Error())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package adapters
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/gatehouse-dev/gatehouse/policies/proxy"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
@@ -13,11 +12,11 @@ import (
 func newHarnessProxy(opts route.Options) Evaluator {
 	// A broken proxy configuration fails every review rather than
 	// injecting an unusable pod.
-	invalid := opts.Proxy.Validate()
+	invalid := configInvalid("harness proxy configuration", opts.Proxy.Validate(nil))
 	view := harnessView{state: opts.ClusterState, namespaces: opts.Namespaces}
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
 		if invalid != nil {
-			return Result{}, fmt.Errorf("harness proxy configuration: %w", invalid)
+			return Result{}, invalid
 		}
 		changed, findings := proxy.Admit(r.Object, r.Namespace, view, opts.Proxy)
 		return Result{Findings: findings, Mutated: changed}, nil

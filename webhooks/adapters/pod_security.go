@@ -2,7 +2,6 @@ package adapters
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -15,10 +14,10 @@ import (
 // so that a workload whose pods would be refused fails at apply time.
 func newPodSecurity(opts route.Options) Evaluator {
 	// A broken table fails every review rather than judging by it.
-	invalid := opts.PodDefaults.Validate()
+	invalid := configInvalid("pod security defaults", opts.PodDefaults.Validate(nil))
 	return EvaluatorFunc(func(_ context.Context, r *Review) (Result, error) {
 		if invalid != nil {
-			return Result{}, fmt.Errorf("pod security defaults: %w", invalid)
+			return Result{}, invalid
 		}
 		if r.Kind.GroupKind() != corev1.SchemeGroupVersion.WithKind("Pod").GroupKind() {
 			return Result{Findings: podsecurity.ValidateTemplate(r.Kind.GroupKind(), r.Object, opts.PodDefaults)}, nil

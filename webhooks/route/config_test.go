@@ -43,11 +43,11 @@ func TestValidateConfigComponents(t *testing.T) {
 	}
 	want := []string{
 		"overrides.components[1].name: Invalid value: must be a lowercase RFC 1123 label, as upstream's component names are",
-		"overrides.components[1].kinds[0]: Invalid value: must be Deployment or DaemonSet",
-		"overrides.components[1].kinds[2]: Invalid value: DaemonSet is listed more than once",
-		"overrides.components[1].siteLabels: Invalid value: a per-Site component needs the label that names each workload's Site",
-		"overrides.components[2].name: Invalid value: component racer is listed more than once",
-		"overrides.components[2].siteLabels: Invalid value: a cluster singleton has no Site; omit siteLabels",
+		`overrides.components[1].kinds[0]: Unsupported value: "StatefulSet": supported values: "Deployment", "DaemonSet"`,
+		`overrides.components[1].kinds[2]: Duplicate value: "DaemonSet": the same kind as overrides.components[1].kinds[1]`,
+		"overrides.components[1].siteLabels: Required value: a per-Site component needs the label that names each workload's Site",
+		`overrides.components[2].name: Duplicate value: "racer": the same component as overrides.components[0].name`,
+		"overrides.components[2].siteLabels: Forbidden: a cluster singleton has no Site; omit siteLabels",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("ValidateConfig() =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

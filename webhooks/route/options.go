@@ -1,11 +1,7 @@
 package route
 
 import (
-	"errors"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -91,13 +87,12 @@ type Label struct{ Key, Value string }
 // and the built-in harness proxy under each unset proxy field.
 func OptionsFromConfig(cfg configv1alpha1.ServerConfig) Options {
 	key, value, _ := cfg.SecurityDefaultsLabel()
-	defaults, _ := podDefaults(cfg.PodSecurity.Defaults)
-	table, _ := overrideTable(cfg.Overrides)
+	table, _ := overrideTable(field.NewPath("overrides"), cfg.Overrides)
 	return Options{
 		Products:                policies.ProductSelector{GroupSuffixes: cfg.Products.GroupSuffixes},
 		ServiceAccounts:         serviceAccountNaming(cfg.ServiceAccounts),
 		SecurityDefaultsLabel:   Label{Key: key, Value: value},
-		PodDefaults:             defaults,
+		PodDefaults:             podDefaults(cfg.PodSecurity.Defaults),
 		Overrides:               cfg.Overrides,
 		OverrideTable:           table,
 		Proxy:                   proxyConfig(cfg.Harness.Proxy),
@@ -157,22 +152,14 @@ func modes(cfg configv1alpha1.ServerConfig) map[string]configv1alpha1.Mode {
 func ValidateConfig(cfg configv1alpha1.ServerConfig) field.ErrorList {
 	return cfg.Validate(Names(), configv1alpha1.PolicyChecks{
 		PodSecurityDefaults: func(at *field.Path, o configv1alpha1.PodSecurityDefaults) field.ErrorList {
-			_, err := podDefaults(o)
-			return policyErrors(at, err, "pod security defaults: ")
+			return podDefaults(o).Validate(at)
 		},
 		HarnessProxy: func(at *field.Path, p configv1alpha1.HarnessProxy) field.ErrorList {
-			// The proxy's check names no field of its own.
-			if err := proxyConfig(p).Validate(); err != nil {
-				return field.ErrorList{field.Invalid(at, field.OmitValueType{}, err.Error())}
-			}
-			return nil
+			return proxyConfig(p).Validate(at)
 		},
 		OverrideComponents: func(at *field.Path, o configv1alpha1.Overrides) field.ErrorList {
-			if presets := overrides.PresetNames(); len(o.Components) == 0 && o.ComponentTable != "" && !slices.Contains(presets, o.ComponentTable) {
-				return field.ErrorList{field.NotSupported(at.Child("componentTable"), o.ComponentTable, presets)}
-			}
-			_, err := overrideTable(o)
-			return policyErrors(at, err, "")
+			_, errs := overrideTable(at, o)
+			return errs
 		},
 		Mutating: func(name string) bool {
 			def, ok := Lookup(name)
@@ -181,113 +168,32 @@ func ValidateConfig(cfg configv1alpha1.ServerConfig) field.ErrorList {
 	})
 }
 
-// policyErrors are the errors of a policy's check of the value at at, one
-// for each error err joins. The policies' checks return errors, not
-// field.ErrorList (their messages also answer reviews, which must not
-// change), each attributed to its key below the checked value after
-// prefix: "runAsUser: ...", "components[1].kinds[0]: ...". The key is read
-// into a field.Path below at; a message whose key does not read as one is
-// attributed to at itself.
-func policyErrors(at *field.Path, err error, prefix string) field.ErrorList {
-	if err == nil {
-		return nil
-	}
-	each := []error{err}
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		each = joined.Unwrap()
-	}
-	var errs field.ErrorList
-	for _, e := range each {
-		msg := strings.TrimPrefix(e.Error(), prefix)
-		if key, detail, ok := strings.Cut(msg, ": "); ok {
-			if p, ok := keyPath(at, key); ok {
-				errs = append(errs, field.Invalid(p, field.OmitValueType{}, detail))
-				continue
-			}
-		}
-		errs = append(errs, field.Invalid(at, field.OmitValueType{}, msg))
-	}
-	return errs
-}
-
-// keyPath reads a policy's key ("runAsUser", "capabilitiesDrop[2]",
-// "components[1].kinds[0]", "[0].name") into a path below at: field
-// names joined by dots, each followed by any list indexes.
-func keyPath(at *field.Path, key string) (*field.Path, bool) {
-	p := at
-	for i, part := range strings.Split(key, ".") {
-		name, rest, _ := strings.Cut(part, "[")
-		switch {
-		case name != "" && isFieldName(name):
-			p = p.Child(name)
-		case name == "" && i == 0 && rest != "":
-		default:
-			return nil, false
-		}
-		for rest != "" {
-			index, after, ok := strings.Cut(rest, "]")
-			n, err := strconv.Atoi(index)
-			if !ok || err != nil || n < 0 || (after != "" && !strings.HasPrefix(after, "[")) {
-				return nil, false
-			}
-			p = p.Index(n)
-			rest = strings.TrimPrefix(after, "[")
-		}
-	}
-	return p, true
-}
-
-// isFieldName: a configuration field's JSON name, lowerCamelCase.
-func isFieldName(s string) bool {
-	for i, r := range s {
-		lower := r >= 'a' && r <= 'z'
-		later := i > 0 && (r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-		if !lower && !later {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// overrideTable is the component table an overrides configuration names:
-// its components, or the preset componentTable names (the default preset
-// when neither is set). Each error is attributed to its field below
-// overrides.
-func overrideTable(o configv1alpha1.Overrides) (*overrides.Table, error) {
+// overrideTable is the component table of the overrides configuration at
+// at: its components, or the preset componentTable names (the default
+// preset when neither is set). Each error is attributed to its field below
+// at.
+func overrideTable(at *field.Path, o configv1alpha1.Overrides) (*overrides.Table, field.ErrorList) {
 	if len(o.Components) == 0 {
 		name := o.ComponentTable
 		if name == "" {
 			name = configv1alpha1.DefaultComponentTable
 		}
-		table, err := overrides.Preset(name)
-		if err != nil {
-			return nil, fmt.Errorf("componentTable: %w", err)
+		if presets := overrides.PresetNames(); !slices.Contains(presets, name) {
+			return nil, field.ErrorList{field.NotSupported(at.Child("componentTable"), name, presets)}
 		}
-		return table, nil
+		return overrides.MustPreset(name), nil
 	}
 	components := make([]overrides.Component, len(o.Components))
 	for i, c := range o.Components {
 		components[i] = overrides.Component{Name: c.Name, Kinds: c.Kinds, PerSite: c.Scope == configv1alpha1.ScopePerSite,
 			SiteLabels: c.SiteLabels}
 	}
-	table, err := overrides.NewTable(components)
-	if err == nil {
-		return table, nil
-	}
-	var errs []error
-	if joined, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range joined.Unwrap() {
-			errs = append(errs, fmt.Errorf("components%w", e))
-		}
-	} else {
-		errs = append(errs, fmt.Errorf("components: %w", err))
-	}
-	return nil, errors.Join(errs...)
+	return overrides.NewTable(at.Child("components"), components)
 }
 
 // podDefaults lays the configured overrides over the built-in defaults
-// table and checks the result.
-func podDefaults(o configv1alpha1.PodSecurityDefaults) (podsecurity.Defaults, error) {
+// table (ValidateConfig checks the result).
+func podDefaults(o configv1alpha1.PodSecurityDefaults) podsecurity.Defaults {
 	d := podsecurity.BuiltinDefaults()
 	setIf(&d.RunAsUser, o.RunAsUser)
 	setIf(&d.RunAsGroup, o.RunAsGroup)
@@ -299,7 +205,7 @@ func podDefaults(o configv1alpha1.PodSecurityDefaults) (podsecurity.Defaults, er
 	if o.CapabilitiesDrop != nil {
 		d.CapabilitiesDrop = append([]string(nil), o.CapabilitiesDrop...)
 	}
-	return d, d.Validate()
+	return d
 }
 
 func setIf[T any](dst *T, v *T) {

@@ -26,7 +26,7 @@ func TestServeAndCheckRejectTheSameConfigs(t *testing.T) {
 		{
 			name: "proxy port",
 			body: "harness:\n  proxy:\n    port: 70000\n",
-			want: []string{"harness.proxy: Invalid value: proxy port 70000 is outside 1..65535"},
+			want: []string{"harness.proxy.port: Invalid value: 70000 is outside 1..65535"},
 		},
 		{
 			name: "proxy CA ConfigMap",
