@@ -66,7 +66,7 @@ type excuses struct {
 // excuse applies the exceptions to d, member m's decision on the shared
 // review.
 func (x *excuses) excuse(c *chain, m *member, d Decision, shared *sharedReview) Decision {
-	if d.Outcome != DecisionDenied || m.Def.Type != route.Validating || m.Def.Name == route.ExceptionWebhook ||
+	if d.Outcome != DecisionDenied || !route.Excusable(m.Def) ||
 		c.opts.Exceptions == nil || shared.review == nil || !anyExcusableDenial(d.Findings) {
 		return d
 	}
@@ -145,13 +145,20 @@ func anyExcusableDenial(findings []policies.Finding) bool {
 }
 
 // subjectOf is the reviewed object as an exception's match reads it: the
-// object to be stored (the stored one on DELETE).
+// object to be stored (the stored one on DELETE). A Namespace is
+// cluster-scoped, though the API server sends its UPDATEs with the
+// namespace set to its own name: it is in no namespace here, so that an
+// Exception, which excuses only objects in its namespace, never reaches
+// the Namespace that holds it.
 func subjectOf(r *adapters.Review) exception.Subject {
 	obj := r.Object
 	if obj == nil {
 		obj = r.OldObject
 	}
 	s := exception.Subject{Namespace: r.Namespace, Kind: schema.GroupKind{Group: r.Kind.Group, Kind: r.Kind.Kind}, Name: r.Name}
+	if s.Kind == (schema.GroupKind{Kind: "Namespace"}) {
+		s.Namespace = ""
+	}
 	meta, _ := obj["metadata"].(map[string]any)
 	if s.Name == "" {
 		s.Name, _ = meta["name"].(string)

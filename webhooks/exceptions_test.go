@@ -12,6 +12,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -169,6 +170,73 @@ func TestNamespacedExceptionStaysInItsNamespace(t *testing.T) {
 	}
 	if resp, _ := reviewWith(t, exceptionsOf(false, excuseEntry("team-a", "own", "probe", in, "CodeA")), "", findingA); resp.Allowed {
 		t.Error("an Exception excused while exceptions.namespaced is off")
+	}
+}
+
+// TestLabelsGuardIsNeverExcused: harness-labels-guard holds a harness's
+// scope; an exception naming it, or every webhook, excuses nothing there.
+func TestLabelsGuardIsNeverExcused(t *testing.T) {
+	in := time.Now().Add(time.Hour)
+	for _, webhook := range []string{route.LabelsGuardWebhook, "*"} {
+		e := ownEndpoint(validatingPods(route.LabelsGuardWebhook), findingsEval(findingA))
+		e.chain.opts.Exceptions = exceptionsOf(false, excuseEntry("", "open-scope", webhook, in, "CodeA"))
+		req := admissionRequest(t, admissionv1.Create, podKind, podResource, secretPod(nil))
+		if v := e.chain.review(context.Background(), &req); v.resp.Allowed || len(v.decisions[0].Excused) != 0 {
+			t.Errorf("an exception of webhooks [%s] excused harness-labels-guard: allowed=%v", webhook, v.resp.Allowed)
+		}
+	}
+	if slices.Contains(adapters.ExcusableWebhooks(), route.LabelsGuardWebhook) {
+		t.Error("an exception may name harness-labels-guard")
+	}
+}
+
+// TestExceptionDoesNotReachItsNamespace: the API server sends a Namespace's
+// UPDATE with the namespace set to its own name; the Namespace is still in
+// no namespace, so team-a's Exception does not excuse findings about the
+// Namespace team-a, and a ClusterException without namespaces does.
+func TestExceptionDoesNotReachItsNamespace(t *testing.T) {
+	in := time.Now().Add(time.Hour)
+	nsKind := [3]string{"", "v1", "Namespace"}
+	nsResource := [3]string{"", "v1", "namespaces"}
+	ns := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team-a"}}
+	labelled := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "team-a", "labels": map[string]any{"a": "b"}}}
+	entry := func(namespace string, namespaces ...string) exception.Entry {
+		return exception.Entry{Namespace: namespace, Name: "own-namespace", Spec: exceptionsv1alpha1.ExceptionSpec{
+			Match:    []exceptionsv1alpha1.ObjectSelector{{Namespaces: namespaces, Kinds: []exceptionsv1alpha1.GroupKind{{Kind: "Namespace"}}}},
+			Webhooks: []string{"probe"}, Codes: []string{"CodeA"}, Reason: "ticket OPS-2", Expires: metav1.NewTime(in),
+		}}
+	}
+	def := validatingPods("probe")
+	def.Intercept.Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Update}
+	def.Intercept.Resources = []route.Resource{{GVR: corev1.SchemeGroupVersion.WithResource("namespaces"), Kind: "Namespace"}}
+	for _, tc := range []struct {
+		name   string
+		ex     exception.Entry
+		excuse bool
+	}{
+		{"the Namespace's own Exception", entry("team-a"), false},
+		{"the Namespace's own Exception naming it", entry("team-a", "team-a"), false},
+		{"a ClusterException naming the namespace", entry("", "team-a"), false},
+		{"a ClusterException of every namespace", entry(""), true},
+	} {
+		e := ownEndpoint(def, adapters.EvaluatorFunc(func(_ context.Context, r *adapters.Review) (adapters.Result, error) {
+			// The new object alone has the finding: nothing ratchets.
+			if meta, _ := r.Object["metadata"].(map[string]any); meta["labels"] == nil {
+				return adapters.Result{}, nil
+			}
+			return adapters.Result{Findings: []policies.Finding{findingA}}, nil
+		}))
+		e.chain.opts.Exceptions = exceptionsOf(true, tc.ex)
+		req := admissionRequest(t, admissionv1.Update, nsKind, nsResource, labelled)
+		req.Namespace, req.Name = "team-a", "team-a"
+		old, err := json.Marshal(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.OldObject = runtime.RawExtension{Raw: old}
+		if v := e.chain.review(context.Background(), &req); v.resp.Allowed != tc.excuse {
+			t.Errorf("%s: allowed=%v (%s), want %v", tc.name, v.resp.Allowed, v.decisions[0].Outcome, tc.excuse)
+		}
 	}
 }
 

@@ -15,7 +15,7 @@ const (
 	msgOutsideNamespace  = "an Exception excuses only objects of its own namespace; leave namespaces out (it then means its own), or ask a cluster admin for a ClusterException"
 	msgSelectsEverything = "selects every object of the cluster; narrow it by namespaces, kinds, names or labelSelector (to stop judging requests altogether, use the configuration's exemptions)"
 	msgEverythingNamed   = `webhooks and codes are both "*", so this entry must name its objects: add names, or name the webhooks or the codes excused`
-	msgUnknownWebhook    = "names no webhook of this gatehouse whose findings can be excused, so it would excuse nothing; use a validating webhook's registry name (as in the configuration's webhooks; a mutating webhook's denials are never excused), or \"*\""
+	msgUnknownWebhook    = "names no webhook of this gatehouse whose findings can be excused, so it would excuse nothing; use a validating webhook's registry name (as in the configuration's webhooks; the denials of mutating webhooks, of harness-labels-guard and of the exception webhook are never excused), or \"*\""
 	msgUnknownCode       = "names no code a webhook of this gatehouse reports, so it would excuse nothing; use a code as denials print it, or \"*\""
 	msgCodeNeverExcused  = "this code is about gatehouse's view of the cluster, not about the object, and is never excused"
 )

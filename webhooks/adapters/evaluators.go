@@ -25,7 +25,7 @@ func New(name string, opts route.Options) Evaluator {
 		return newDependencyGroup(opts)
 	case "crd-source":
 		return newCRDSource(opts)
-	case "harness-labels-guard":
+	case route.LabelsGuardWebhook:
 		return newHarnessLabelsGuard(opts)
 	case "pod-security":
 		return newPodSecurity(opts)

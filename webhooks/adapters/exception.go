@@ -12,8 +12,7 @@ import (
 
 // exception: EXC (docs/contracts.md §12) on Exceptions and
 // ClusterExceptions, held to the configuration's exceptions block, the
-// webhooks whose findings can be excused (the validating ones but this)
-// and the codes the policies report.
+// webhooks whose findings can be excused and the codes the policies report.
 func newException(opts route.Options) Evaluator {
 	rules := exception.Rules{
 		MaxDuration: opts.ExceptionRules.MaxDuration.Duration,
@@ -33,13 +32,12 @@ func newException(opts route.Options) Evaluator {
 	})
 }
 
-// ExcusableWebhooks are the names of the webhooks an exception may name:
-// the validating ones, but the exception webhook itself (webhooks/exceptions.go
-// says why).
+// ExcusableWebhooks are the names of the webhooks an exception may name
+// (route.Excusable says which and why).
 func ExcusableWebhooks() []string {
 	var out []string
 	for _, def := range route.Registry() {
-		if def.Type == route.Validating && def.Name != route.ExceptionWebhook {
+		if route.Excusable(def) {
 			out = append(out, def.Name)
 		}
 	}

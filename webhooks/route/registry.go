@@ -70,6 +70,23 @@ var (
 // themselves; no exception excuses its findings.
 const ExceptionWebhook = "exception"
 
+// LabelsGuardWebhook is the webhook that keeps harnessed operators from
+// moving objects out of a harness's scope; no exception excuses its
+// findings.
+const LabelsGuardWebhook = "harness-labels-guard"
+
+// Excusable reports whether an exception may excuse the findings of def: a
+// validating webhook's, but neither the exception webhook's (an exception
+// that excused the review of exceptions could widen itself) nor
+// harness-labels-guard's (the scope labels are the boundary the harness
+// draws around an operator, changed only by gatehouse; an exception, which
+// a namespace may hold of its own, must not open it). A mutating webhook's
+// denial says its patch could not be made, not that the object breaks a
+// rule, so there is nothing to excuse.
+func Excusable(def Definition) bool {
+	return def.Type == Validating && def.Name != ExceptionWebhook && def.Name != LabelsGuardWebhook
+}
+
 // SubresourceEphemeralContainers is the subresource that adds ephemeral
 // containers to a pod.
 const SubresourceEphemeralContainers = "ephemeralcontainers"
@@ -161,8 +178,8 @@ var registry = []Definition{
 		// UPDATEs by service accounts that change labels are sent, through
 		// the main resource and every subresource that keeps metadata
 		// changes (docs/harness-proxy-and-labels.md, "Edges").
-		Name:          "harness-labels-guard",
-		Path:          "/validate/harness-labels-guard",
+		Name:          LabelsGuardWebhook,
+		Path:          "/validate/" + LabelsGuardWebhook,
 		Type:          Validating,
 		FailurePolicy: admissionregistrationv1.Fail,
 		Intercept: Intercept{Operations: update, Beyond: EveryResourceAndStatus,
