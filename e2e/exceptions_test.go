@@ -75,7 +75,9 @@ func TestExceptionsWalk(t *testing.T) {
 	clusterExceptions := dyn.Resource(clusterExceptionsGVR)
 	t.Cleanup(func() {
 		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: exceptionNamespace}})
-		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rolloutNamespace}})
+		// rolloutNamespace stays: TestServerWritesItsWebhookConfigurations
+		// and TestRolloutWalk use it later, and without the controller
+		// manager no deleted namespace is ever finalized.
 		_ = clusterExceptions.Delete(ctx, exceptionName, metav1.DeleteOptions{})
 	})
 	if _, err := envtest.InstallCRDs(e.config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(repo, "deploy", "policyreport-crds")}, ErrorIfPathMissing: true}); err != nil {

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
@@ -133,13 +134,21 @@ func ensureNamespace(t *testing.T, e *env, name string, labels map[string]string
 	t.Helper()
 	ctx := context.Background()
 	// A namespace an earlier test deleted may still be terminating: wait
-	// until it is gone, or nothing can be created in it.
+	// until it is gone, or nothing can be created in it. Only the
+	// controller manager's namespace controller finalizes one, so a test
+	// that does not start it must not delete a namespace others use.
+	var ns corev1.Namespace
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var ns corev1.Namespace
 		err := e.client.Get(ctx, client.ObjectKey{Name: name}, &ns)
 		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp == nil), nil
 	}); err != nil {
-		t.Fatalf("namespace %s is still terminating: %v", name, err)
+		var why []string
+		for _, c := range ns.Status.Conditions {
+			if c.Status == corev1.ConditionTrue {
+				why = append(why, fmt.Sprintf("%s: %s", c.Type, c.Message))
+			}
+		}
+		t.Fatalf("namespace %s is still terminating: %v; %s", name, err, strings.Join(why, "; "))
 	}
 	if err := e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
