@@ -224,7 +224,7 @@ func (c *chain) run(ctx context.Context, req *admission.Request, p *pass) verdic
 	if len(c.members) > len(p.own) {
 		v.decisions = make([]Decision, 0, len(c.members))
 	}
-	if c.exempt(req, &p.ns) {
+	if c.opts.Exempt(req, p.ns.labels) {
 		return c.exemptVerdict(req, v)
 	}
 	step := memberStep{req: req, p: p}

@@ -155,6 +155,37 @@ func quoteAll(ss []string) string {
 	return strings.Join(out, ", ")
 }
 
+// Exempt reports whether req is exempt: by its requester, or by the name or
+// labels of its namespace as the API server's namespaceSelector sees them;
+// a Namespace's own request (of any subresource) by the Namespace's labels,
+// old and new, as the objectSelector of its entries sees them: exempt only
+// when both are. namespaceLabels is called only when an exemption names
+// labels; when it cannot answer the request is judged, as it was sent.
+func (o Options) Exempt(req *admission.Request, namespaceLabels func() (map[string]string, error)) bool {
+	if o.ExemptRequester(req) {
+		return true
+	}
+	isNamespace := IsNamespace(req.Resource.Group, req.Resource.Resource)
+	if req.Namespace == "" || (!NamespacedRequest(req) && !isNamespace) {
+		return false
+	}
+	if slices.Contains(o.ConfiguredExemptNamespaces(), req.Namespace) {
+		return true
+	}
+	if len(o.Exemptions.NamespaceLabels) == 0 {
+		return false
+	}
+	if isNamespace {
+		labels, oldLabels, hasOld := NamespaceObjectLabels(req)
+		return o.ExemptLabels(labels) && (!hasOld || o.ExemptLabels(oldLabels))
+	}
+	labels, err := namespaceLabels()
+	if err != nil {
+		return false
+	}
+	return o.ExemptLabels(labels)
+}
+
 // ExemptRequester reports whether the requester of req is exempt.
 func (o Options) ExemptRequester(req *admission.Request) bool {
 	if e := o.Exemptions; len(e.Usernames)+len(e.Groups)+len(e.ServiceAccounts) == 0 {
