@@ -11,7 +11,7 @@ import (
 // TestServerBuildLeavesOutThePolicyPlugin: the image's build of gatehouse
 // (the Dockerfile's -tags gatehouse_server) links none of the API server's
 // admission-policy code, nor the grpc and OpenTelemetry it pulls in, which
-// only `check --layout in-process` runs.
+// only `check --layout in-process` runs; and it builds and starts.
 func TestServerBuildLeavesOutThePolicyPlugin(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(repo, "Dockerfile"))
 	if err != nil {
@@ -48,5 +48,17 @@ func TestServerBuildLeavesOutThePolicyPlugin(t *testing.T) {
 		if heavy(pkg) {
 			t.Errorf("the server build links %s", pkg)
 		}
+	}
+	// go list reads no types: build the image's binary and start it, or a
+	// file only that build compiles could break unseen.
+	bin := filepath.Join(t.TempDir(), "gatehouse")
+	build := exec.Command("go", "build", "-tags", "gatehouse_server", "-o", bin, "./cmd/gatehouse")
+	build.Dir = repo
+	build.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("the server build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(out), "gatehouse ") {
+		t.Errorf("the server build's version: %q, %v", out, err)
 	}
 }

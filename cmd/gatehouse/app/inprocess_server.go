@@ -9,6 +9,7 @@ import (
 	ctrladmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // The server image's build (-tags gatehouse_server) leaves out the API
@@ -21,7 +22,7 @@ type inProcessPolicies struct{}
 var errNoInProcess = errors.New("--layout in-process: this gatehouse is the server build, without the API server's " +
 	"admission-policy code; run check --layout in-process with a full build (make build, or go install)")
 
-func newInProcessPolicies(webhooks.Options, func(string) bool, webhooks.NamespaceReader) (*inProcessPolicies, error) {
+func newInProcessPolicies(route.Options, func(string) bool, route.NamespaceReader) (*inProcessPolicies, error) {
 	return nil, errNoInProcess
 }
 
