@@ -51,25 +51,26 @@ import (
 )
 
 type flags struct {
-	repo, gatehouse, floor, workDir     string
-	jsonOut, docOut, benchFile, cmdline string
-	rounds                              int
-	duration, timeLimit                 time.Duration
-	rate                                float64
-	latencyConc, conc, maxRequests      int
-	e2e                                 bool
-	e2eObjects, e2eConc                 int
-	mixed                               bool
-	mixedRequests                       int
-	mixedRate                           float64
-	scale                               bool
-	scaleNS, scaleDG, scaleHarness      int
+	repo, gatehouse, server, floor, workDir string
+	jsonOut, docOut, benchFile, cmdline     string
+	rounds                                  int
+	duration, timeLimit                     time.Duration
+	rate                                    float64
+	latencyConc, conc, maxRequests          int
+	e2e                                     bool
+	e2eObjects, e2eConc                     int
+	mixed                                   bool
+	mixedRequests                           int
+	mixedRate                               float64
+	scale                                   bool
+	scaleNS, scaleDG, scaleHarness          int
 }
 
 func main() {
 	var f flags
 	flag.StringVar(&f.repo, "repo", "../..", "gatehouse repository root")
-	flag.StringVar(&f.gatehouse, "gatehouse", "bin/gatehouse", "the gatehouse binary")
+	flag.StringVar(&f.gatehouse, "gatehouse", "bin/gatehouse", "the gatehouse binary that runs check")
+	flag.StringVar(&f.server, "server", "", "the gatehouse binary that serves (default: --gatehouse); make bench gives the image's build, -tags gatehouse_server")
 	flag.StringVar(&f.floor, "floor", "bin/floor", "the floor binary (e2e/perf/cmd/floor)")
 	flag.StringVar(&f.workDir, "work-dir", "", "directory for logs, certificates and state (default: a new temporary directory)")
 	flag.StringVar(&f.jsonOut, "json", "", "write the results as JSON here")
@@ -112,7 +113,10 @@ func run(f flags) (err error) {
 	if err != nil {
 		return err
 	}
-	for _, bin := range []*string{&f.gatehouse, &f.floor} {
+	if f.server == "" {
+		f.server = f.gatehouse
+	}
+	for _, bin := range []*string{&f.gatehouse, &f.server, &f.floor} {
 		if *bin, err = filepath.Abs(*bin); err != nil {
 			return err
 		}
@@ -186,8 +190,8 @@ func run(f flags) (err error) {
 	ghMetrics := "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
 	ghArgs = append(ghArgs, "--host", "127.0.0.1", "--port", strconv.Itoa(ghPort), "--probe-address", probe,
 		"--metrics-address", "127.0.0.1:"+strconv.Itoa(metricsPort), "--shutdown-delay", "0s")
-	progress("starting %s %s", f.gatehouse, strings.Join(ghArgs, " "))
-	gh, err := perf.StartProcess("gatehouse", f.gatehouse, ghArgs, ghPort, filepath.Join(f.workDir, "gatehouse.log"),
+	progress("starting %s %s", f.server, strings.Join(ghArgs, " "))
+	gh, err := perf.StartProcess("gatehouse", f.server, ghArgs, ghPort, filepath.Join(f.workDir, "gatehouse.log"),
 		perf.HTTPReady("http://"+probe+"/readyz"), time.Minute)
 	if err != nil {
 		return err
