@@ -72,7 +72,7 @@ func (x *excuses) excuse(c *chain, m *member, d Decision, shared *sharedReview) 
 	}
 	if !x.read {
 		x.read = true
-		x.matches = c.opts.Exceptions.Exceptions().Match(subjectOf(shared.review), time.Now())
+		x.matches = c.opts.Exceptions.Exceptions().Match(subjectOf(shared.review), c.opts.Clock())
 	}
 	if x.matches.Empty() {
 		return d

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 
@@ -91,6 +92,7 @@ func chainAnswers(t *testing.T) map[string]string {
 	cfg := configv1alpha1.Default()
 	opts := route.OptionsFromConfig(cfg)
 	opts.ClusterState = emptyState{}
+	opts.Now = func() time.Time { return recordedAt }
 	all := func(string) bool { return true }
 	asWritten := func(obj map[string]any, _ int) (map[string]any, error) { return deepCopy(obj) }
 	out := map[string]string{}
@@ -156,12 +158,17 @@ func fixtureFiles(fixtures []Fixture) []string {
 	return out
 }
 
-// runCheck is `gatehouse check -f <file> -o json`: its exit status and
+// recordedAt is the time the answers are given at: the exception fixtures
+// expire on dates, and the record must not expire with them.
+var recordedAt = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+
+// runCheck is `gatehouse check -f <file> -o json --now <recordedAt>`: its exit status and
 // output, with the repository's place shown as <repo> so the record does not
 // depend on where the clone is.
 func runCheck(repo, file string) string {
 	var stdout, stderr bytes.Buffer
-	code := app.Main([]string{"check", "-f", filepath.Join(repo, filepath.FromSlash(file)), "-o", "json"}, strings.NewReader(""), &stdout, &stderr)
+	code := app.Main([]string{"check", "-f", filepath.Join(repo, filepath.FromSlash(file)), "-o", "json", "--now", recordedAt.Format(time.RFC3339)},
+		strings.NewReader(""), &stdout, &stderr)
 	return strings.ReplaceAll(fmt.Sprintf("exit %d\n%s%s", code, stdout.String(), stderr.String()), repo, "<repo>")
 }
 

@@ -2,7 +2,6 @@ package adapters
 
 import (
 	"context"
-	"time"
 
 	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/catalog"
@@ -28,7 +27,7 @@ func newException(opts route.Options) Evaluator {
 			return Result{Findings: []policies.Finding{policies.Unratcheted(exception.ExceptionInvalid, nil,
 				"the object %s", err.Error())}}, nil
 		}
-		return Result{Findings: exception.Validate(e, time.Now(), rules)}, nil
+		return Result{Findings: exception.Validate(e, opts.Clock(), rules)}, nil
 	})
 }
 

@@ -2,6 +2,7 @@ package route
 
 import (
 	"slices"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,9 +73,21 @@ type Options struct {
 	// Exceptions are the exceptions that may excuse a member's findings
 	// (webhooks/exceptions.go); nil excuses nothing.
 	Exceptions ExceptionReader
+	// Now is the time exceptions' expiry is judged at (Clock); nil is the
+	// wall clock. check --now sets it, to see what an expiry will deny.
+	Now func() time.Time
 	// StateGaps, offline only, is the view of `gatehouse check` that
 	// remembers what it was asked for and not given (webhooks/undecided.go).
 	StateGaps StateGaps
+}
+
+// Clock is the time exceptions' expiry is judged at: Now, or the wall
+// clock.
+func (o Options) Clock() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
 
 // Label is one label key and value.

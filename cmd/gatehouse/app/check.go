@@ -42,6 +42,7 @@ type checkFlags struct {
 	output          string
 	config          string
 	layout          string
+	now             string
 	modes           modeFlags
 }
 
@@ -78,6 +79,9 @@ webhook could not decide for some (undecided), 2 for unreadable input or bad usa
   # against the namespaces, harnesses and groups of the cluster of a kubeconfig context
   gatehouse check -f manifests/ --cluster --context staging
 
+  # what the cluster's exceptions stop excusing by the new year
+  gatehouse check -f manifests/ --cluster --now 2027-01-01T00:00:00Z
+
   # for CI: JUnit XML, one testcase per object
   gatehouse check -f a.yaml,b.yaml -o junit > gatehouse.xml`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, f, args) },
@@ -91,6 +95,7 @@ webhook could not decide for some (undecided), 2 for unreadable input or bad usa
 	fl.StringVarP(&f.output, "output", "o", FormatText, "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
 	fl.StringVar(&f.layout, "layout", route.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (admission policies, docs/in-process.md)")
+	fl.StringVar(&f.now, "now", "", "RFC 3339 time to judge exceptions' expiry at, instead of the current time: what will an expiry deny")
 	f.modes.register(cmd)
 	return cmd
 }
@@ -125,6 +130,13 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 		return usageError("%v", err)
 	}
 	opts := route.OptionsFromConfig(cfg)
+	if f.now != "" {
+		at, err := time.Parse(time.RFC3339, f.now)
+		if err != nil {
+			return usageError("--now: %q is not an RFC 3339 time, such as 2026-12-31T00:00:00Z", f.now)
+		}
+		opts.Now = func() time.Time { return at }
+	}
 	// The state is read object by object and kept trimmed, so a large
 	// cluster's worth of it does not sit in memory twice.
 	state := newClusterState(nil)

@@ -80,3 +80,26 @@ func TestCheckHonoursExceptions(t *testing.T) {
 		t.Errorf("in the input: exit %d, want the pod excused:\n%s", code, stdout)
 	}
 }
+
+// TestCheckNowJudgesExpiry: --now judges the exceptions' expiry at the time
+// given, so an exception in force today shows what its expiry will deny,
+// and one expired today excused what it excused before then.
+func TestCheckNowJudgesExpiry(t *testing.T) {
+	expires := time.Now().Add(time.Hour)
+	state := writeFile(t, "exception.yaml", scopeException(expires))
+	after := expires.Add(time.Minute).UTC().Format(time.RFC3339)
+	code, stdout, _ := run(t, badScopePod, "check", "-f", "-", "--namespace-labels", "team-a", "--state", state, "--now", after)
+	if code != exitDenied || !strings.Contains(stdout, "exception scope-migration expired at") {
+		t.Errorf("--now after the expiry: exit %d, want 1 naming the expired exception:\n%s", code, stdout)
+	}
+	expired := writeFile(t, "expired.yaml", scopeException(time.Now().Add(-time.Hour)))
+	before := time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+	code, stdout, _ = run(t, badScopePod, "check", "-f", "-", "--namespace-labels", "team-a", "--state", expired, "--now", before)
+	if code != exitOK || !strings.Contains(stdout, "  secret-scope: excused\n") {
+		t.Errorf("--now before the expiry: exit %d, want the pod excused:\n%s", code, stdout)
+	}
+	code, _, stderr := run(t, badScopePod, "check", "-f", "-", "--now", "tomorrow")
+	if code != exitUsage || !strings.Contains(stderr, `--now: "tomorrow" is not an RFC 3339 time`) {
+		t.Errorf("--now tomorrow: exit %d, want 2 naming the flag:\n%s", code, stderr)
+	}
+}
