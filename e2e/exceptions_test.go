@@ -35,6 +35,9 @@ const exceptionLeaseNamespace = "exception-walk-lease"
 // exceptionName is the walk's ClusterException.
 const exceptionName = "web-scope-migration"
 
+// unusedExceptionName is the walk's ClusterException that matches nothing.
+const unusedExceptionName = "no-such-pod-scope"
+
 var clusterExceptionsGVR = schema.GroupVersionResource{Group: "gatehouse.dev", Version: "v1alpha1", Resource: "clusterexceptions"}
 
 // scopeClusterException excuses secret-scope's ScopeEntryEmpty on the Pod
@@ -58,8 +61,10 @@ func scopeClusterException(expires time.Time) *unstructured.Unstructured {
 // for it (reviewed by the exception webhook, which refuses an expired one)
 // admits the same pod with a warning naming the exception, counted as
 // excused, and the background audit reports the finding as a skip
-// excusedBy the exception, `gatehouse audit` lists it as used; once it has
-// expired the report turns to fail naming it, and the pod is denied again.
+// excusedBy the exception, `gatehouse audit` lists it as used, and a second
+// ClusterException that matches nothing is reported unused on its own
+// report; once the first has expired the pod's report turns to fail naming
+// it, its own report says it expired, and the pod is denied again.
 func TestExceptionsWalk(t *testing.T) {
 	e := requireCluster(t)
 	if e.local == nil {
@@ -158,9 +163,23 @@ func TestExceptionsWalk(t *testing.T) {
 	// 2. A ClusterException for the pod, expiring soon: the same pod is
 	// admitted, with the warning naming it, once the informers have it.
 	expires := time.Now().Add(45 * time.Second).Truncate(time.Second)
-	if err := c.Create(ctx, scopeClusterException(expires)); err != nil {
+	excepted := scopeClusterException(expires)
+	if err := c.Create(ctx, excepted); err != nil {
 		t.Fatalf("the exception must be admitted: %v", err)
 	}
+	// Beside it, one that matches nothing: the audit reports it unused.
+	unused := scopeClusterException(time.Now().Add(time.Hour))
+	unused.SetName(unusedExceptionName)
+	match, _, _ := unstructured.NestedSlice(unused.Object, "spec", "match")
+	match[0].(map[string]any)["names"] = []any{"no-such-pod"}
+	if err := unstructured.SetNestedSlice(unused.Object, match, "spec", "match"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, unused); err != nil {
+		t.Fatalf("the unused exception must be admitted: %v", err)
+	}
+	t.Cleanup(func() { _ = clusterExceptions.Delete(ctx, unusedExceptionName, metav1.DeleteOptions{}) })
+	clusterReports := dyn.Resource(clusterPolicyReportsGVR)
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		return c.Create(ctx, web(), client.DryRunAll) == nil, nil
 	}); err != nil {
@@ -206,6 +225,9 @@ func TestExceptionsWalk(t *testing.T) {
 	startAudit()
 	result := waitForReportResult(t, reports, string(stored.UID), "skip secret-scope ScopeEntryEmpty excusedBy="+exceptionName)
 	t.Logf("report result while excused:\n%s", result)
+	// The exception that matches nothing is reported on its own report.
+	result = waitForReportResult(t, clusterReports, string(unused.GetUID()), "warn exception ExceptionState state=Unused")
+	t.Logf("the unused exception's report result:\n%s", result)
 	out, code := runAudit(t, bin, e.local.Kubeconfig, flags...)
 	if code != 0 || !strings.Contains(out, "exception "+exceptionName+": Used, 1 finding excused, expires "+expires.UTC().Format(time.RFC3339)) {
 		t.Errorf("gatehouse audit: exit %d, want 0 and the exception used:\n%s", code, out)
@@ -217,6 +239,7 @@ func TestExceptionsWalk(t *testing.T) {
 	startAudit()
 	result = waitForReportResult(t, reports, string(stored.UID), "fail secret-scope ScopeEntryEmpty exceptionExpired="+exceptionName)
 	t.Logf("report result once expired:\n%s", result)
+	waitForReportResult(t, clusterReports, string(excepted.GetUID()), "warn exception ExceptionState state=Expired")
 	// The pass says so of the exception too: its log names it as expired.
 	expiredLine := `"exception":"` + exceptionName + `","state":"Expired"`
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -259,7 +282,8 @@ func TestExceptionsWalk(t *testing.T) {
 
 // waitForReportResult waits until the PolicyReport named name holds the
 // result want, "<result> <policy> <rule> <property>=<value>" with the
-// property excusedBy or exceptionExpired, and returns that result as YAML.
+// property excusedBy, exceptionExpired or state, and returns that result as
+// YAML.
 func waitForReportResult(t *testing.T, reports dynamic.ResourceInterface, name, want string) string {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
@@ -271,7 +295,7 @@ func waitForReportResult(t *testing.T, reports dynamic.ResourceInterface, name, 
 			for _, item := range results {
 				res, _ := item.(map[string]any)
 				props, _, _ := unstructured.NestedStringMap(res, "properties")
-				for _, p := range []string{"excusedBy", "exceptionExpired"} {
+				for _, p := range []string{"excusedBy", "exceptionExpired", "state"} {
 					if v := props[p]; v != "" {
 						line := fmt.Sprintf("%s %s %s %s=%s", res["result"], res["policy"], res["rule"], p, v)
 						got = append(got, line)
@@ -288,6 +312,6 @@ func waitForReportResult(t *testing.T, reports dynamic.ResourceInterface, name, 
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	t.Fatalf("PolicyReport %s/%s: results %q, want %q among them", exceptionNamespace, name, got, want)
+	t.Fatalf("report %s: results %q, want %q among them", name, got, want)
 	return ""
 }

@@ -9,10 +9,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	exceptionsv1alpha1 "github.com/gatehouse-dev/gatehouse/api/exceptions/v1alpha1"
 	policyreportv1alpha2 "github.com/gatehouse-dev/gatehouse/api/policyreport/v1alpha2"
 	"github.com/gatehouse-dev/gatehouse/policies"
+	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
+	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
 // The enforcement modes a decision is made under (docs/operations.md).
@@ -39,7 +43,16 @@ const (
 	// finding had it not expired (Result.Expired); the finding keeps its
 	// fail or warn.
 	PropertyExceptionExpired = "exceptionExpired"
+	// PropertyExceptionState and PropertyExcusedCount are an exception's
+	// state in the pass and the findings it excused, on its own report's
+	// RuleExceptionState result.
+	PropertyExceptionState = "state"
+	PropertyExcusedCount   = "excused"
 )
+
+// RuleExceptionState is the rule of the result an exception's own report
+// carries about what the exception did in the pass (ExceptionStateResult).
+const RuleExceptionState = "ExceptionState"
 
 // MaxReportBytes bounds the results of one report, JSON-encoded. The API
 // server refuses a request body over 3 MiB and etcd stores objects of up to
@@ -207,4 +220,51 @@ func Hash(results []policyreportv1alpha2.PolicyReportResult) string {
 		_ = enc.Encode(r)
 	}
 	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// exceptionStateMessages say what each state means for the exception's
+// owner; fixed texts, so that a report is rewritten only when a state
+// changes.
+var exceptionStateMessages = map[exception.State]string{
+	exception.StateUsed: "excused findings in the last audit pass",
+	exception.StateUnused: "in force, but excused nothing in the last audit pass: it matches no stored object, or none " +
+		"with a finding it names; delete it, or correct its match",
+	exception.StateExpired:  "past its expiry, it excuses nothing: the findings it excused deny again; delete it, or renew it if still needed",
+	exception.StateDisabled: "an Exception while the configuration's exceptions.namespaced is off excuses nothing; ask for a ClusterException",
+	exception.StateInvalid:  "its match cannot be evaluated (a label selector that does not parse), so it excuses nothing",
+}
+
+// ExceptionStateResult is the result on an exception's own report that
+// says what the exception did in the pass (docs/audit.md, "Excused
+// findings"): a pass when it excused findings, a warn when it excused
+// nothing (unused, expired, disabled or invalid), so that an exception
+// which matches nothing is reported, not only counted.
+func ExceptionStateResult(obj Object, s exception.Status) policyreportv1alpha2.PolicyReportResult {
+	result := policyreportv1alpha2.StatusWarn
+	if s.State == exception.StateUsed {
+		result = policyreportv1alpha2.StatusPass
+	}
+	return policyreportv1alpha2.PolicyReportResult{
+		Source: Source, Policy: route.ExceptionWebhook, Rule: RuleExceptionState, Result: result,
+		Message: exceptionStateMessages[s.State],
+		Resources: []corev1.ObjectReference{{APIVersion: obj.APIVersion, Kind: obj.Kind,
+			Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID}},
+		Properties: map[string]string{PropertyExceptionState: string(s.State), PropertyExcusedCount: strconv.Itoa(s.Excused)},
+	}
+}
+
+// ExceptionKey is the exception obj is, as exception.Status names it, when
+// obj is an Exception or a ClusterException.
+func ExceptionKey(obj Object) (string, bool) {
+	gv, err := schema.ParseGroupVersion(obj.APIVersion)
+	if err != nil || gv.Group != exceptionsv1alpha1.GroupName {
+		return "", false
+	}
+	switch obj.Kind {
+	case exceptionsv1alpha1.KindClusterException:
+		return obj.Name, true
+	case exceptionsv1alpha1.KindException:
+		return obj.Namespace + "/" + obj.Name, true
+	}
+	return "", false
 }

@@ -15,6 +15,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
+	policyreportv1alpha2 "github.com/gatehouse-dev/gatehouse/api/policyreport/v1alpha2"
 	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks/audit"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
@@ -175,10 +176,8 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	tally := audit.Tally{}
 	seen := map[reportKey]bool{}
 	excusedBy := map[string]int{}
-	scanned, err := a.Scanner.Scan(ctx, targets, func(r audit.Result) error {
-		tally.Add(r)
-		r.CountExcused(excusedBy)
-		results := audit.ReportResults(r)
+	// write writes the report of r with results, where it differs.
+	write := func(r audit.Result, results []policyreportv1alpha2.PolicyReportResult) error {
 		// An object without a UID (none the API server lists) could not
 		// name its report.
 		if !audit.Actionable(results) || len(served) == 0 || r.Object.UID == "" {
@@ -205,6 +204,18 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 			}
 		}
 		return nil
+	}
+	// The exceptions' own reports wait for the end of the pass, which
+	// tells what each of them did.
+	var exceptionResults []audit.Result
+	scanned, err := a.Scanner.Scan(ctx, targets, func(r audit.Result) error {
+		tally.Add(r)
+		r.CountExcused(excusedBy)
+		if _, ok := audit.ExceptionKey(r.Object); ok && a.Exceptions != nil {
+			exceptionResults = append(exceptionResults, r)
+			return nil
+		}
+		return write(r, audit.ReportResults(r))
 	})
 	if err != nil {
 		return failed(err)
@@ -213,6 +224,20 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	if a.Exceptions != nil {
 		stats.Exceptions = a.Exceptions.Exceptions().Statuses(a.now(), excusedBy)
 		audit.PublishExceptions(stats.Exceptions)
+		states := make(map[string]exception.Status, len(stats.Exceptions))
+		for _, s := range stats.Exceptions {
+			states[s.Name] = s
+		}
+		for _, r := range exceptionResults {
+			results := audit.ReportResults(r)
+			key, _ := audit.ExceptionKey(r.Object)
+			if s, ok := states[key]; ok {
+				results = append(results, audit.ExceptionStateResult(r.Object, s))
+			}
+			if err := write(r, results); err != nil {
+				return failed(err)
+			}
+		}
 	}
 	forbidden := map[schema.GroupKind]bool{}
 	for _, t := range scanned.Forbidden {
