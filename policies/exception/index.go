@@ -32,6 +32,11 @@ type Options struct {
 	// Namespaced is exceptions.namespaced: off, Exceptions excuse nothing
 	// (and are reported as Disabled).
 	Namespaced bool
+	// MaxDuration is exceptions.maxDuration: an exception whose expiry lies
+	// further from the time of a review excuses nothing then (and is
+	// reported as Invalid), as the exception webhook would have refused
+	// it. Zero leaves expiries unbounded.
+	MaxDuration time.Duration
 }
 
 // Index holds the exceptions of the cluster, compiled for matching. Build
@@ -39,7 +44,8 @@ type Options struct {
 // immutable and safe for concurrent use, and expiry is judged at each
 // Match, so an index built yesterday stops excusing on time.
 type Index struct {
-	entries []compiled
+	entries     []compiled
+	maxDuration time.Duration
 	// byNamespace lists, per namespace, the selectors that may match an
 	// object there: the namespace's own Exceptions' and those of
 	// ClusterExceptions that name it. anyNamespace are the selectors of
@@ -80,9 +86,10 @@ func (s *selector) matches(subject *Subject) bool {
 }
 
 // NewIndex compiles entries. An Exception while opts.Namespaced is off, and
-// an exception whose match cannot be evaluated (a label selector that does
-// not parse: one gatehouse would have refused), excuse nothing and are
-// reported as Disabled and Invalid. An Exception's selectors apply in its
+// an exception that breaks a rule of what it may say (validateContent: no
+// reason, a match that selects everything, a label selector that does not
+// parse; one the exception webhook would have refused), excuse nothing and
+// are reported as Disabled and Invalid. An Exception's selectors apply in its
 // own namespace only, whatever their namespaces say: an entry naming other
 // namespaces alone matches nothing.
 //
@@ -91,7 +98,7 @@ func (s *selector) matches(subject *Subject) bool {
 func NewIndex(entries []Entry, opts Options) *Index {
 	sorted := slices.Clone(entries)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Key() < sorted[j].Key() })
-	ix := &Index{entries: make([]compiled, len(sorted)), byNamespace: map[string][]selector{}}
+	ix := &Index{entries: make([]compiled, len(sorted)), maxDuration: opts.MaxDuration, byNamespace: map[string][]selector{}}
 	for i := range sorted {
 		e := &sorted[i]
 		c := compiled{
@@ -108,7 +115,7 @@ func NewIndex(entries []Entry, opts Options) *Index {
 		switch {
 		case e.Namespaced() && !opts.Namespaced:
 			c.state = StateDisabled
-		case !ok:
+		case !ok || len(validateContent(*e, nil, nil)) > 0:
 			c.state = StateInvalid
 		default:
 			ix.place(e, sels)
@@ -195,12 +202,19 @@ func (m *Matches) collect(sels []selector, subject *Subject, now time.Time) {
 		if !s.matches(subject) {
 			continue
 		}
-		if now.Before(m.ix.entries[s.entry].expires) {
-			m.live = insertSorted(m.live, s.entry)
-		} else {
+		switch expires := m.ix.entries[s.entry].expires; {
+		case !now.Before(expires):
 			m.expired = insertSorted(m.expired, s.entry)
+		case !m.ix.tooFar(expires, now):
+			m.live = insertSorted(m.live, s.entry)
 		}
 	}
+}
+
+// tooFar reports whether an expiry lies further from now than the
+// exceptions' maximum duration: such an exception excuses nothing then.
+func (ix *Index) tooFar(expires, now time.Time) bool {
+	return ix.maxDuration > 0 && expires.After(now.Add(ix.maxDuration))
 }
 
 // insertSorted adds v to the ascending list, once.

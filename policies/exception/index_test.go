@@ -270,3 +270,41 @@ func TestMatchesExpires(t *testing.T) {
 		t.Error("Expires(other) found an exception that does not select the object")
 	}
 }
+
+// TestUnreviewedExceptionsExcuseNothing: an exception stored while the
+// exception webhook did not enforce (Warn, Audit, not yet installed) is held
+// to the same rules by the index: one that selects every object, or has no
+// reason, excuses nothing and is Invalid; one whose expiry lies further
+// than the maximum duration excuses nothing until it is within it.
+func TestUnreviewedExceptionsExcuseNothing(t *testing.T) {
+	everything := cluster("everything")
+	everything.Spec.Match = []exceptionsv1alpha1.ObjectSelector{{}}
+	noReason := cluster("no-reason")
+	noReason.Spec.Reason = " "
+	wildcards := cluster("wildcards")
+	wildcards.Spec.Match[0].Names = nil
+	wildcards.Spec.Webhooks, wildcards.Spec.Codes = []string{"*"}, []string{"*"}
+	for _, e := range []Entry{everything, noReason, wildcards} {
+		ix := NewIndex([]Entry{e}, Options{})
+		if name, ok := ix.Match(hdfs(), now).Excuse("secret-scope", content(codeDelimiter)); ok {
+			t.Errorf("%s excused the finding as %s", e.Name, name)
+		}
+		if got := ix.Statuses(now, nil); got[0].State != StateInvalid {
+			t.Errorf("%s: state %s, want Invalid", e.Name, got[0].State)
+		}
+	}
+
+	far := cluster("far")
+	far.Spec.Expires = in(365 * 24 * time.Hour)
+	ix := NewIndex([]Entry{far}, Options{MaxDuration: 30 * 24 * time.Hour})
+	if name, ok := ix.Match(hdfs(), now).Excuse("secret-scope", content(codeDelimiter)); ok {
+		t.Errorf("an expiry a year away excused the finding as %s", name)
+	}
+	if got := ix.Statuses(now, nil); got[0].State != StateInvalid {
+		t.Errorf("an expiry a year away: state %s, want Invalid", got[0].State)
+	}
+	late := now.Add(340 * 24 * time.Hour)
+	if _, ok := ix.Match(hdfs(), late).Excuse("secret-scope", content(codeDelimiter)); !ok {
+		t.Error("within the maximum duration of its expiry, the exception did not excuse")
+	}
+}

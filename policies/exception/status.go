@@ -10,8 +10,10 @@ const (
 	// StateDisabled: an Exception while the configuration does not let
 	// namespaces hold their own; it excuses nothing.
 	StateDisabled State = "Disabled"
-	// StateInvalid: a match that cannot be evaluated (a label selector
-	// that does not parse); it excuses nothing.
+	// StateInvalid: it breaks a rule of what an exception may say (a
+	// match that selects everything or cannot be evaluated, no reason),
+	// or its expiry lies further away than the maximum duration; it
+	// excuses nothing.
 	StateInvalid State = "Invalid"
 	// StateExpired: the expiry has passed; it excuses nothing.
 	StateExpired State = "Expired"
@@ -52,6 +54,8 @@ func (ix *Index) Statuses(now time.Time, excused map[string]int) []Status {
 			s.State = c.state
 		case !now.Before(c.expires):
 			s.State = StateExpired
+		case ix.tooFar(c.expires, now):
+			s.State = StateInvalid
 		case s.Excused > 0:
 			s.State = StateUsed
 		default:

@@ -61,13 +61,28 @@ func Validate(e Entry, now time.Time, r Rules) []policies.Finding {
 	if e.Namespaced() && !r.Namespaced {
 		out = append(out, policies.Denial(ExceptionNamespacedDisabled, pathNamespace, e.Namespace, msgNamespacedOff))
 	}
+	out = append(out, validateExpiry(spec, now, r.MaxDuration)...)
+	out = append(out, validateContent(e, r.Webhooks, r.Codes)...)
+	policies.Sort(out)
+	return out
+}
+
+// validateContent checks what e says, by rules that hold whenever it is
+// read: a reason, object selectors that narrow, and webhooks and codes
+// that can be excused, among webhooks and codes when those are not nil.
+// The index holds the exceptions of the cluster to it as well (NewIndex),
+// so an exception stored while the exception webhook did not enforce
+// (Warn, Audit, or gatehouse not yet installed) excuses nothing by being
+// stored.
+func validateContent(e Entry, webhooks []string, codes []policies.Code) []policies.Finding {
+	var out []policies.Finding
+	spec := &e.Spec
 	if strings.TrimSpace(spec.Reason) == "" {
 		out = append(out, policies.Denial(ExceptionReasonMissing, pathReason, spec.Reason, msgReasonMissing))
 	}
-	out = append(out, validateExpiry(spec, now, r.MaxDuration)...)
 	out = append(out, validateMatch(e, allWildcard(spec.Webhooks) && allWildcard(spec.Codes))...)
-	out = append(out, validateNames(pathWebhooks, spec.Webhooks, "webhook", r.Webhooks != nil, func(w string) (policies.Finding, bool) {
-		if slices.Contains(r.Webhooks, w) {
+	out = append(out, validateNames(pathWebhooks, spec.Webhooks, "webhook", webhooks != nil, func(w string) (policies.Finding, bool) {
+		if slices.Contains(webhooks, w) {
 			return policies.Finding{}, false
 		}
 		return policies.Denial(ExceptionUnknownWebhook, nil, w, msgUnknownWebhook), true
@@ -76,12 +91,11 @@ func Validate(e Entry, now time.Time, r Rules) []policies.Finding {
 		switch {
 		case !excusableCode(policies.Code(c)):
 			return policies.Denial(ExceptionCodeNeverExcused, nil, c, msgCodeNeverExcused), true
-		case r.Codes != nil && !slices.Contains(r.Codes, policies.Code(c)):
+		case codes != nil && !slices.Contains(codes, policies.Code(c)):
 			return policies.Denial(ExceptionUnknownCode, nil, c, msgUnknownCode), true
 		}
 		return policies.Finding{}, false
 	})...)
-	policies.Sort(out)
 	return out
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/dependencygroup"
 	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/policies/harness"
@@ -175,4 +176,11 @@ type StateGaps interface {
 // excuses nothing.
 type ExceptionReader interface {
 	Exceptions() *exception.Index
+}
+
+// ExceptionIndexOptions are the configuration's exceptions block as the
+// index of the cluster's exceptions applies it: the same for serve, audit
+// and check.
+func ExceptionIndexOptions(cfg configv1alpha1.Exceptions) exception.Options {
+	return exception.Options{Namespaced: cfg.Namespaced, MaxDuration: cfg.MaxDuration.Duration}
 }

@@ -244,7 +244,7 @@ func runAudit(cmd *cobra.Command, f auditFlags) error {
 // startExceptions watches the cluster's exceptions, as serve does, and
 // waits until the view has synced (or found no exception CRDs).
 func startExceptions(ctx context.Context, rc *rest.Config, cfg configv1alpha1.ServerConfig, wait time.Duration) (*clusterstate.CachedExceptions, error) {
-	ex, err := clusterstate.NewCachedExceptions(rc, exception.Options{Namespaced: cfg.Exceptions.Namespaced}, logr.Discard())
+	ex, err := clusterstate.NewCachedExceptions(rc, route.ExceptionIndexOptions(cfg.Exceptions), logr.Discard())
 	if err != nil {
 		return nil, usageError("%v", err)
 	}

@@ -24,7 +24,6 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies"
-	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
@@ -141,7 +140,7 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	// cluster's worth of it does not sit in memory twice.
 	state := newClusterState(nil)
 	state.harnessedLabel = opts.HarnessedNamespaceLabel
-	state.exceptionOpts = exception.Options{Namespaced: opts.ExceptionRules.Namespaced}
+	state.exceptionOpts = route.ExceptionIndexOptions(opts.ExceptionRules)
 	if err := visitInputs(f.state, cmd.InOrStdin(), func(d Document) error {
 		state.add(d.Object)
 		return nil

@@ -37,7 +37,6 @@ import (
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	helmeticav1 "github.com/gatehouse-dev/gatehouse/api/helmetica/v1"
 	"github.com/gatehouse-dev/gatehouse/certs"
-	"github.com/gatehouse-dev/gatehouse/policies/exception"
 	"github.com/gatehouse-dev/gatehouse/webhooks"
 	"github.com/gatehouse-dev/gatehouse/webhooks/clusterstate"
 	"github.com/gatehouse-dev/gatehouse/webhooks/controllers"
@@ -508,7 +507,7 @@ func (s *Server) startState(opts *route.Options) error {
 	}
 	// Every webhook's findings may be excused, so the exceptions are
 	// watched whichever webhooks are enabled.
-	if s.exceptions, err = clusterstate.NewCachedExceptions(s.rc, exception.Options{Namespaced: s.cfg.Exceptions.Namespaced},
+	if s.exceptions, err = clusterstate.NewCachedExceptions(s.rc, route.ExceptionIndexOptions(s.cfg.Exceptions),
 		s.log.WithName("exceptions")); err != nil {
 		return err
 	}
