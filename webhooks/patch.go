@@ -2,7 +2,9 @@ package webhooks
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -294,30 +296,113 @@ func withEncodedPatch(resp admission.Response) admission.Response {
 	if len(resp.Patches) == 0 {
 		return resp
 	}
-	// jsonpatch.Operation.MarshalJSON writes "value" for an add or a
-	// replace even when it is null, and otherwise only when it is set.
-	type withValue struct {
-		Op    string `json:"op"`
-		Path  string `json:"path"`
-		Value any    `json:"value"`
-	}
-	type withoutValue struct {
-		Op   string `json:"op"`
-		Path string `json:"path"`
-	}
-	ops := make([]any, len(resp.Patches))
+	raw := make([]byte, 0, 256)
+	raw = append(raw, '[')
 	for i, p := range resp.Patches {
-		if p.Value == nil && p.Operation != "add" && p.Operation != "replace" {
-			ops[i] = withoutValue{p.Operation, p.Path}
-		} else {
-			ops[i] = withValue{p.Operation, p.Path, p.Value}
+		if i > 0 {
+			raw = append(raw, ',')
 		}
+		raw = append(raw, `{"op":`...)
+		raw = appendJSON(raw, p.Operation)
+		raw = append(raw, `,"path":`...)
+		raw = appendJSON(raw, p.Path)
+		// jsonpatch.Operation.MarshalJSON writes "value" for an add or a
+		// replace even when it is null, and otherwise only when it is set.
+		if p.Value != nil || p.Operation == "add" || p.Operation == "replace" {
+			raw = append(raw, `,"value":`...)
+			var ok bool
+			if raw, ok = appendJSONValue(raw, p.Value); !ok {
+				return resp
+			}
+		}
+		raw = append(raw, '}')
 	}
-	raw, err := json.Marshal(ops)
-	if err != nil {
-		return resp
-	}
+	raw = append(raw, ']')
 	pt := admissionv1.PatchTypeJSONPatch
 	resp.Patch, resp.PatchType, resp.Patches = raw, &pt, nil
 	return resp
+}
+
+// appendJSONValue appends v as encoding/json marshals it, byte for byte:
+// the values of a patch are the decoded object's (maps, slices, strings,
+// numbers, booleans, null), which are written here without reflection;
+// any other value, and any string or number whose encoding is not plain,
+// goes through json.Marshal. ok is false when v does not marshal.
+func appendJSONValue(b []byte, v any) ([]byte, bool) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), true
+	case bool:
+		return strconv.AppendBool(b, v), true
+	case string:
+		return appendJSON(b, v), true
+	case int64:
+		return strconv.AppendInt(b, v, 10), true
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), true
+	case float64:
+		// encoding/json writes a float as 'f' below 1e21 and at or above
+		// 1e-6; an integral one in that range reads as an integer.
+		if v == math.Trunc(v) && math.Abs(v) < 1e21 {
+			return strconv.AppendFloat(b, v, 'f', -1, 64), true
+		}
+	case map[string]any:
+		if v == nil {
+			return append(b, "null"...), true
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, k)
+			b = append(b, ':')
+			var ok bool
+			if b, ok = appendJSONValue(b, v[k]); !ok {
+				return b, false
+			}
+		}
+		return append(b, '}'), true
+	case []any:
+		if v == nil {
+			return append(b, "null"...), true
+		}
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendJSONValue(b, e); !ok {
+				return b, false
+			}
+		}
+		return append(b, ']'), true
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return b, false
+	}
+	return append(b, raw...), true
+}
+
+// appendJSON appends s as a JSON string, as encoding/json writes it: a
+// string of printable ASCII that encoding/json does not escape ('"', '\\'
+// and its HTML-safe '<', '>', '&') is quoted as it is, any other through
+// json.Marshal.
+func appendJSON(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			raw, _ := json.Marshal(s) // a string always marshals
+			return append(b, raw...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

@@ -48,3 +48,39 @@ func TestEncodedPatchIsWhatCompleteWrites(t *testing.T) {
 		t.Fatalf("Complete changed the encoded patch: %s, %v", got.Patch, err)
 	}
 }
+
+// FuzzAppendJSONValueIsMarshal: the patch's value encoder writes every
+// decoded JSON value byte for byte as json.Marshal does (strings that need
+// escaping, floats in both notations, nesting, null).
+func FuzzAppendJSONValueIsMarshal(f *testing.F) {
+	for _, seed := range []string{
+		`{"runAsUser":1001,"capabilities":{"drop":["ALL"]},"seccompProfile":{"type":"RuntimeDefault"}}`,
+		`[null,true,false,0,-0,1e21,1e20,123456789012345678901234,1e-6,1e-7,0.5,-2.25,3.0]`,
+		`{"<a>":"x & y","\u2028":"\u00e9\ud83d\ude00","ctl":"\u0001\t\n","q":"\"\\/"}`,
+		`{"b":{"z":[],"a":{}},"a":[[[]]],"":""}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		var v any
+		if json.Unmarshal([]byte(doc), &v) != nil {
+			return
+		}
+		want, err := json.Marshal(v)
+		got, ok := appendJSONValue(nil, v)
+		if ok != (err == nil) || (ok && string(got) != string(want)) {
+			t.Fatalf("appendJSONValue(%s) = %s, %v; json.Marshal: %s, %v", doc, got, ok, want, err)
+		}
+	})
+}
+
+// TestAppendJSONValueTypes: the Go types the evaluators put into a patch
+// beside the decoded ones encode as json.Marshal encodes them.
+func TestAppendJSONValueTypes(t *testing.T) {
+	for _, v := range []any{int64(-7), 1001, map[string]any(nil), []any(nil), []string{"a"}, map[string]string{"k": "v"}, float32(0.1)} {
+		want, _ := json.Marshal(v)
+		if got, ok := appendJSONValue(nil, v); !ok || string(got) != string(want) {
+			t.Errorf("appendJSONValue(%#v) = %s, %v; want %s", v, got, ok, want)
+		}
+	}
+}
