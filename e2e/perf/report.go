@@ -379,6 +379,8 @@ var missBounds = map[string]string{
 	"PSC mutating adapter, 3-container pod": "decoding the pod into maps, the copy-on-write defaults and the patch",
 	"server idle RSS": "the program before it serves: the Kubernetes API types and schemes registered at start " +
 		"(gatehouse version alone: about 39 MiB in the server build)",
+	"slowest policy evaluation": "overrides.Validate parses the YAML document its ConfigMap embeds (yaml.v3, about 90% of its time), " +
+		"which is the contract's format; its own target is the 50 µs below",
 	"check idle RSS": "check is the full build, which links the API server's admission-policy plugin for --layout in-process " +
 		"(gatehouse version alone: about 51 MiB in the full build)",
 }
@@ -514,7 +516,9 @@ func (r *Report) addTarget(name string, value float64, unit string, limit float6
 	}
 	t := Target{Name: name, Value: value, Unit: unit, Limit: limit, AtLeast: atLeast, Met: met && !missing, Missing: missing}
 	if !t.Met && !missing {
-		t.Bounded = missBounds[name]
+		// A name may end with what it measured: "slowest policy evaluation (overrides.Validate)".
+		key, _, _ := strings.Cut(name, " (")
+		t.Bounded = missBounds[key]
 	}
 	r.Targets = append(r.Targets, t)
 }
