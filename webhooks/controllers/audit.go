@@ -224,19 +224,8 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	if a.Exceptions != nil {
 		stats.Exceptions = a.Exceptions.Exceptions().Statuses(a.now(), excusedBy)
 		audit.PublishExceptions(stats.Exceptions)
-		states := make(map[string]exception.Status, len(stats.Exceptions))
-		for _, s := range stats.Exceptions {
-			states[s.Name] = s
-		}
-		for _, r := range exceptionResults {
-			results := audit.ReportResults(r)
-			key, _ := audit.ExceptionKey(r.Object)
-			if s, ok := states[key]; ok {
-				results = append(results, audit.ExceptionStateResult(r.Object, s))
-			}
-			if err := write(r, results); err != nil {
-				return failed(err)
-			}
+		if err := writeExceptionReports(exceptionResults, stats.Exceptions, write); err != nil {
+			return failed(err)
 		}
 	}
 	forbidden := map[schema.GroupKind]bool{}
@@ -263,6 +252,27 @@ func (a *Audit) Pass(ctx context.Context) (PassStats, error) {
 	}
 	tally.Publish(stats.Objects, time.Since(start).Seconds())
 	return stats, nil
+}
+
+// writeExceptionReports writes the report of each exception of results
+// with what the pass says it did (statuses), through write.
+func writeExceptionReports(results []audit.Result, statuses []exception.Status,
+	write func(audit.Result, []policyreportv1alpha2.PolicyReportResult) error) error {
+	states := make(map[string]exception.Status, len(statuses))
+	for _, s := range statuses {
+		states[s.Name] = s
+	}
+	for _, r := range results {
+		report := audit.ReportResults(r)
+		key, _ := audit.ExceptionKey(r.Object)
+		if s, ok := states[key]; ok {
+			report = append(report, audit.ExceptionStateResult(r.Object, s))
+		}
+		if err := write(r, report); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // count records the outcome of one report write or deletion: a refusal is
