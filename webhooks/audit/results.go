@@ -231,7 +231,8 @@ var exceptionStateMessages = map[exception.State]string{
 		"with a finding it names; delete it, or correct its match",
 	exception.StateExpired:  "past its expiry, it excuses nothing: the findings it excused deny again; delete it, or renew it if still needed",
 	exception.StateDisabled: "an Exception while the configuration's exceptions.namespaced is off excuses nothing; ask for a ClusterException",
-	exception.StateInvalid:  "its match cannot be evaluated (a label selector that does not parse), so it excuses nothing",
+	exception.StateInvalid: "it breaks the rules the exception webhook holds exceptions to (a reason, a match that narrows " +
+		"and can be evaluated, an expiry within exceptions.maxDuration), so it excuses nothing; correct it or delete it",
 }
 
 // ExceptionStateResult is the result on an exception's own report that
