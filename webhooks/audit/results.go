@@ -258,14 +258,9 @@ func ExceptionStateResult(obj Object, s exception.Status) policyreportv1alpha2.P
 // obj is an Exception or a ClusterException.
 func ExceptionKey(obj Object) (string, bool) {
 	gv, err := schema.ParseGroupVersion(obj.APIVersion)
-	if err != nil || gv.Group != exceptionsv1alpha1.GroupName {
+	if err != nil || gv.Group != exceptionsv1alpha1.GroupName ||
+		(obj.Kind != exceptionsv1alpha1.KindException && obj.Kind != exceptionsv1alpha1.KindClusterException) {
 		return "", false
 	}
-	switch obj.Kind {
-	case exceptionsv1alpha1.KindClusterException:
-		return obj.Name, true
-	case exceptionsv1alpha1.KindException:
-		return obj.Namespace + "/" + obj.Name, true
-	}
-	return "", false
+	return exception.Entry{Namespace: obj.Namespace, Name: obj.Name}.Key(), true
 }
