@@ -169,7 +169,7 @@ func (c *chain) review(ctx context.Context, req *admission.Request) verdict {
 	// in flight then must still get their real answers.
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), d.deadline)
 	defer cancel()
-	p := &pass{shared: sharedReview{req: req}, ns: namespaceView{opts: &c.opts, namespace: req.Namespace, asManaged: c.serves == servesCheck}}
+	p := &pass{shared: sharedReview{req: req, objects: decodedObjectsOf(ctx)}, ns: namespaceView{opts: &c.opts, namespace: req.Namespace, asManaged: c.serves == servesCheck}}
 	p.member.Store(-1)
 	done := make(chan outcome, 1) // buffered: a late verdict never blocks the goroutine
 	start := time.Now()

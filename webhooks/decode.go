@@ -16,10 +16,12 @@ import (
 // sharedReview is the review of one request, decoded when the first member
 // runs and shared by every member after it.
 type sharedReview struct {
-	req    *admission.Request
-	done   bool
-	review *adapters.Review
-	err    error
+	req *admission.Request
+	// objects are req's objects as the transport decoded them, or nil.
+	objects *apidefaults.SplitReview
+	done    bool
+	review  *adapters.Review
+	err     error
 	// sent is the object as decoded from the request, the patch's starting
 	// point while sentIntact: no member has changed an object in place
 	// since (every mutating member so far copied on write).
@@ -36,7 +38,7 @@ type sharedReview struct {
 // the error names. The errors never quote the object.
 func (s *sharedReview) decoded(def route.Definition) (*adapters.Review, error) {
 	if !s.done {
-		if s.err = decode(s.req, &s.decodedInto); s.err == nil {
+		if s.err = decode(s.req, s.objects, &s.decodedInto); s.err == nil {
 			s.review = &s.decodedInto
 			s.sent, s.sentIntact = s.review.Object, true
 		}
@@ -49,11 +51,17 @@ func (s *sharedReview) decoded(def route.Definition) (*adapters.Review, error) {
 	return s.review, s.err
 }
 
-// decode decodes req into r.
-func decode(req *admission.Request, r *adapters.Review) error {
+// decode decodes req into r, taking each object from objects when the
+// transport decoded it from the same bytes.
+func decode(req *admission.Request, objects *apidefaults.SplitReview, r *adapters.Review) error {
 	gvk := schema.GroupVersionKind(req.Kind)
 	op := admissionregistrationv1.OperationType(req.Operation)
-	obj, err := decodeObject("object", req.Object.Raw, gvk)
+	var decoded, oldDecoded map[string]any
+	if objects != nil {
+		decoded = decodedFrom(objects.Object, req.Object.Raw, gvk)
+		oldDecoded = decodedFrom(objects.OldObject, req.OldObject.Raw, gvk)
+	}
+	obj, err := decodeObject("object", req.Object.Raw, gvk, decoded)
 	if err != nil {
 		return err
 	}
@@ -68,11 +76,19 @@ func decode(req *admission.Request, r *adapters.Review) error {
 		Object:      obj,
 	}
 	if op == admissionregistrationv1.Update {
-		if r.OldObject, err = decodeObject("oldObject", req.OldObject.Raw, gvk); err != nil {
+		if r.OldObject, err = decodeObject("oldObject", req.OldObject.Raw, gvk, oldDecoded); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// decodedFrom is o's map when it was decoded, as gvk, from raw itself.
+func decodedFrom(o apidefaults.SplitObject, raw []byte, gvk schema.GroupVersionKind) map[string]any {
+	if o.Map == nil || o.Kind != gvk || len(raw) != len(o.Raw) || len(raw) == 0 || &raw[0] != &o.Raw[0] {
+		return nil
+	}
+	return o.Map
 }
 
 // undecodable is an object of a built-in kind that does not decode into its
@@ -95,14 +111,18 @@ func (u *undecodable) Error() string { return fmt.Sprintf("request.%s is %s", u.
 // k8s.io/api sends them.
 //
 // The object is read once: apidefaults.DecodeMap makes the map and checks
-// the Go type in the same pass. Only an object it is not sure of (one the
-// API server would not send, or that uses what that pass leaves alone) is
-// decoded again the slow way, which says why.
-func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind) (map[string]any, error) {
+// the Go type in the same pass (decoded, when the transport's pass already
+// did). Only an object it is not sure of (one the API server would not
+// send, or that uses what that pass leaves alone) is decoded again the slow
+// way, which says why.
+func decodeObject(what string, raw []byte, gvk schema.GroupVersionKind, decoded map[string]any) (map[string]any, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("request.%s is missing", what)
 	}
-	obj, decodes := apidefaults.DecodeMap(gvk, raw)
+	obj, decodes := decoded, decoded != nil
+	if !decodes {
+		obj, decodes = apidefaults.DecodeMap(gvk, raw)
+	}
 	if !decodes {
 		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 			return nil, fmt.Errorf("request.%s is not a JSON object", what)

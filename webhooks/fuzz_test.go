@@ -98,19 +98,27 @@ func withPatchedObject(t *testing.T, webhook string, body, patch []byte) []byte 
 	return out
 }
 
-// seedFromFixtures wraps every policy fixture in a CREATE review. It fails
-// when the pattern finds none, so that a moved testdata directory cannot
-// leave the corpus without the fixtures. (The policies' own helper,
-// policies/internal/golden.ReadFixtures, is internal to policies/.)
+// seedFromFixtures wraps every policy fixture in a CREATE review.
 func seedFromFixtures(f *testing.F) {
+	for _, body := range fixtureReviews(f) {
+		f.Add(body)
+	}
+}
+
+// fixtureReviews is every policy fixture wrapped in a CREATE review. It
+// fails when the pattern finds none, so that a moved testdata directory
+// cannot leave a test without the fixtures. (The policies' own helper,
+// policies/internal/golden.ReadFixtures, is internal to policies/.)
+func fixtureReviews(tb testing.TB) [][]byte {
 	files, err := filepath.Glob("../policies/*/testdata/*/*.yaml")
 	if err != nil || len(files) == 0 {
-		f.Fatalf("no policy fixtures to seed from (%v)", err)
+		tb.Fatalf("no policy fixtures (%v)", err)
 	}
+	var out [][]byte
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
 		if err != nil {
-			f.Fatal(err)
+			tb.Fatal(err)
 		}
 		var obj map[string]any
 		if err := yaml.Unmarshal(raw, &obj); err != nil {
@@ -119,8 +127,9 @@ func seedFromFixtures(f *testing.F) {
 		kind, _ := obj["kind"].(string)
 		apiVersion, _ := obj["apiVersion"].(string)
 		gv := splitAPIVersion(apiVersion)
-		f.Add(reviewBody(f, "seed", admissionv1.Create, [3]string{gv[0], gv[1], kind}, [3]string{gv[0], gv[1], guessResource(kind)}, obj, nil))
+		out = append(out, reviewBody(tb, "seed", admissionv1.Create, [3]string{gv[0], gv[1], kind}, [3]string{gv[0], gv[1], guessResource(kind)}, obj, nil))
 	}
+	return out
 }
 
 func splitAPIVersion(v string) [2]string {

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/gatehouse-dev/gatehouse/webhooks/apidefaults"
 )
 
 // ReviewHandler serves a review chain over HTTP. controller-runtime's
@@ -24,9 +27,10 @@ import (
 // deserializer, which first runs a full encoding/json pass over the body
 // only to learn its apiVersion and kind, then decodes it again: about an
 // eighth of the server's CPU per review (docs/design.md, "Transport").
-// Here the body is decoded once, with the same decoder (sigs.k8s.io/json,
+// Here the body is read once (readReview): its objects into the maps the
+// members read, the rest with the same decoder (sigs.k8s.io/json,
 // case-sensitive, as the deserializer decodes it) into the review and its
-// type at once, under the same limits: a body over 7 MiB answers 413, an
+// type, under the same limits: a body over 7 MiB answers 413, an
 // empty one or a content type other than application/json 400, a body that
 // is not an admission.k8s.io/v1 or v1beta1 AdmissionReview 400; the answer
 // is an AdmissionReview of the version asked in.
@@ -74,12 +78,15 @@ func (h ReviewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req admission.Request
-	sent := sentReview{Request: &req.AdmissionRequest}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &sent); err != nil {
+	tm, objects, err := readReview(body, &req.AdmissionRequest)
+	if err != nil {
 		refuse(w, http.StatusBadRequest, err)
 		return
 	}
-	gvk := reviewKind(sent.TypeMeta)
+	if objects != nil {
+		ctx = context.WithValue(ctx, decodedObjectsKey{}, objects)
+	}
+	gvk := reviewKind(tm)
 	debug := admissionLog.V(5) // controller-runtime's debug lines, at its verbosity
 	if debug.Enabled() {
 		requestLogger(debug, &req).Info("received request")
@@ -93,6 +100,45 @@ func (h ReviewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			debug.Info("wrote response", "requestID", resp.UID, "allowed", resp.Allowed)
 		}
 	}
+}
+
+// readReview decodes body, an AdmissionReview, into req, and returns the
+// type it names. The objects are read once: apidefaults.Split decodes them
+// into the maps the members read (returned as objects) and leaves the rest,
+// a few hundred bytes, to the decoder of the review's Go type. A body Split
+// is not sure of, or whose request.kind decodes to a kind other than the
+// one its objects were judged as, is decoded whole the slow way, which
+// answers and errs as before (objects nil; each member then decodes the
+// object from req).
+func readReview(body []byte, req *admissionv1.AdmissionRequest) (metav1.TypeMeta, *apidefaults.SplitReview, error) {
+	if split, ok := apidefaults.Split(body); ok {
+		sent := sentReview{Request: req}
+		if sigsjson.UnmarshalCaseSensitivePreserveInts(split.Envelope, &sent) == nil && sent.Request == req &&
+			judgedAs(split.Object, req.Kind) && judgedAs(split.OldObject, req.Kind) {
+			req.Object.Raw, req.OldObject.Raw = split.Object.Raw, split.OldObject.Raw
+			return sent.TypeMeta, &split, nil
+		}
+		*req = admissionv1.AdmissionRequest{}
+	}
+	sent := sentReview{Request: req}
+	err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &sent)
+	return sent.TypeMeta, nil, err
+}
+
+// judgedAs reports whether o, if any, was decoded as kind.
+func judgedAs(o apidefaults.SplitObject, kind metav1.GroupVersionKind) bool {
+	return o.Map == nil || schema.GroupVersionKind(kind) == o.Kind
+}
+
+// decodedObjectsKey holds, in a review's context, the objects readReview
+// decoded.
+type decodedObjectsKey struct{}
+
+// decodedObjectsOf returns the objects readReview decoded from the body of
+// ctx's request, or nil.
+func decodedObjectsOf(ctx context.Context) *apidefaults.SplitReview {
+	s, _ := ctx.Value(decodedObjectsKey{}).(*apidefaults.SplitReview)
+	return s
 }
 
 // reviewKind is the type the answer is written as: the type the review
