@@ -18,7 +18,7 @@ import (
 type sharedReview struct {
 	req *admission.Request
 	// objects are req's objects as the transport decoded them, or nil.
-	objects *apidefaults.SplitReview
+	objects *apidefaults.ReviewObjects
 	done    bool
 	review  *adapters.Review
 	err     error
@@ -53,7 +53,7 @@ func (s *sharedReview) decoded(def route.Definition) (*adapters.Review, error) {
 
 // decode decodes req into r, taking each object from objects when the
 // transport decoded it from the same bytes.
-func decode(req *admission.Request, objects *apidefaults.SplitReview, r *adapters.Review) error {
+func decode(req *admission.Request, objects *apidefaults.ReviewObjects, r *adapters.Review) error {
 	gvk := schema.GroupVersionKind(req.Kind)
 	op := admissionregistrationv1.OperationType(req.Operation)
 	var decoded, oldDecoded map[string]any
@@ -84,7 +84,7 @@ func decode(req *admission.Request, objects *apidefaults.SplitReview, r *adapter
 }
 
 // decodedFrom is o's map when it was decoded, as gvk, from raw itself.
-func decodedFrom(o apidefaults.SplitObject, raw []byte, gvk schema.GroupVersionKind) map[string]any {
+func decodedFrom(o apidefaults.ReviewObject, raw []byte, gvk schema.GroupVersionKind) map[string]any {
 	if o.Map == nil || o.Kind != gvk || len(raw) != len(o.Raw) || len(raw) == 0 || &raw[0] != &o.Raw[0] {
 		return nil
 	}

@@ -39,7 +39,7 @@ func readReviewDiffers(body []byte) (diff string, onePass bool) {
 	for _, o := range []struct {
 		what string
 		raw  []byte
-		obj  apidefaults.SplitObject
+		obj  apidefaults.ReviewObject
 	}{{"object", got.Object.Raw, objects.Object}, {"oldObject", got.OldObject.Raw, objects.OldObject}} {
 		m := decodedFrom(o.obj, o.raw, gvk)
 		if m == nil {
@@ -77,6 +77,16 @@ func readReviewBodies(t testing.TB) (apiServer, handMade map[string][]byte) {
 	const head = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"0",`
 	const podKindJSON = `"kind":{"group":"","version":"v1","kind":"Pod"}`
 	const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}]}}`
+	// Every field of the request, as the API server writes them.
+	apiServer["every field"] = []byte(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"705ab4f5",` +
+		podKindJSON + `,"resource":{"group":"","version":"v1","resource":"pods"},"subResource":"ephemeralcontainers",` +
+		`"requestKind":{"group":"","version":"v1","kind":"Pod"},"requestResource":{"group":"","version":"v1","resource":"pods"},` +
+		`"requestSubResource":"ephemeralcontainers","name":"p","namespace":"team-a","operation":"UPDATE",` +
+		`"userInfo":{"username":"system:serviceaccount:kube-system:op","uid":"5a3c","groups":["system:serviceaccounts","system:authenticated"],` +
+		`"extra":{"authentication.kubernetes.io/pod-name":["op-0"],"scopes":[]}},` +
+		`"object":` + podJSON + `,"oldObject":` + podJSON + `,"dryRun":false,` +
+		`"options":{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"kubectl"}}}`)
+	apiServer["empty groups"] = []byte(head + podKindJSON + `,"userInfo":{"username":"u","groups":[],"extra":{}},"object":` + podJSON + `}}`)
 	handMade = map[string][]byte{
 		"kind after object":    []byte(head + `"object":` + podJSON + `,` + podKindJSON + `}}`),
 		"kind twice, merged":   []byte(head + `"kind":{"group":"","version":"v1"},"kind":{"kind":"Pod"},"object":` + podJSON + `}}`),
@@ -92,6 +102,18 @@ func readReviewBodies(t testing.TB) (apiServer, handMade map[string][]byte) {
 		"unterminated":         []byte(head + podKindJSON + `,"object":` + podJSON),
 		"dryRun and options":   []byte(head + podKindJSON + `,"object":` + podJSON + `,"dryRun":true,"options":{"kind":"CreateOptions"}}}`),
 		"spaces around object": []byte(head + podKindJSON + `,"object" : ` + podJSON + " \n}}"),
+		"uid twice":            []byte(head + podKindJSON + `,"uid":"1","object":` + podJSON + `}}`),
+		"null name":            []byte(head + podKindJSON + `,"name":null,"object":` + podJSON + `}}`),
+		"null requestKind":     []byte(head + podKindJSON + `,"requestKind":null,"object":` + podJSON + `}}`),
+		"null groups":          []byte(head + podKindJSON + `,"userInfo":{"groups":null},"object":` + podJSON + `}}`),
+		"extra key twice":      []byte(head + podKindJSON + `,"userInfo":{"extra":{"a":["1"],"a":["2"]}},"object":` + podJSON + `}}`),
+		"a group not a string": []byte(head + podKindJSON + `,"userInfo":{"groups":["a",1]},"object":` + podJSON + `}}`),
+		"dryRun a string":      []byte(head + podKindJSON + `,"dryRun":"true","object":` + podJSON + `}}`),
+		"options a string":     []byte(head + podKindJSON + `,"options":"x","object":` + podJSON + `}}`),
+		"UID in capitals":      []byte(head + podKindJSON + `,"UID":"x","Name":7,"object":` + podJSON + `}}`),
+		"escaped key and text": []byte(head + podKindJSON + `,"n\u0061me":"p\u00e9\n","object":` + podJSON + `}}`),
+		"invalid UTF-8":        []byte(head + podKindJSON + ",\"name\":\"p\xff\",\"object\":" + podJSON + `}}`),
+		"unknown fields":       []byte(head + podKindJSON + `,"x":[1,{"y":null},"z",-0.5e3,true],"object":` + podJSON + `},"response":{"uid":"0"}}`),
 	}
 	for name, body := range transportBodies(t) {
 		handMade["transport: "+name] = body
@@ -121,7 +143,8 @@ func TestReadReviewReadsAsTheWholeDecode(t *testing.T) {
 	}
 	// The bodies the one pass must not be sure of.
 	for _, name := range []string{"kind after object", "kind twice, merged", "kind changed after", "object twice",
-		"request twice", "object a string", "object undecodable", "trailing garbage", "unterminated"} {
+		"request twice", "object a string", "object undecodable", "trailing garbage", "unterminated", "uid twice",
+		"null name", "null requestKind", "null groups", "extra key twice", "a group not a string", "dryRun a string"} {
 		if _, onePass := readReviewDiffers(handMade[name]); onePass {
 			t.Errorf("%s: read in one pass, which cannot be sure of it", name)
 		}

@@ -103,31 +103,19 @@ func (h ReviewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // readReview decodes body, an AdmissionReview, into req, and returns the
-// type it names. The objects are read once: apidefaults.Split decodes them
-// into the maps the members read (returned as objects) and leaves the rest,
-// a few hundred bytes, to the decoder of the review's Go type. A body Split
-// is not sure of, or whose request.kind decodes to a kind other than the
-// one its objects were judged as, is decoded whole the slow way, which
-// answers and errs as before (objects nil; each member then decodes the
-// object from req).
-func readReview(body []byte, req *admissionv1.AdmissionRequest) (metav1.TypeMeta, *apidefaults.SplitReview, error) {
-	if split, ok := apidefaults.Split(body); ok {
-		sent := sentReview{Request: req}
-		if sigsjson.UnmarshalCaseSensitivePreserveInts(split.Envelope, &sent) == nil && sent.Request == req &&
-			judgedAs(split.Object, req.Kind) && judgedAs(split.OldObject, req.Kind) {
-			req.Object.Raw, req.OldObject.Raw = split.Object.Raw, split.OldObject.Raw
-			return sent.TypeMeta, &split, nil
-		}
-		*req = admissionv1.AdmissionRequest{}
+// type it names. The body is read once: apidefaults.ReadReview decodes the
+// request and, in the same pass, its objects into the maps the members read
+// (returned as objects). A body it is not sure of is decoded whole by
+// sigs.k8s.io/json, which answers and errs as before (objects nil; each
+// member then decodes the object from req).
+func readReview(body []byte, req *admissionv1.AdmissionRequest) (metav1.TypeMeta, *apidefaults.ReviewObjects, error) {
+	if tm, objects, ok := apidefaults.ReadReview(body, req); ok {
+		return tm, &objects, nil
 	}
+	*req = admissionv1.AdmissionRequest{}
 	sent := sentReview{Request: req}
 	err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, &sent)
 	return sent.TypeMeta, nil, err
-}
-
-// judgedAs reports whether o, if any, was decoded as kind.
-func judgedAs(o apidefaults.SplitObject, kind metav1.GroupVersionKind) bool {
-	return o.Map == nil || schema.GroupVersionKind(kind) == o.Kind
 }
 
 // decodedObjectsKey holds, in a review's context, the objects readReview
@@ -136,8 +124,8 @@ type decodedObjectsKey struct{}
 
 // decodedObjectsOf returns the objects readReview decoded from the body of
 // ctx's request, or nil.
-func decodedObjectsOf(ctx context.Context) *apidefaults.SplitReview {
-	s, _ := ctx.Value(decodedObjectsKey{}).(*apidefaults.SplitReview)
+func decodedObjectsOf(ctx context.Context) *apidefaults.ReviewObjects {
+	s, _ := ctx.Value(decodedObjectsKey{}).(*apidefaults.ReviewObjects)
 	return s
 }
 

@@ -1,165 +1,254 @@
 package apidefaults
 
 import (
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// SplitReview is an AdmissionReview body read in one pass: its objects
-// decoded as DecodeMap decodes them, and the rest of the body (the
-// envelope) left for a decoder of the review's Go type, which then reads a
-// few hundred bytes instead of the whole body.
-type SplitReview struct {
-	// Envelope is the body with the values of request.object and
-	// request.oldObject each replaced by null.
-	Envelope []byte
+// ReviewObjects are the objects of an AdmissionReview as ReadReview
+// decoded them.
+type ReviewObjects struct {
 	// Object and OldObject are request.object and request.oldObject.
-	Object, OldObject SplitObject
+	Object, OldObject ReviewObject
 }
 
-// SplitObject is one object of a review.
-type SplitObject struct {
+// ReviewObject is one object of a review.
+type ReviewObject struct {
 	// Raw is the object's JSON within the body; nil when the review has no
 	// such object or it is null.
 	Raw []byte
 	// Map is Raw as DecodeMap decodes it, for Kind.
 	Map map[string]any
-	// Kind is the request.kind the object was judged as: the last one the
-	// request stated before the object.
+	// Kind is the request.kind the object was judged as.
 	Kind schema.GroupVersionKind
-	seen bool
 }
 
-// Split reads body, an AdmissionReview, in one pass. ok is false, and the
-// caller decodes the body the slow way, whenever Split is not sure: the body
-// or its request is not a JSON object, request.kind does not come before
-// the objects (the API server writes it first), a request or an object is
-// stated twice, an object is neither null nor a JSON object, or DecodeMap
-// would decline it. So a body Split accepts is a valid JSON document whose
-// envelope, decoded into the review's Go type, gives the review the whole
-// body gives, once the objects' Raw are put back (the caller checks that
-// request.kind decodes to each object's Kind).
-func Split(body []byte) (split SplitReview, ok bool) {
+// ReadReview reads body, an AdmissionReview, in one pass: its type into tm,
+// its request into req as sigs.k8s.io/json decodes it into the review's Go
+// type, and its objects also into the maps DecodeMap makes of them. ok is
+// false whenever ReadReview is not sure, and the caller then decodes the
+// body the slow way (req may hold part of the request): the body, its
+// request or an object is not a JSON object (an object may be null), a
+// field of the review type is stated twice or null or holds a value of
+// another JSON type, request.kind comes after an object (the API server
+// writes it first), or DecodeMap would decline an object. What ReadReview
+// accepts, the whole decode accepts and decodes alike: FuzzReadReview
+// compares them.
+func ReadReview(body []byte, req *admissionv1.AdmissionRequest) (tm metav1.TypeMeta, objects ReviewObjects, ok bool) {
 	d := decoder{data: body, text: string(body)}
-	d.skipSpace()
-	if !d.at('{') {
-		return SplitReview{}, false
+	if d.skipSpace(); !d.at('{') {
+		return tm, objects, false
 	}
-	var spans spans
-	seenRequest := false
+	var seen fieldSet
 	ok = d.members(func(key string) bool {
-		if key != "request" {
-			return d.skip()
+		switch key {
+		case "apiVersion":
+			return seen.first(0) && d.stringInto(&tm.APIVersion)
+		case "kind":
+			return seen.first(1) && d.stringInto(&tm.Kind)
+		case "request":
+			return seen.first(2) && d.request(req, &objects)
 		}
-		if seenRequest {
-			return false
-		}
-		seenRequest = true
-		return d.request(&split, &spans)
+		return d.skip()
 	})
 	if d.skipSpace(); !ok || d.off != len(d.data) {
-		return SplitReview{}, false
+		return metav1.TypeMeta{}, ReviewObjects{}, false
 	}
-	removed := 0
-	for _, s := range spans.at[:spans.n] {
-		removed += s[1] - s[0] - len("null")
-	}
-	env := make([]byte, 0, len(body)-removed)
-	prev := 0
-	for _, s := range spans.at[:spans.n] {
-		env = append(append(env, body[prev:s[0]]...), "null"...)
-		prev = s[1]
-	}
-	split.Envelope = append(env, body[prev:]...)
-	return split, true
+	return tm, objects, true
 }
 
-// request reads the review's request, an object, decoding its objects as
-// the kind stated before them and recording where they are.
-func (d *decoder) request(split *SplitReview, spans *spans) bool {
+// fieldSet is the fields of one JSON object read so far, by index.
+type fieldSet uint32
+
+// first marks field i read and reports whether it was not before.
+func (s *fieldSet) first(i int) bool {
+	if *s&(1<<i) != 0 {
+		return false
+	}
+	*s |= 1 << i
+	return true
+}
+
+// request reads the review's request.
+func (d *decoder) request(req *admissionv1.AdmissionRequest, objects *ReviewObjects) bool {
 	if d.skipSpace(); !d.at('{') {
 		return false
 	}
-	var gvk schema.GroupVersionKind
-	haveKind := false
+	var seen fieldSet
 	return d.members(func(key string) bool {
-		var o *SplitObject
 		switch key {
+		case "uid":
+			return seen.first(0) && d.stringInto((*string)(&req.UID))
 		case "kind":
-			gvk, haveKind = schema.GroupVersionKind{}, true
-			return d.kind(&gvk)
+			return seen.first(1) && d.groupVersion(&req.Kind.Group, &req.Kind.Version, "kind", &req.Kind.Kind)
+		case "resource":
+			return seen.first(2) && d.groupVersion(&req.Resource.Group, &req.Resource.Version, "resource", &req.Resource.Resource)
+		case "subResource":
+			return seen.first(3) && d.stringInto(&req.SubResource)
+		case "requestKind":
+			req.RequestKind = &metav1.GroupVersionKind{}
+			k := req.RequestKind
+			return seen.first(4) && d.groupVersion(&k.Group, &k.Version, "kind", &k.Kind)
+		case "requestResource":
+			req.RequestResource = &metav1.GroupVersionResource{}
+			r := req.RequestResource
+			return seen.first(5) && d.groupVersion(&r.Group, &r.Version, "resource", &r.Resource)
+		case "requestSubResource":
+			return seen.first(6) && d.stringInto(&req.RequestSubResource)
+		case "name":
+			return seen.first(7) && d.stringInto(&req.Name)
+		case "namespace":
+			return seen.first(8) && d.stringInto(&req.Namespace)
+		case "operation":
+			return seen.first(9) && d.stringInto((*string)(&req.Operation))
+		case "userInfo":
+			return seen.first(10) && d.userInfo(&req.UserInfo)
 		case "object":
-			o = &split.Object
+			// The object is judged as the kind stated before it.
+			return seen.first(11) && seen&(1<<1) != 0 && d.reviewObject(&objects.Object, &req.Object, schema.GroupVersionKind(req.Kind))
 		case "oldObject":
-			o = &split.OldObject
-		default:
-			return d.skip()
-		}
-		if o.seen || !haveKind {
-			return false
-		}
-		o.seen, o.Kind = true, gvk
-		d.skipSpace()
-		start := d.off
-		if d.at('n') {
-			v, ok := d.literal(nil)
-			spans.add(start, d.off)
-			return ok && v == nil
-		}
-		if !d.at('{') {
-			return false
-		}
-		var s *shape
-		if IsBuiltin(gvk) {
-			if s = shapeOfKind(gvk); s == nil {
+			return seen.first(12) && seen&(1<<1) != 0 && d.reviewObject(&objects.OldObject, &req.OldObject, schema.GroupVersionKind(req.Kind))
+		case "dryRun":
+			if !seen.first(13) || !d.at('t') && !d.at('f') {
 				return false
 			}
+			v, ok := d.literal(nil)
+			b, _ := v.(bool)
+			req.DryRun = &b
+			return ok
+		case "options":
+			start := d.off
+			if !seen.first(14) || d.at('n') || !d.skip() {
+				return false
+			}
+			req.Options.Raw = d.data[start:d.off]
+			return true
 		}
-		v, ok := d.value(s)
-		if !ok {
+		return d.skip()
+	})
+}
+
+// reviewObject reads a request's object into o and raw: null, or a JSON object of
+// kind gvk that DecodeMap accepts.
+func (d *decoder) reviewObject(o *ReviewObject, raw *runtime.RawExtension, gvk schema.GroupVersionKind) bool {
+	if d.at('n') {
+		v, ok := d.literal(nil)
+		return ok && v == nil
+	}
+	if !d.at('{') {
+		return false
+	}
+	var s *shape
+	if IsBuiltin(gvk) {
+		if s = shapeOfKind(gvk); s == nil {
 			return false
 		}
-		o.Map, _ = v.(map[string]any)
-		o.Raw = d.data[start:d.off]
-		spans.add(start, d.off)
-		return o.Map != nil
-	})
-}
-
-// spans are where a request's objects are in the body, in order: at most
-// two, since each is read once.
-type spans struct {
-	at [2][2]int
-	n  int
-}
-
-func (s *spans) add(start, end int) {
-	s.at[s.n] = [2]int{start, end}
-	s.n++
-}
-
-// kind reads request.kind's group, version and kind into gvk (as far as
-// they are strings; the review type's decoder has the last word).
-func (d *decoder) kind(gvk *schema.GroupVersionKind) bool {
-	if d.skipSpace(); !d.at('{') {
-		return d.skip()
 	}
+	start := d.off
+	v, ok := d.value(s)
+	if !ok {
+		return false
+	}
+	o.Map, _ = v.(map[string]any)
+	o.Raw, o.Kind = d.data[start:d.off], gvk
+	raw.Raw = o.Raw
+	return o.Map != nil
+}
+
+// groupVersion reads a GroupVersionKind or GroupVersionResource: an object
+// of strings group, version and last (kind or resource).
+func (d *decoder) groupVersion(group, version *string, last string, lastValue *string) bool {
+	if !d.at('{') {
+		return false
+	}
+	var seen fieldSet
 	return d.members(func(key string) bool {
-		var field *string
 		switch key {
 		case "group":
-			field = &gvk.Group
+			return seen.first(0) && d.stringInto(group)
 		case "version":
-			field = &gvk.Version
-		case "kind":
-			field = &gvk.Kind
+			return seen.first(1) && d.stringInto(version)
+		case last:
+			return seen.first(2) && d.stringInto(lastValue)
 		}
-		if d.skipSpace(); field == nil || !d.at('"') {
-			return d.skip()
-		}
-		v, ok := d.str()
-		*field = v
-		return ok
+		return d.skip()
 	})
+}
+
+// userInfo reads the requesting user.
+func (d *decoder) userInfo(u *authenticationv1.UserInfo) bool {
+	if !d.at('{') {
+		return false
+	}
+	var seen fieldSet
+	return d.members(func(key string) bool {
+		switch key {
+		case "username":
+			return seen.first(0) && d.stringInto(&u.Username)
+		case "uid":
+			return seen.first(1) && d.stringInto(&u.UID)
+		case "groups":
+			return seen.first(2) && d.strings(&u.Groups)
+		case "extra":
+			if !seen.first(3) || !d.at('{') {
+				return false
+			}
+			u.Extra = map[string]authenticationv1.ExtraValue{}
+			return d.members(func(key string) bool {
+				if _, twice := u.Extra[key]; twice {
+					return false
+				}
+				var v []string
+				ok := d.strings(&v)
+				u.Extra[key] = authenticationv1.ExtraValue(v)
+				return ok
+			})
+		}
+		return d.skip()
+	})
+}
+
+// stringInto reads a JSON string into v.
+func (d *decoder) stringInto(v *string) bool {
+	if !d.at('"') {
+		return false
+	}
+	s, ok := d.str()
+	*v = s
+	return ok
+}
+
+// strings reads a JSON array of strings into v (empty, not nil, for []).
+func (d *decoder) strings(v *[]string) bool {
+	if !d.at('[') {
+		return false
+	}
+	d.off++
+	*v = []string{}
+	if d.skipSpace(); d.at(']') {
+		d.off++
+		return true
+	}
+	for {
+		var s string
+		if d.skipSpace(); !d.stringInto(&s) {
+			return false
+		}
+		*v = append(*v, s)
+		d.skipSpace()
+		switch {
+		case d.at(','):
+			d.off++
+		case d.at(']'):
+			d.off++
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // at reports whether the next byte is c.
@@ -191,7 +280,7 @@ func (d *decoder) members(member func(key string) bool) bool {
 			return false
 		}
 		d.off++
-		if !member(key) {
+		if d.skipSpace(); !member(key) {
 			return false
 		}
 		d.skipSpace()
