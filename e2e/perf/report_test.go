@@ -175,3 +175,22 @@ func TestEvaluateBenchTargets(t *testing.T) {
 		t.Errorf("adapter target without its benchmark %+v", tg)
 	}
 }
+
+// TestMissAtTheBoundShowsTheDecidingDigit: a ratio that misses its bound by
+// less than the shown precision is printed with one more digit, so the
+// table never reads "1.10x ≤ 1.10x MISSED".
+func TestMissAtTheBoundShowsTheDecidingDigit(t *testing.T) {
+	for _, c := range []struct {
+		target Target
+		want   string
+	}{
+		{Target{Value: 1.1032, Limit: 1.10, Unit: "x"}, "1.103x"},
+		{Target{Value: 1.0968, Limit: 1.10, Unit: "x", Met: true}, "1.10x"},
+		{Target{Value: 1.42, Limit: 1.10, Unit: "x"}, "1.42x"},
+		{Target{Value: 0.7961, Limit: 0.80, Unit: "x", AtLeast: true}, "0.796x"},
+	} {
+		if got := c.target.value(); got != c.want {
+			t.Errorf("value %v, bound %v, met %v: shown as %s, want %s", c.target.Value, c.target.Limit, c.target.Met, got, c.want)
+		}
+	}
+}
