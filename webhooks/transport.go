@@ -45,6 +45,37 @@ var admissionLog = logf.Log.WithName("admission")
 // maxReviewBytes is controller-runtime's limit on a review's body.
 const maxReviewBytes = 7 * 1024 * 1024
 
+// maxBodyHint bounds the buffer a request's Content-Length reserves before
+// its body arrives: a client that states 7 MiB and sends nothing holds no
+// more than this while the read times out.
+const maxBodyHint = 256 * 1024
+
+// readBody reads r to its end, as io.ReadAll does, into a buffer sized by
+// hint, the request's Content-Length (-1 when unknown), so a body of the
+// stated length is read without the doubling copies io.ReadAll makes from
+// 512 bytes up (about a seventh of a review's allocated bytes). A hint that
+// is wrong only costs those copies again.
+func readBody(r io.Reader, hint int64) ([]byte, error) {
+	size := 512
+	if hint > 0 {
+		size = int(min(hint, maxBodyHint)) + 1 // +1: EOF is read without growing
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
 // sentReview is an AdmissionReview as read: its type, and the request
 // decoded where the chain reads it.
 type sentReview struct {
@@ -64,7 +95,7 @@ func (h ReviewHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer r.Body.Close()
 	limited := &io.LimitedReader{R: r.Body, N: maxReviewBytes}
-	body, err := io.ReadAll(limited)
+	body, err := readBody(limited, r.ContentLength)
 	if err != nil {
 		refuse(w, http.StatusBadRequest, err)
 		return

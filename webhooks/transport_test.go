@@ -210,3 +210,22 @@ func TestReviewHandlerRecoversPanics(t *testing.T) {
 		t.Errorf("a panicking evaluator answered %+v", r)
 	}
 }
+
+// TestReadBodyWhateverTheStatedLength: the body is read whole and exactly
+// whether the Content-Length is right, short, long, unknown or past the
+// buffer it may reserve.
+func TestReadBodyWhateverTheStatedLength(t *testing.T) {
+	for _, size := range []int{0, 1, 511, 512, 513, 40_000, maxBodyHint + 3} {
+		body := bytes.Repeat([]byte("gatehouse "), size/10+1)[:size]
+		for _, hint := range []int64{-1, 0, 1, int64(size) - 1, int64(size), int64(size) + 1, 10 * int64(size), maxReviewBytes} {
+			// The body arrives in two pieces.
+			got, err := readBody(io.MultiReader(bytes.NewReader(body[:size/2]), bytes.NewReader(body[size/2:])), hint)
+			if err != nil || !bytes.Equal(got, body) {
+				t.Errorf("%d bytes stated as %d: read %d bytes (%v)", size, hint, len(got), err)
+			}
+			if hint > 0 && cap(got) > max(int(min(hint, maxBodyHint))+1, 2*size+512) {
+				t.Errorf("%d bytes stated as %d: reserved %d bytes", size, hint, cap(got))
+			}
+		}
+	}
+}
