@@ -380,11 +380,14 @@ var missBounds = map[string]string{
 	"validating p99 vs floor":      "as validating p50, plus the garbage collections of those maps",
 	"mutating p99 vs floor": "the p99 of a round's few hundred mutating reviews is its slowest few, which garbage collections " +
 		"and the cores shared with the load generator move from run to run (see the per-round spread in Ratios)",
-	"PSC mutating adapter, 3-container pod": "decoding the pod into maps, the copy-on-write defaults and the patch",
+	"PSC mutating adapter, 3-container pod": "reading the review (the pod into maps, about a fifth of it), handing it to a " +
+		"reviewer goroutine (about a tenth in this one-at-a-time benchmark, under 1% under concurrent load), the decision log " +
+		"line, the defaults and the patch",
 	"server idle RSS": "the program before it serves: the Kubernetes API types and schemes registered at start " +
 		"(gatehouse version alone: about 39 MiB in the server build)",
-	"slowest policy evaluation": "overrides.Validate parses the YAML document its ConfigMap embeds (yaml.v3, about 90% of its time), " +
-		"which is the contract's format; its own target is the 50 µs below",
+	"slowest policy evaluation": "overrides.Validate reads the YAML document its ConfigMap embeds (the block-style reader, " +
+		"about a third of its time) and walks every field of its five patches against the allowlist and the live workloads, " +
+		"which is the contract; its own target is the 50 µs below",
 	"check idle RSS": "check is the full build, which links the API server's admission-policy plugin for --layout in-process " +
 		"(gatehouse version alone: about 51 MiB in the full build)",
 }
@@ -891,17 +894,19 @@ benchmarks with ` + "`-cpuprofile`/`-memprofile`" + `):
   cannot name a group suffix), and on a 2-core machine gatehouse's process, its informers and the tenth of requests
   it answers share the CPU with the API server, etcd and the load; from run to run that moves the p50 between no
   admission's own and about a fifth above it. The p99 adds the tail of the contract requests, each paying one call
-  (see their p50 by kind, the floor's included). Left: a product-group rule list kept current from the installed
-  CRDs, as the harnessed accounts are, would spare that CEL evaluation.
-- **Policy evaluations above 20 µs.** overrides.Validate on a 5-component document spends ~90% parsing the YAML embedded
-  in the ConfigMap (yaml.v3 node parse); that is the format of the contract. proxy.Inject, podsecurity.ValidatePod/Bare
-  (a pod with none of the defaults, denied with many findings) and scope.Validate/ProductCR are in the 20-40 µs range
-  on this shared machine; everything else stays well under 10 µs.
+  (see their p50 by kind, the floor's included). Rules listing the installed product groups would spare that CEL
+  evaluation, but they are not sound (docs/design.md, "Selecting product custom resources").
+- **Policy evaluations above 20 µs.** overrides.Validate on a 5-component document reads the YAML embedded in the
+  ConfigMap with its block-style reader (about a third of its time; yaml.v3 only for documents in other styles) and
+  walks every field of the five patches against the allowlist and the live workloads, which is the contract.
+  proxy.Inject, podsecurity.ValidatePod/Bare (a pod with none of the defaults, denied with many findings) and
+  scope.Validate/ProductCR are in the 20-40 µs range on this shared machine; everything else stays well under 10 µs.
 - **PSC mutating adapter** (a 3-container pod through ` + "`/mutate/pod-security-defaults`" + `, BenchmarkAdapter). The
   benchmark serves the review as the server does, through ` + "`webhooks.ReviewHandler`" + ` (one read of the review);
   controller-runtime's do-nothing handler over the corpus (FloorCorpus above) takes about 65-110 µs per review on this
-  machine, which is the order of the target itself. gatehouse's own part is the second decode into maps, the
-  copy-on-write defaulting and the patch of what changed.
+  machine, which is the order of the target itself. gatehouse's own part is reading the pod into maps (about a
+  fifth), handing the review to a reviewer goroutine (about a tenth in this one-at-a-time benchmark, under 1% under
+  concurrent load), the decision log line, the copy-on-write defaulting and the patch of what changed.
 `
 
 const methodology = `## How it is measured
