@@ -129,62 +129,104 @@ func (d *decoder) value(s *shape) (any, bool) {
 	}
 }
 
+// at reports whether the next byte is c.
+func (d *decoder) at(c byte) bool { return d.off < len(d.data) && d.data[d.off] == c }
+
+// members reads a JSON object whose '{' is next, calling member with each
+// key when the reader stands before its value; member reads the value.
+func (d *decoder) members(member func(key string) bool) bool {
+	if d.depth++; d.depth > maxDepth {
+		return false
+	}
+	d.off++ // {
+	d.skipSpace()
+	if d.at('}') {
+		d.off++
+		d.depth--
+		return true
+	}
+	for {
+		d.skipSpace()
+		if !d.at('"') {
+			return false
+		}
+		key, ok := d.str()
+		if !ok {
+			return false
+		}
+		if d.skipSpace(); !d.at(':') {
+			return false
+		}
+		d.off++
+		if d.skipSpace(); !member(key) {
+			return false
+		}
+		d.skipSpace()
+		switch {
+		case d.at(','):
+			d.off++
+		case d.at('}'):
+			d.off++
+			d.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// elements reads a JSON array whose '[' is next, calling element when the
+// reader stands before each element; element reads it.
+func (d *decoder) elements(element func() bool) bool {
+	if d.depth++; d.depth > maxDepth {
+		return false
+	}
+	d.off++ // [
+	if d.skipSpace(); d.at(']') {
+		d.off++
+		d.depth--
+		return true
+	}
+	for {
+		if d.skipSpace(); !element() {
+			return false
+		}
+		d.skipSpace()
+		switch {
+		case d.at(','):
+			d.off++
+		case d.at(']'):
+			d.off++
+			d.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
 func (d *decoder) object(s *shape) (any, bool) {
 	if s != nil && s.kind != shapeStruct && s.kind != shapeMap && s.kind != shapeAny {
 		return nil, false
 	}
-	if d.depth++; d.depth > maxDepth {
+	base := len(d.entries)
+	ok := d.members(func(key string) bool {
+		var fs *shape
+		if s != nil {
+			switch s.kind {
+			case shapeStruct:
+				fs = s.fields[key]
+			case shapeMap:
+				fs = s.elem
+			}
+		}
+		v, ok := d.value(fs)
+		d.entries = append(d.entries, entry{key, v})
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	d.off++ // {
-	base := len(d.entries)
-	d.skipSpace()
-	if d.off < len(d.data) && d.data[d.off] == '}' {
-		d.off++
-	} else {
-		for {
-			d.skipSpace()
-			if d.off >= len(d.data) || d.data[d.off] != '"' {
-				return nil, false
-			}
-			key, ok := d.str()
-			if !ok {
-				return nil, false
-			}
-			d.skipSpace()
-			if d.off >= len(d.data) || d.data[d.off] != ':' {
-				return nil, false
-			}
-			d.off++
-			var fs *shape
-			if s != nil {
-				switch s.kind {
-				case shapeStruct:
-					fs = s.fields[key]
-				case shapeMap:
-					fs = s.elem
-				}
-			}
-			v, ok := d.value(fs)
-			if !ok {
-				return nil, false
-			}
-			d.entries = append(d.entries, entry{key, v})
-			d.skipSpace()
-			if d.off >= len(d.data) {
-				return nil, false
-			}
-			if c := d.data[d.off]; c == ',' {
-				d.off++
-				continue
-			} else if c == '}' {
-				d.off++
-				break
-			}
-			return nil, false
-		}
-	}
-	d.depth--
 	m := make(map[string]any, len(d.entries)-base)
 	for _, e := range d.entries[base:] {
 		m[e.key] = e.value // a key given twice keeps its last value, as encoding/json does
@@ -205,36 +247,15 @@ func (d *decoder) array(s *shape) (any, bool) {
 			return nil, false
 		}
 	}
-	if d.depth++; d.depth > maxDepth {
+	base := len(d.items)
+	ok := d.elements(func() bool {
+		v, ok := d.value(es)
+		d.items = append(d.items, v)
+		return ok
+	})
+	if !ok {
 		return nil, false
 	}
-	d.off++ // [
-	base := len(d.items)
-	d.skipSpace()
-	if d.off < len(d.data) && d.data[d.off] == ']' {
-		d.off++
-	} else {
-		for {
-			v, ok := d.value(es)
-			if !ok {
-				return nil, false
-			}
-			d.items = append(d.items, v)
-			d.skipSpace()
-			if d.off >= len(d.data) {
-				return nil, false
-			}
-			if c := d.data[d.off]; c == ',' {
-				d.off++
-				continue
-			} else if c == ']' {
-				d.off++
-				break
-			}
-			return nil, false
-		}
-	}
-	d.depth--
 	out := make([]any, len(d.items)-base) // never nil: [] decodes to an empty slice
 	copy(out, d.items[base:])
 	clear(d.items[base:])

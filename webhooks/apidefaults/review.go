@@ -226,75 +226,13 @@ func (d *decoder) strings(v *[]string) bool {
 	if !d.at('[') {
 		return false
 	}
-	d.off++
 	*v = []string{}
-	if d.skipSpace(); d.at(']') {
-		d.off++
-		return true
-	}
-	for {
+	return d.elements(func() bool {
 		var s string
-		if d.skipSpace(); !d.stringInto(&s) {
-			return false
-		}
+		ok := d.stringInto(&s)
 		*v = append(*v, s)
-		d.skipSpace()
-		switch {
-		case d.at(','):
-			d.off++
-		case d.at(']'):
-			d.off++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// at reports whether the next byte is c.
-func (d *decoder) at(c byte) bool { return d.off < len(d.data) && d.data[d.off] == c }
-
-// members reads a JSON object whose '{' is next, calling member with each
-// key when the reader stands before its value; member reads the value.
-func (d *decoder) members(member func(key string) bool) bool {
-	if d.depth++; d.depth > maxDepth {
-		return false
-	}
-	d.off++ // {
-	d.skipSpace()
-	if d.at('}') {
-		d.off++
-		d.depth--
-		return true
-	}
-	for {
-		d.skipSpace()
-		if !d.at('"') {
-			return false
-		}
-		key, ok := d.str()
-		if !ok {
-			return false
-		}
-		if d.skipSpace(); !d.at(':') {
-			return false
-		}
-		d.off++
-		if d.skipSpace(); !member(key) {
-			return false
-		}
-		d.skipSpace()
-		switch {
-		case d.at(','):
-			d.off++
-		case d.at('}'):
-			d.off++
-			d.depth--
-			return true
-		default:
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 // skip reads one JSON value without keeping it: the envelope's values are
@@ -308,31 +246,7 @@ func (d *decoder) skip() bool {
 	case '{':
 		return d.members(func(string) bool { return d.skip() })
 	case '[':
-		if d.depth++; d.depth > maxDepth {
-			return false
-		}
-		d.off++
-		if d.skipSpace(); d.at(']') {
-			d.off++
-			d.depth--
-			return true
-		}
-		for {
-			if !d.skip() {
-				return false
-			}
-			d.skipSpace()
-			switch {
-			case d.at(','):
-				d.off++
-			case d.at(']'):
-				d.off++
-				d.depth--
-				return true
-			default:
-				return false
-			}
-		}
+		return d.elements(d.skip)
 	case '"':
 		_, ok := d.str()
 		return ok
