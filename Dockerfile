@@ -13,11 +13,9 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 # `make release` passes the release and the commit; `gatehouse version` prints them.
-# The server build (-tags gatehouse_server) leaves out the API server's
-# admission-policy plugin, which only `check --layout in-process` runs.
 ARG VERSION=0.1.0
 ARG COMMIT=unknown
-RUN CGO_ENABLED=0 go build -tags gatehouse_server -trimpath -ldflags "-s -w \
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w \
       -X github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app.Version=${VERSION} \
       -X github.com/gatehouse-dev/gatehouse/cmd/gatehouse/app.Commit=${COMMIT}" \
       -o /gatehouse ./cmd/gatehouse

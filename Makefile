@@ -54,10 +54,8 @@ lint: ## golangci-lint with .golangci.yml, and go mod tidy -diff: the product mo
 	$(GOLANGCI_LINT) run ./...
 	$(GO) mod tidy -diff
 
-vet: ## go vet of the product (full and server builds), e2e and chart modules
+vet: ## go vet of the product, e2e and chart modules
 	$(GO) vet ./...
-	# The image's build (Dockerfile) compiles files the full build leaves out.
-	$(GO) vet -tags gatehouse_server ./cmd/...
 	cd e2e && $(E2E_GO) vet ./...
 	cd e2e/chart && $(E2E_GO) vet ./...
 
@@ -134,10 +132,8 @@ bench: build e2e-bin ## measure gatehouse against its floor, end to end, under m
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./policies/... ./webhooks/ > bin/bench.txt
 	cd e2e && $(E2E_GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count 3 ./perf/ >> ../bin/bench.txt
 	cd e2e && $(E2E_GO) build -o ../bin/floor ./perf/cmd/floor && $(E2E_GO) build -o ../bin/gatehouse-load ./perf/cmd/gatehouse-load
-	# The server measured is the image's build (Dockerfile); check is the full one.
-	$(GO) build -tags gatehouse_server -ldflags "$(LDFLAGS)" -o bin/gatehouse-server ./cmd/gatehouse
 	cd e2e && KUBEBUILDER_ASSETS=$$(../tools/controlplane/build.sh $(E2E_CACHE) | tail -1) ../bin/gatehouse-load --repo .. \
-	  --gatehouse ../bin/gatehouse --server ../bin/gatehouse-server --floor ../bin/floor --bench ../bin/bench.txt \
+	  --gatehouse ../bin/gatehouse --floor ../bin/floor --bench ../bin/bench.txt \
 	  --json ../bin/performance.json --doc ../docs/performance.md $(BENCH_ARGS)
 
 clean: ## remove bin/ (the e2e binaries in .cache/e2e stay)

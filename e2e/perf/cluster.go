@@ -32,9 +32,9 @@ const (
 	Gatehouse Admission = "gatehouse"
 	// VAP: the ValidatingAdmissionPolicies of vap/ instead of gatehouse.
 	VAP Admission = "vap"
-	// InProcess: gatehouse's in-process layout (webhooks/render/inprocess.go): its
-	// admission policies, and its webhook configurations narrowed to what
-	// they do not decide, pointed at the gatehouse under test.
+	// InProcess: gatehouse's in-process layout (webhooks/render/inprocess.go):
+	// its webhook configurations, narrowed away from what CEL proves they
+	// allow, pointed at the gatehouse under test.
 	InProcess Admission = "in-process"
 	// Floor: gatehouse's webhook configurations pointed at the floor, which
 	// allows everything: what calling the webhooks costs, without
@@ -56,8 +56,8 @@ type Switch struct {
 	Client   client.Client
 	Webhooks []*unstructured.Unstructured
 	Policies []*unstructured.Unstructured
-	// InProcess is the in-process layout: webhook configurations (same
-	// names as Webhooks) and admission policies.
+	// InProcess is the in-process layout's webhook configurations (same
+	// names as Webhooks).
 	InProcess []*unstructured.Unstructured
 	// FloorWebhooks are Webhooks pointed at the floor (same names).
 	FloorWebhooks []*unstructured.Unstructured
@@ -108,7 +108,7 @@ func LiveWebhookConfigs(ctx context.Context, c client.Client, name, base string)
 
 // InProcessLayout renders gatehouse's in-process layout for opts pointed at
 // base, with the CA bundle of installed (LiveWebhookConfigs) in every
-// webhook: the webhook configurations and the admission policies.
+// webhook.
 func InProcessLayout(base, namespace string, opts route.Options, installed []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
 	var caBundle any
 	for _, wc := range installed {
@@ -159,13 +159,25 @@ func (s *Switch) Set(ctx context.Context, a Admission) error {
 			}
 		}
 	}
+	// The in-process layout denies the probe as gatehouse's combined one
+	// does, so each switch first waits until no setup denies it: what
+	// answers next is the new setup.
+	if err := s.probe(ctx, a, ""); err != nil || a == NoWebhooks {
+		return err
+	}
 	for _, obj := range install[a] {
 		if err := s.Client.Create(ctx, obj.DeepCopy()); err != nil {
 			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	want := map[Admission]string{NoWebhooks: "", Gatehouse: "gatehouse secret-scope", VAP: "ValidatingAdmissionPolicy",
-		InProcess: "ValidatingAdmissionPolicy '" + render.PolicyName("secret-scope") + "'", Floor: FloorProbeMessage}[a]
+	want := map[Admission]string{Gatehouse: "gatehouse secret-scope", VAP: "ValidatingAdmissionPolicy",
+		InProcess: "gatehouse secret-scope", Floor: FloorProbeMessage}[a]
+	return s.probe(ctx, a, want)
+}
+
+// probe waits until a dry run of Probe is admitted (want "") or denied
+// with want in the message.
+func (s *Switch) probe(ctx context.Context, a Admission, want string) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		last = s.Client.Create(ctx, s.Probe.DeepCopy(), client.DryRunAll)

@@ -7,24 +7,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/gatehouse-dev/gatehouse/policies"
 	"github.com/gatehouse-dev/gatehouse/policies/celtext"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
-// The annotation grammar as CEL, for the in-process layout's
-// ValidatingAdmissionPolicy (webhooks/render/inprocess.go renders the policy
-// around these): the same keys, entries and messages (entryMessages) as the
-// evaluator, over a list of annotation maps (a CEL expression). The
-// differential test of the in-process layout (webhooks
-// TestInProcessPoliciesDecideAsTheWebhook) runs both over the fixtures.
-
-// Name patterns CEL checks where the evaluator calls
-// k8s.io/apimachinery's validation (names.go).
-const (
-	dns1035Label = "^[a-z]([-a-z0-9]*[a-z0-9])?$"
-	dns1123Label = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-)
+// The annotation grammar as CEL, for the webhook's narrowing and the
+// in-process layout (webhooks/render/inprocess.go), over a list of
+// annotation maps (a CEL expression): where these predicates hold, the
+// evaluator allows with nothing to say. The soundness test of the
+// in-process layout (webhooks TestInProcessNarrowingIsSound) runs both over
+// the fixtures and generated objects.
 
 // DecidableCEL is the predicate over a list of annotation maps that CEL
 // decides all of them: known keys only, a format CEL knows, and scope
@@ -53,48 +45,6 @@ func AllowsCEL(maps string) string {
 	return fmt.Sprintf("%s.all(a, !a.exists(k, k.startsWith(%q)) || ("+
 		"%q in a && a[%q] != '' && (!(%q in a) || a[%q] in ['tls-pem', 'tls-p12', 'kerberos']) && (!(%q in a) || a[%q].matches(%q))))",
 		maps, AnnotationPrefix, class, class, format, format, scopeKey, scopeKey, "^"+entry+"(,"+entry+")*$")
-}
-
-// FindingsCEL is the CEL list of the findings (strings "<path>: <code>:
-// <message><attribution>") of the annotation map a at the field path p (a
-// CEL string expression).
-func FindingsCEL(p, attribution string) string {
-	scopeKey := AnnotationPrefix + "scope"
-	return fmt.Sprintf("!a.exists(k, k.startsWith(%q)) ? [] : "+
-		"((!(%q in a) || a[%q] == '') ? [%s + %q + %q] : []) + "+
-		"((%q in a) ? %s : [])",
-		AnnotationPrefix,
-		annotationClass, annotationClass, p, "["+annotationClass+"]: "+string(SecretClassMissing)+": ", msgSecretClassMissing+attribution,
-		scopeKey, entryFindingsCEL("a["+fmt.Sprintf("%q", scopeKey)+"]", p+" + "+fmt.Sprintf("%q", "["+scopeKey+"]"), attribution))
-}
-
-// entryFindingsCEL is the CEL list of the findings of the scope value s (a
-// CEL string) at the field path path (a CEL string), one per invalid entry,
-// as checkEntry reports them.
-func entryFindingsCEL(s, path, attribution string) string {
-	key := "e.split('=')[0]"
-	value := "(e.split('=').size() > 1 ? e.split('=')[1] : '')"
-	msg := func(code policies.Code) string {
-		return fmt.Sprintf("%s + %q + %s + %q", path, ": "+string(code)+": ", entryMessages[code].cel("string(j + 1)", key), attribution)
-	}
-	entry := fmt.Sprintf("(%s == 'node' || %s == 'pod') ? (e.contains('=') ? %s : '') : "+
-		"(%s == 'service' || %s == 'listener-volume') ? ("+
-		"%s == '' ? %s : "+
-		"e.split('=').size() > 2 ? %s : "+
-		"(%s == 'service' && !(%s.size() <= 63 && %s.matches(%q))) ? %s : "+
-		"(%s == 'listener-volume' && !(%s.size() <= 63 && %s.matches(%q))) ? %s : '') : "+
-		"(%s == '' && e.contains('=')) ? %s : "+
-		"e == '' ? %s : ''",
-		key, key, msg(ScopeUnexpectedValue),
-		key, key,
-		value, msg(ScopeValueMissing),
-		msg(ScopeValueHasDelimiter),
-		key, value, value, dns1035Label, msg(ScopeServiceNameInvalid),
-		key, value, value, dns1123Label, msg(ScopeListenerVolumeNameInvalid),
-		key, msg(ScopeKeyMissing),
-		msg(ScopeEntryEmpty),
-	)
-	return fmt.Sprintf("%s.split(',').transformList(j, e, %s).filter(m, m != '')", s, entry)
 }
 
 // Location is, for one built-in resource, the CEL list of the annotation

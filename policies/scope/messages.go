@@ -7,12 +7,10 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies"
 )
 
-// entryMessage is the message of a finding on one entry of a scope value,
-// shared by the evaluator (checkEntry, in Go) and the in-process policy
-// (EntryFindingsCEL, in CEL), so that a grammar change is made once. Head
-// and tail hold "{n}" for the entry's position and "{key}" for its key
-// (never its name); a clause only Go can write, as it depends on the name,
-// goes between them (middle), and the CEL rendering leaves it out.
+// entryMessage is the message of a finding on one entry of a scope value.
+// Head and tail hold "{n}" for the entry's position and "{key}" for its key
+// (never its name); a clause that depends on the name goes between them
+// (middle).
 type entryMessage struct {
 	head, tail string
 }
@@ -46,30 +44,6 @@ func (m entryMessage) text(n int, key, middle string) string {
 		parts = append(parts, m.tail)
 	}
 	return strings.NewReplacer("{n}", strconv.Itoa(n), "{key}", key).Replace(strings.Join(parts, "; "))
-}
-
-// cel renders the message as a CEL string expression, with n and key CEL
-// expressions for the position and the key (and no middle clause).
-func (m entryMessage) cel(n, key string) string {
-	text := m.head
-	if m.tail != "" {
-		text += "; " + m.tail
-	}
-	var parts []string
-	for text != "" {
-		i := strings.IndexAny(text, "{")
-		switch {
-		case i < 0:
-			parts, text = append(parts, strconv.Quote(text)), ""
-		case strings.HasPrefix(text[i:], "{n}"):
-			parts, text = append(parts, strconv.Quote(text[:i]), n), text[i+len("{n}"):]
-		case strings.HasPrefix(text[i:], "{key}"):
-			parts, text = append(parts, strconv.Quote(text[:i]), key), text[i+len("{key}"):]
-		default:
-			parts, text = append(parts, strconv.Quote(text[:i+1])), text[i+1:]
-		}
-	}
-	return strings.Join(parts, " + ")
 }
 
 // msgSecretClassMissing is SecretClassMissing's message.

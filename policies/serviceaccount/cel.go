@@ -15,16 +15,15 @@ import (
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
 )
 
-// The naming rules and the mismatch message as CEL, for the in-process
-// layout's ValidatingAdmissionPolicy (webhooks/render/inprocess.go renders the
-// policy around these), from the same Naming and msgMismatch the evaluator
+// The naming rules as CEL, for the webhook's narrowing and the in-process
+// layout (webhooks/render/inprocess.go), from the same Naming the evaluator
 // uses.
 
 // CEL is the CEL expression of the ServiceAccount n gives the pods of the
 // product that the ownerReference r names: each product's rule, by group
 // and kind in a fixed order, else the fallback. The derived rule is CEL's
-// only where no hash is needed (the policy leaves longer names to the
-// webhook).
+// only where no hash is needed (the in-process layout leaves longer names to
+// the webhook).
 func (n Naming) CEL() string {
 	rule := func(r Rule) string {
 		if r.Kind == Derived {
@@ -53,12 +52,6 @@ func (n Naming) CEL() string {
 	}
 	b.WriteString(rule(n.Fallback))
 	return "(" + b.String() + ")"
-}
-
-// MismatchCEL is ServiceAccountMismatch's message for the ownerReference r
-// and the expected name expected (a CEL string), as a CEL string.
-func MismatchCEL(expected string) string {
-	return celtext.Format(msgMismatch, "r.kind", "r.name", expected)
 }
 
 // ProductControllerCEL is the CEL predicate on an ownerReference r that it

@@ -202,7 +202,7 @@ func (w *WebhookConfigurations) Objects(ca []byte) ([]*unstructured.Unstructured
 		return nil, errors.New("the written entries carry their own caBundle: render them without a cert-manager Certificate")
 	}
 	if l := w.Manifests.Layout; l != "" && l != route.LayoutCombined && l != route.LayoutSeparate {
-		return nil, fmt.Errorf("layout %s: gatehouse writes the combined or separate layout only (the in-process policies are rendered with `gatehouse manifests`)", l)
+		return nil, fmt.Errorf("layout %s: gatehouse writes the combined or separate layout only (apply the in-process layout from `gatehouse manifests`)", l)
 	}
 	doc, err := render.WebhookConfigurations(w.Manifests)
 	if err != nil {

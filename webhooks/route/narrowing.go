@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/ext"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies/celtext"
@@ -73,9 +74,12 @@ func EvalCachedCondition(expr string, req *admission.Request, object, oldObject 
 }
 
 // CompileMatchCondition compiles a matchConditions expression with the
-// variables the API server declares for it.
+// variables the API server declares for it, and the one library of the API
+// server's environment gatehouse's conditions use: its strings extension
+// (lowerAscii, in the in-process layout's ServiceAccount names).
 func CompileMatchCondition(expr string) (cel.Program, error) {
-	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
+	env, err := cel.NewEnv(cel.Variable("request", cel.DynType), cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType),
+		ext.Strings(ext.StringsVersion(2)))
 	if err != nil {
 		return nil, err
 	}

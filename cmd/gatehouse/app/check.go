@@ -63,9 +63,9 @@ Namespace of an object, without which the opt-in and namespace-selected webhooks
 whether they apply; a role a harness binds; the DependencyGroup a source requires) leaves that
 webhook's result undecided, naming what is missing: check never reports it as allowed.
 
---layout in-process decides as an API server with that layout does: the admission policies it
-renders are evaluated by the API server's own admission-policy code, and the webhooks it narrows
-are not asked what the policies decide. The separate and combined layouts decide alike.
+--layout in-process decides as an API server with that layout does: a webhook the layout narrows
+away from an object, because CEL proves it allows the object, answers allowed without being asked.
+The layouts decide alike.
 
 Exit status: 0 when every object is allowed, 1 when any is denied, 3 when none is denied and a
 webhook could not decide for some (undecided), 2 for unreadable input or bad usage.`,
@@ -93,7 +93,7 @@ webhook could not decide for some (undecided), 2 for unreadable input or bad usa
 	f.kube.register(cmd, "the cluster --cluster reads")
 	fl.StringVarP(&f.output, "output", "o", FormatText, "text, json, junit (JUnit XML) or sarif (SARIF 2.1.0)")
 	fl.StringVar(&f.config, "config", "", "server configuration file, as for serve")
-	fl.StringVar(&f.layout, "layout", route.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (admission policies, docs/in-process.md)")
+	fl.StringVar(&f.layout, "layout", route.DefaultLayout, "webhook layout to decide as: separate, combined or in-process (CEL-proven allows, docs/in-process.md)")
 	fl.StringVar(&f.now, "now", "", "RFC 3339 time to judge exceptions' expiry at, instead of the current time: what will an expiry deny")
 	f.modes.register(cmd)
 	return cmd
@@ -163,14 +163,11 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	opts.StateGaps = state
 	opts.Exceptions = state
 	chain := webhooks.NewOffline(webhooks.Build(opts, cfg.Enabled), opts)
-	var policies *inProcessPolicies
+	var inProcess *inProcessPolicies
 	if f.layout == route.LayoutInProcess {
-		if policies, err = newInProcessPolicies(opts, cfg.Enabled, state); err != nil {
-			return err
-		}
-		defer policies.close()
+		inProcess = newInProcessPolicies(opts)
 	}
-	objects, results, err := admitAll(cmd.Context(), chain, policies, state, docs)
+	objects, results, err := admitAll(cmd.Context(), chain, inProcess, state, docs)
 	if err != nil {
 		return err
 	}

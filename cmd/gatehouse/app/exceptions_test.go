@@ -103,3 +103,22 @@ func TestCheckNowJudgesExpiry(t *testing.T) {
 		t.Errorf("--now tomorrow: exit %d, want 2 naming the flag:\n%s", code, stderr)
 	}
 }
+
+// TestCheckInProcessLayoutHonoursExceptions: in every layout an exception
+// excuses what it names. The in-process layout once denied SCOPE's finding
+// in an admission policy, which no exception reaches; it now proves only
+// allows in the API server, and a finding reaches the webhook, which
+// applies the exceptions (docs/in-process.md).
+func TestCheckInProcessLayoutHonoursExceptions(t *testing.T) {
+	state := writeFile(t, "exception.yaml", scopeException(time.Now().Add(time.Hour)))
+	for _, layout := range []string{"separate", "combined", "in-process"} {
+		code, stdout, _ := run(t, badScopePod, "check", "-f", "-", "--namespace-labels", "team-a", "--state", state, "--layout", layout)
+		if code != exitOK || !strings.Contains(stdout, "  secret-scope: excused\n") {
+			t.Errorf("--layout %s: exit %d, want the pod excused:\n%s", layout, code, stdout)
+		}
+		code, stdout, _ = run(t, badScopePod, "check", "-f", "-", "--namespace-labels", "team-a", "--layout", layout)
+		if code != exitDenied || !strings.Contains(stdout, "  secret-scope: denied\n") {
+			t.Errorf("--layout %s without the exception: exit %d, want the pod denied:\n%s", layout, code, stdout)
+		}
+	}
+}

@@ -50,10 +50,11 @@ func checkVerdicts(t *testing.T, layout string, paths ...string) map[string]stri
 	return flat
 }
 
-// TestCheckInProcessLayoutDecidesAlike: `check --layout in-process` runs the
-// rendered admission policies in the API server's own plugin, and every
-// example, SCOPE fixture and SA fixture of an owned workload gets the verdict of the combined layout, from
-// the same webhooks with the same codes and fields.
+// TestCheckInProcessLayoutDecidesAlike: `check --layout in-process` answers
+// allowed for the members the layout narrows away (CEL proves they allow),
+// and every example, SCOPE fixture and SA fixture of an owned workload gets
+// the verdict of the combined layout, from the same webhooks with the same
+// codes and fields.
 func TestCheckInProcessLayoutDecidesAlike(t *testing.T) {
 	files, err := filepath.Glob("../../../policies/scope/testdata/*/*.yaml")
 	if err != nil || len(files) < 40 {

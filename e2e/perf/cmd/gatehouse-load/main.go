@@ -10,8 +10,9 @@
 //  2. end to end (unless --e2e=false): objects are created and deleted
 //     through the local control plane (e2e/localcluster) with no webhooks,
 //     with gatehouse's webhooks, with the ValidatingAdmissionPolicies of
-//     e2e/perf/vap, and with gatehouse's in-process layout (its admission
-//     policies and the webhooks narrowed to the rest), in alternating rounds;
+//     e2e/perf/vap, and with gatehouse's in-process layout (the combined
+//     entries narrowed away from what CEL proves SCOPE and SA allow), in
+//     alternating rounds;
 //  3. mixed (unless --mixed=false): a cluster's everyday writes (Events,
 //     Lease renewals, EndpointSlices, ConfigMaps, Secrets, ReplicaSets and
 //     Pods, one request in ten from the contract fixtures) through the local
@@ -70,7 +71,7 @@ func main() {
 	var f flags
 	flag.StringVar(&f.repo, "repo", "../..", "gatehouse repository root")
 	flag.StringVar(&f.gatehouse, "gatehouse", "bin/gatehouse", "the gatehouse binary that runs check")
-	flag.StringVar(&f.server, "server", "", "the gatehouse binary that serves (default: --gatehouse); make bench gives the image's build, -tags gatehouse_server")
+	flag.StringVar(&f.server, "server", "", "the gatehouse binary that serves (default: --gatehouse), to compare two builds")
 	flag.StringVar(&f.floor, "floor", "bin/floor", "the floor binary (e2e/perf/cmd/floor)")
 	flag.StringVar(&f.workDir, "work-dir", "", "directory for logs, certificates and state (default: a new temporary directory)")
 	flag.StringVar(&f.jsonOut, "json", "", "write the results as JSON here")
