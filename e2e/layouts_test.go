@@ -121,9 +121,9 @@ func verdictOf(err error, warnings []string) string {
 // runs, but pods with ephemeral containers) through the real API server in each
 // layout of gatehouse's webhook configurations: separate, combined, and
 // in-process (the combined entries narrowed away from what CEL proves
-// SCOPE and SA allow; docs/in-process.md). Each fixture must be allowed or
+// SCOPE, SA and the PSC guard allow; docs/in-process.md). Each fixture must be allowed or
 // denied alike, with the same finding codes and fields and the same
-// warnings, in all three; and the in-process layout must send SCOPE and SA
+// warnings, in all three; and the in-process layout must send those members
 // fewer requests than the combined one, read from gatehouse's decision
 // counter, or the API server narrowed nothing.
 func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
@@ -234,7 +234,7 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 		t.Fatalf("%d of %d fixtures denied: the comparison proves nothing", denied, len(fixtures))
 	}
 	if calls[route.LayoutInProcess] >= calls[route.LayoutCombined] {
-		t.Errorf("the in-process layout sent SCOPE and SA %v requests, the combined one %v: the API server narrowed nothing",
+		t.Errorf("the in-process layout sent %v requests to the members it narrows, the combined one %v: the API server narrowed nothing",
 			calls[route.LayoutInProcess], calls[route.LayoutCombined])
 	}
 }

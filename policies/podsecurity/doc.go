@@ -12,7 +12,8 @@
 // Files: defaults.go (the table and its configuration), mutate.go (the
 // defaulting), runasroot.go (rule 1, RunAsRootConflict), missing.go (rule 2,
 // SecurityDefaultsMissing), validate.go (entry points, codes, messages),
-// values.go (reading decoded JSON values).
+// values.go (reading decoded JSON values), cel.go (where the guard allows,
+// as CEL, for the in-process layout's narrowing).
 //
 // Decisions where the contract leaves room:
 //

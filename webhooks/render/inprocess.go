@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/gatehouse-dev/gatehouse/policies/celtext"
+	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
 	"github.com/gatehouse-dev/gatehouse/policies/serviceaccount"
 	"github.com/gatehouse-dev/gatehouse/policies/workload"
@@ -40,6 +41,7 @@ type inProcessRow struct {
 var inProcessTable = []inProcessRow{
 	{webhook: "secret-scope", allows: secretScopeAllows},
 	{webhook: "service-account", allows: serviceAccountAllows},
+	{webhook: "pod-security", allows: podSecurityAllows},
 }
 
 // InProcessWebhooks names the webhooks the in-process layout narrows, in
@@ -160,4 +162,25 @@ func serviceAccountAllows(opts route.Options) string {
 		productController(opts))
 	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s && (!has(object.metadata) || !has(object.metadata.ownerReferences) || (%s))",
 		strings.Join(resources, " || "), refs, b.String())
+}
+
+// PSC's guard (docs/podsecurity.md) allows, with nothing to say, a created
+// Pod that states every field of the defaults table (the mutating webhook
+// ran) and no runAsUser of 0, and a workload whose pod template states no
+// runAsUser of 0 (nor gets one from the defaults). The pods/ephemeralcontainers
+// subresource stays on the webhook (only the new containers are judged).
+
+func podSecurityAllows(opts route.Options) string {
+	var b strings.Builder
+	for _, k := range workload.Kinds() {
+		path := k.SpecPath()
+		spec := "object." + strings.Join(path, ".")
+		allows := podsecurity.TemplateAllowsCEL(spec, opts.PodDefaults)
+		if len(k.Template) == 0 {
+			allows = fmt.Sprintf("request.operation == 'CREATE' && (%s)", podsecurity.PodAllowsCEL(spec))
+		}
+		fmt.Fprintf(&b, "%s ? (!(%s) || (%s)) : ", route.ResourceIs(route.Resource{GVR: k.Resource, Kind: k.Kind}), route.HasPath(path), allows)
+	}
+	b.WriteString("false")
+	return fmt.Sprintf("!has(request.subResource) && (%s)", b.String())
 }

@@ -11,7 +11,8 @@
 //     through the local control plane (e2e/localcluster) with no webhooks,
 //     with gatehouse's webhooks, with the ValidatingAdmissionPolicies of
 //     e2e/perf/vap, and with gatehouse's in-process layout (the combined
-//     entries narrowed away from what CEL proves SCOPE and SA allow), in
+//     entries narrowed away from what CEL proves SCOPE, SA and the PSC
+//     guard allow), in
 //     alternating rounds;
 //  3. mixed (unless --mixed=false): a cluster's everyday writes (Events,
 //     Lease renewals, EndpointSlices, ConfigMaps, Secrets, ReplicaSets and
