@@ -245,6 +245,10 @@ func clientWithWarnings(t *testing.T, e *env) (client.Client, *warningRecorder) 
 	rec := &warningRecorder{}
 	cfg := rest.CopyConfig(e.config)
 	cfg.WarningHandler = rec
+	// No client-side rate limit: the fixture walks send hundreds of dry
+	// runs one after the other, which client-go's default of 5 per second
+	// would stretch to minutes.
+	cfg.QPS, cfg.Burst = -1, 0
 	c, err := client.New(cfg, client.Options{Scheme: localcluster.Scheme()})
 	if err != nil {
 		t.Fatal(err)

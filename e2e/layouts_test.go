@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -123,8 +125,8 @@ func verdictOf(err error, warnings []string) string {
 // in-process (the combined entries narrowed away from what CEL proves
 // SCOPE, SA and the PSC guard allow; docs/in-process.md). Each fixture must be allowed or
 // denied alike, with the same finding codes and fields and the same
-// warnings, in all three; and the in-process layout must send those members
-// fewer requests than the combined one, read from gatehouse's decision
+// warnings, in all three; and the in-process layout must send each of those
+// members fewer requests than the combined one, read from gatehouse's decision
 // counter, or the API server narrowed nothing.
 func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 	e := requireCluster(t)
@@ -184,13 +186,14 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 	})
 
 	fixtures := loadFixtures(t)
-	verdicts := map[string][]string{} // fixture -> one verdict per layout
-	calls := map[string]float64{}     // layout -> SCOPE's and SA's decisions
-	narrowedMembers := func() float64 {
+	verdicts := map[string][]string{}        // fixture -> one verdict per layout
+	generated := map[string][]string{}       // security context pod -> one verdict per layout
+	calls := map[string]map[string]float64{} // layout -> narrowed member -> decisions
+	narrowedMembers := func() map[string]float64 {
 		fams := scrape(t, e.local.Gatehouse)
-		var n float64
+		n := map[string]float64{}
 		for _, w := range render.InProcessWebhooks() {
-			n += metricValue(fams, "gatehouse_webhook_decisions_total", "webhook", w)
+			n[w] = metricValue(fams, "gatehouse_webhook_decisions_total", "webhook", w)
 		}
 		return n
 	}
@@ -211,7 +214,36 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 			warnings.mu.Unlock()
 			verdicts[f.name] = append(verdicts[f.name], admitFixture(t, e, c, warnings, f, l.name, shared[f.optIn]))
 		}
-		calls[l.name] = narrowedMembers() - before
+		for _, pod := range securityContextPods() {
+			warnings.mu.Lock()
+			warnings.list = nil
+			warnings.mu.Unlock()
+			pod.SetNamespace(shared[true])
+			err := c.Create(ctx, pod, client.DryRunAll)
+			v := verdictOf(err, slices.Clone(warnings.all()))
+			if err == nil {
+				v += "; " + securityContexts(t, pod)
+			}
+			generated[pod.GetName()] = append(generated[pod.GetName()], v)
+		}
+		calls[l.name] = map[string]float64{}
+		for w, n := range narrowedMembers() {
+			calls[l.name][w] = n - before[w]
+		}
+	}
+	defaulted := 0
+	for name, v := range generated {
+		for i := range layouts[1:] {
+			if v[i+1] != v[0] {
+				t.Errorf("%s:\n  %-10s %s\n  %-10s %s", name, layouts[0].name, v[0], layouts[i+1].name, v[i+1])
+			}
+		}
+		if strings.HasPrefix(v[0], "allowed") {
+			defaulted++
+		}
+	}
+	if defaulted == 0 {
+		t.Errorf("none of %d security context pods was admitted: their comparison proves nothing", len(generated))
 	}
 	denied := 0
 	for _, f := range fixtures {
@@ -228,14 +260,15 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 			t.Errorf("%s: a %s fixture got %s", f.name, f.outcome, v[0])
 		}
 	}
-	t.Logf("%d fixtures, %d denied, the same verdict in the layouts %s; %v decided by %s (per layout)",
-		len(fixtures), denied, strings.Join([]string{layouts[0].name, layouts[1].name, layouts[2].name}, ", "), calls, strings.Join(render.InProcessWebhooks(), " and "))
+	t.Logf("%d fixtures, %d denied, and %d security context pods, %d admitted, the same verdict and defaults in the layouts %s; decisions of the members the in-process layout narrows: %v",
+		len(fixtures), denied, len(generated), defaulted, strings.Join([]string{layouts[0].name, layouts[1].name, layouts[2].name}, ", "), calls)
 	if denied == 0 || denied == len(fixtures) {
 		t.Fatalf("%d of %d fixtures denied: the comparison proves nothing", denied, len(fixtures))
 	}
-	if calls[route.LayoutInProcess] >= calls[route.LayoutCombined] {
-		t.Errorf("the in-process layout sent %v requests to the members it narrows, the combined one %v: the API server narrowed nothing",
-			calls[route.LayoutInProcess], calls[route.LayoutCombined])
+	for _, w := range render.InProcessWebhooks() {
+		if in, combined := calls[route.LayoutInProcess][w], calls[route.LayoutCombined][w]; in >= combined {
+			t.Errorf("the in-process layout sent %s %v requests, the combined one %v: the API server narrowed nothing", w, in, combined)
+		}
 	}
 }
 
@@ -319,5 +352,81 @@ func admitFixture(t *testing.T, e *env, c client.Client, warnings *warningRecord
 		obj.SetNamespace(ns)
 		err = c.Create(ctx, obj, client.DryRunAll)
 	}
-	return verdictOf(err, slices.Clone(warnings.all()))
+	v := verdictOf(err, slices.Clone(warnings.all()))
+	if err == nil && obj.GetKind() == "Pod" {
+		v += "; " + securityContexts(t, obj)
+	}
+	return v
+}
+
+// securityContexts are a Pod's security contexts as the API server
+// returned it (what the PSC defaults filled in, whoever filled them in), as
+// JSON with sorted keys.
+func securityContexts(t *testing.T, pod *unstructured.Unstructured) string {
+	t.Helper()
+	out := map[string]any{}
+	out["pod"], _, _ = unstructured.NestedFieldNoCopy(pod.Object, "spec", "securityContext")
+	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+		items, _, _ := unstructured.NestedSlice(pod.Object, "spec", list)
+		var scs []any
+		for _, item := range items {
+			sc, _, _ := unstructured.NestedFieldNoCopy(item.(map[string]any), "securityContext")
+			scs = append(scs, sc)
+		}
+		out[list] = scs
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "security contexts " + string(raw)
+}
+
+// securityContextPods are Pods at the edges of the PSC defaults, for the
+// layouts to default alike (the in-process layout's MutatingAdmissionPolicy
+// against the webhook): pod and container security contexts absent,
+// partial, privileged, adding CAP_SYS_ADMIN, with every seccomp type, in
+// init and regular containers, user namespaces and Windows pods (which the
+// API server may refuse: then alike too).
+func securityContextPods() []*unstructured.Unstructured {
+	pods := []map[string]any{
+		nil, {}, {"runAsUser": int64(2000)}, {"runAsNonRoot": false}, {"seccompProfile": map[string]any{"type": "Unconfined"}},
+		{"seccompProfile": map[string]any{"type": "Localhost", "localhostProfile": "profiles/audit.json"}},
+		{"fsGroup": int64(5), "fsGroupChangePolicy": "Always", "runAsGroup": int64(7)},
+	}
+	containers := []map[string]any{
+		nil, {}, {"runAsNonRoot": false, "runAsUser": int64(0)}, {"privileged": true}, {"capabilities": map[string]any{"add": []any{"CAP_SYS_ADMIN"}}},
+		{"capabilities": map[string]any{"add": []any{"NET_ADMIN"}}}, {"capabilities": map[string]any{"drop": []any{"NET_RAW"}}},
+		{"seccompProfile": map[string]any{"type": "RuntimeDefault"}}, {"allowPrivilegeEscalation": true}, {"readOnlyRootFilesystem": true},
+	}
+	var out []*unstructured.Unstructured
+	for i, pod := range pods {
+		for j, container := range containers {
+			for _, variant := range []string{"plain", "init", "user-namespace", "windows"} {
+				c := func(name string) map[string]any {
+					out := map[string]any{"name": name, "image": "registry.example/app:1"}
+					if container != nil {
+						out["securityContext"] = runtime.DeepCopyJSONValue(container)
+					}
+					return out
+				}
+				spec := map[string]any{"containers": []any{c("app"), map[string]any{"name": "side", "image": "registry.example/side:1"}}}
+				if pod != nil {
+					spec["securityContext"] = runtime.DeepCopyJSONValue(pod)
+				}
+				switch variant {
+				case "init":
+					spec["initContainers"] = []any{c("init")}
+				case "user-namespace":
+					spec["hostUsers"] = false
+				case "windows":
+					spec["os"] = map[string]any{"name": "windows"}
+				}
+				obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": spec}}
+				obj.SetName(fmt.Sprintf("psc-%d-%d-%s", i, j, variant))
+				out = append(out, obj)
+			}
+		}
+	}
+	return out
 }

@@ -303,6 +303,13 @@ func TestInProcessNarrowingIsSound(t *testing.T) {
 		webhook  string
 		evaluate func(schema.GroupKind, map[string]any) []policies.Finding
 	}{
+		// The defaults have nothing to say where they change nothing.
+		{"pod-security-defaults", func(gk schema.GroupKind, obj map[string]any) []policies.Finding {
+			if _, changed := podsecurity.Defaulted(obj, opts.PodDefaults); changed && gk == (schema.GroupKind{Kind: "Pod"}) {
+				return []policies.Finding{policies.Denial("WouldDefault", nil, "", "the defaults would change the Pod")}
+			}
+			return nil
+		}},
 		{"secret-scope", func(gk schema.GroupKind, obj map[string]any) []policies.Finding { return scope.Validate(gk, obj) }},
 		{"service-account", func(gk schema.GroupKind, obj map[string]any) []policies.Finding {
 			return serviceaccount.Validate(gk, obj, opts.Products, opts.ServiceAccounts)

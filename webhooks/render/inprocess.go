@@ -5,8 +5,11 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/policies/celtext"
 	"github.com/gatehouse-dev/gatehouse/policies/podsecurity"
 	"github.com/gatehouse-dev/gatehouse/policies/scope"
@@ -39,6 +42,7 @@ type inProcessRow struct {
 }
 
 var inProcessTable = []inProcessRow{
+	{webhook: podSecurityDefaults, allows: podSecurityDefaultsAllows},
 	{webhook: "secret-scope", allows: secretScopeAllows},
 	{webhook: "service-account", allows: serviceAccountAllows},
 	{webhook: "pod-security", allows: podSecurityAllows},
@@ -183,4 +187,110 @@ func podSecurityAllows(opts route.Options) string {
 	}
 	b.WriteString("false")
 	return fmt.Sprintf("!has(request.subResource) && (%s)", b.String())
+}
+
+// PSC's defaults (docs/podsecurity.md). The mutating member changes nothing
+// in a created Pod that states every field of the defaults table, so the
+// layout narrows it away from those. Where the API server serves
+// admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, the layout also
+// renders the defaults as one (InProcessMutations), which fills them in
+// before the mutating webhooks run for the Pods whose defaults CEL computes
+// exactly as DefaultPod does: those Pods then never reach the webhook.
+
+const podSecurityDefaults = "pod-security-defaults"
+
+func podSecurityDefaultsAllows(route.Options) string {
+	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && %s && has(object.spec) && %s",
+		celtext.ResourceIs(schema.GroupVersionResource{Version: "v1", Resource: "pods"}), podsecurity.StatesDefaultsCEL("object.spec"))
+}
+
+// InProcessMutations are the mutating admission policies of the in-process
+// layout and their bindings.
+type InProcessMutations struct {
+	Policies []admissionregistrationv1.MutatingAdmissionPolicy
+	Bindings []admissionregistrationv1.MutatingAdmissionPolicyBinding
+}
+
+// PolicyName is the name of the admission policy (and its binding) that
+// stands in for webhook.
+func PolicyName(webhook string) string { return "gatehouse-" + webhook }
+
+// InProcessMutationsFor renders PSC's defaults as a MutatingAdmissionPolicy
+// bound to the opted-in namespaces, when the defaults webhook is served and
+// in Enforce (in Warn and Audit it withholds its patch, which a policy
+// cannot). Its failure policy and reinvocation are the webhook's: a policy
+// that fails leaves the Pod to the webhook, and a Pod a later webhook
+// changes is defaulted again.
+func InProcessMutationsFor(o route.ManifestOptions) InProcessMutations {
+	def, ok := route.Lookup(podSecurityDefaults)
+	if !ok || o.ModeOf(podSecurityDefaults) != configv1alpha1.ModeEnforce || !served(o.Options, podSecurityDefaults) {
+		return InProcessMutations{}
+	}
+	name := PolicyName(podSecurityDefaults)
+	failure := o.FailurePolicy(def.Name, def.FailurePolicy)
+	equivalent := admissionregistrationv1.Equivalent
+	labels := map[string]string{"app.kubernetes.io/name": "gatehouse"}
+	pods := admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+	}}
+	return InProcessMutations{
+		Policies: []admissionregistrationv1.MutatingAdmissionPolicy{{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+				MatchConstraints: &admissionregistrationv1.MatchResources{
+					ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{pods}, MatchPolicy: &equivalent,
+					NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+				},
+				MatchConditions: append(o.ExemptionCondition(), admissionregistrationv1.MatchCondition{
+					Name: "gatehouse-decidable", Expression: podsecurity.DefaultsDecidableCEL()}),
+				Mutations: []admissionregistrationv1.Mutation{{
+					PatchType: admissionregistrationv1.PatchTypeJSONPatch,
+					JSONPatch: &admissionregistrationv1.JSONPatch{Expression: podsecurity.DefaultsPatchCEL(o.PodDefaults)},
+				}},
+				FailurePolicy:      &failure,
+				ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
+			},
+		}},
+		Bindings: []admissionregistrationv1.MutatingAdmissionPolicyBinding{{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicyBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{
+				PolicyName: name,
+				MatchResources: &admissionregistrationv1.MatchResources{
+					NamespaceSelector: o.OptedInSelector(), ObjectSelector: &metav1.LabelSelector{}, MatchPolicy: &equivalent,
+				},
+			},
+		}},
+	}
+}
+
+// served reports whether webhook is a member of a rendered entry under
+// opts (switched on, and selected by its configuration).
+func served(opts route.Options, webhook string) bool {
+	for _, g := range route.Groups() {
+		for _, m := range g.Members(opts) {
+			if m.Def.Name == webhook {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inProcessManifests renders the policies and bindings as YAML documents.
+func inProcessManifests(o route.ManifestOptions) ([]byte, error) {
+	m := InProcessMutationsFor(o)
+	var out []byte
+	for i := range m.Policies {
+		for _, obj := range []any{&m.Policies[i], &m.Bindings[i]} {
+			doc, err := marshalManifest(obj)
+			if err != nil {
+				return nil, err
+			}
+			out = append(append(out, "---\n"...), doc...)
+		}
+	}
+	return out, nil
 }

@@ -87,6 +87,13 @@ func WebhookConfigurations(o route.ManifestOptions) ([]byte, error) {
 		out.WriteString("---\n")
 		out.Write(doc)
 	}
+	if layout == route.LayoutInProcess {
+		policies, err := inProcessManifests(o)
+		if err != nil {
+			return nil, err
+		}
+		out.Write(policies)
+	}
 	managed, err := managedLabelsManifests(o)
 	if err != nil {
 		return nil, err

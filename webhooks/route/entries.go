@@ -73,6 +73,13 @@ func (p Placement) matchConditions(def Definition, opts Options) []admissionregi
 	return out
 }
 
+// OptedInSelector is the namespaceSelector of the entries of the opt-in
+// webhooks (the pod security defaults and guard), for what stands in for
+// them in the in-process layout.
+func (o ManifestOptions) OptedInSelector() *metav1.LabelSelector {
+	return o.namespaceSelector(optedIn, false, false)
+}
+
 // namespaceSelector renders a selection: every namespace but the exempt
 // ones (exemptions.go; the server's own namespace always), narrowed by the
 // selection's label (and, with unharnessed, to namespaces without the
