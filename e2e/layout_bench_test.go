@@ -31,12 +31,14 @@ func separateLayout(b *testing.B, e *env, installed []*unstructured.Unstructured
 // BenchmarkPodCreateByLayout creates pods one after another in a namespace
 // every pod webhook covers (opted in to the pod security defaults, labelled
 // harnessed), through the API server, with no gatehouse configuration, the
-// separate layout and the combined layout (e2e/perf's Switch moves between
-// them and confirms each with a dry run of a denied pod). It reports the
+// separate layout, the combined layout, and the in-process layout without
+// and with PSC's defaults as a MutatingAdmissionPolicy (e2e/perf's Switch
+// moves between them and confirms each with a dry run of a denied pod). It reports the
 // latency distribution of the creates. Run it with
 //
 //	make e2e-bin && cd e2e && KUBEBUILDER_ASSETS=... go test -run '^$' -bench PodCreateByLayout -benchtime 300x
 func BenchmarkPodCreateByLayout(b *testing.B) {
+	const inProcessWithPolicy = "in-process-defaults-policy"
 	e := requireCluster(b)
 	if e.local == nil {
 		b.Skip("needs the local control plane")
@@ -72,6 +74,11 @@ func BenchmarkPodCreateByLayout(b *testing.B) {
 		route.LayoutCombined: {Client: e.client, Webhooks: installed, Probe: probes[0]},
 		route.LayoutSeparate: {Client: e.client, Webhooks: separateLayout(b, e, installed), Probe: probes[0]},
 	}
+	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
+	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	layouts[route.LayoutInProcess] = &perf.Switch{Client: e.client, Webhooks: renderLayout(b, e, route.LayoutInProcess, caBundle), Probe: probes[0]}
+	layouts[inProcessWithPolicy] = &perf.Switch{Client: e.client, Probe: probes[0],
+		Webhooks: renderManifests(b, e, route.ManifestOptions{Layout: route.LayoutInProcess, DefaultsPolicy: true}, caBundle)}
 	// The suite installs the default layout; put it back.
 	defer func() {
 		if err := layouts[route.DefaultLayout].Set(ctx, perf.Gatehouse); err != nil {
@@ -79,11 +86,19 @@ func BenchmarkPodCreateByLayout(b *testing.B) {
 		}
 	}()
 
-	for _, layout := range []string{"none", route.LayoutSeparate, route.LayoutCombined} {
+	for _, layout := range []string{"none", route.LayoutSeparate, route.LayoutCombined, route.LayoutInProcess, inProcessWithPolicy} {
 		b.Run(layout, func(b *testing.B) {
 			sw, setup := layouts[layout], perf.Gatehouse
 			if layout == "none" {
 				sw, setup = layouts[route.DefaultLayout], perf.NoWebhooks
+			}
+			// Each switch deletes what the others installed.
+			for name, other := range layouts {
+				if name != layout {
+					if err := other.Set(ctx, perf.NoWebhooks); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
 			if err := sw.Set(ctx, setup); err != nil {
 				b.Fatal(err)

@@ -22,6 +22,7 @@ import (
 
 	configv1alpha1 "github.com/gatehouse-dev/gatehouse/api/config/v1alpha1"
 	"github.com/gatehouse-dev/gatehouse/e2e/localcluster"
+	"github.com/gatehouse-dev/gatehouse/e2e/perf"
 	"github.com/gatehouse-dev/gatehouse/webhooks/render"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
@@ -31,10 +32,15 @@ import (
 // the installed configurations.
 func renderLayout(t testing.TB, e *env, layout string, caBundle any) []*unstructured.Unstructured {
 	t.Helper()
-	rendered, err := render.WebhookConfigurations(route.ManifestOptions{
-		URL: e.local.Gatehouse.URL, Namespace: localcluster.Namespace, Layout: layout,
-		Options: route.OptionsFromConfig(configv1alpha1.Default()),
-	})
+	return renderManifests(t, e, route.ManifestOptions{Layout: layout}, caBundle)
+}
+
+// renderManifests renders o (its layout and switches; the rest is the
+// local gatehouse's) as renderLayout does.
+func renderManifests(t testing.TB, e *env, o route.ManifestOptions, caBundle any) []*unstructured.Unstructured {
+	t.Helper()
+	o.URL, o.Namespace, o.Options = e.local.Gatehouse.URL, localcluster.Namespace, route.OptionsFromConfig(configv1alpha1.Default())
+	rendered, err := render.WebhookConfigurations(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,15 +126,18 @@ func verdictOf(err error, warnings []string) string {
 }
 
 // TestEveryLayoutGivesTheSameVerdict replays every golden fixture (as dry
-// runs, but pods with ephemeral containers) through the real API server in each
-// layout of gatehouse's webhook configurations: separate, combined, and
-// in-process (the combined entries narrowed away from what CEL proves
-// SCOPE, SA and the PSC guard allow; docs/in-process.md). Each fixture must be allowed or
-// denied alike, with the same finding codes and fields and the same
-// warnings, in all three; and the in-process layout must send each of those
-// members fewer requests than the combined one, read from gatehouse's decision
-// counter, or the API server narrowed nothing.
+// runs, but pods with ephemeral containers), and Pods at the edges of the PSC
+// defaults, through the real API server in each layout of gatehouse's
+// admission configuration: separate, combined, in-process (the combined
+// entries narrowed away from what CEL proves SCOPE, SA and PSC allow), and
+// in-process with PSC's defaults as a MutatingAdmissionPolicy
+// (docs/in-process.md). Each object must be allowed or denied alike, with
+// the same finding codes and fields, the same warnings and, for a Pod, the
+// same security contexts, in all four; and the in-process layouts must send
+// each member they narrow fewer requests than the combined one, read from
+// gatehouse's decision counter, or the API server narrowed nothing.
 func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
+	const inProcessWithPolicy = "in-process --defaults-policy"
 	e := requireCluster(t)
 	if e.local == nil {
 		t.Skip("renders the layouts for the local gatehouse's URL")
@@ -170,6 +179,8 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 		{route.LayoutSeparate, renderLayout(t, e, route.LayoutSeparate, caBundle), `"secret-scope.gatehouse.dev" denied`},
 		{route.LayoutCombined, renderLayout(t, e, route.LayoutCombined, caBundle), `"validating-fail.gatehouse.dev" denied`},
 		{route.LayoutInProcess, renderLayout(t, e, route.LayoutInProcess, caBundle), `"validating-fail.gatehouse.dev" denied`},
+		{inProcessWithPolicy, renderManifests(t, e, route.ManifestOptions{Layout: route.LayoutInProcess, DefaultsPolicy: true}, caBundle),
+			`"validating-fail.gatehouse.dev" denied`},
 	}
 	var all [][]*unstructured.Unstructured
 	for _, l := range layouts {
@@ -261,11 +272,18 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 		}
 	}
 	t.Logf("%d fixtures, %d denied, and %d security context pods, %d admitted, the same verdict and defaults in the layouts %s; decisions of the members the in-process layout narrows: %v",
-		len(fixtures), denied, len(generated), defaulted, strings.Join([]string{layouts[0].name, layouts[1].name, layouts[2].name}, ", "), calls)
+		len(fixtures), denied, len(generated), defaulted, strings.Join([]string{layouts[0].name, layouts[1].name, layouts[2].name, layouts[3].name}, ", "), calls)
 	if denied == 0 || denied == len(fixtures) {
 		t.Fatalf("%d of %d fixtures denied: the comparison proves nothing", denied, len(fixtures))
 	}
 	for _, w := range render.InProcessWebhooks() {
+		if in, combined := calls[inProcessWithPolicy][w], calls[route.LayoutCombined][w]; in >= combined {
+			t.Errorf("the in-process layout with the defaults policy sent %s %v requests, the combined one %v: the API server narrowed nothing", w, in, combined)
+		}
+	}
+	// Without the policy every Pod still needs the defaults webhook, which
+	// then fills in what lets the guard be narrowed away.
+	for _, w := range []string{"secret-scope", "service-account", "pod-security"} {
 		if in, combined := calls[route.LayoutInProcess][w], calls[route.LayoutCombined][w]; in >= combined {
 			t.Errorf("the in-process layout sent %s %v requests, the combined one %v: the API server narrowed nothing", w, in, combined)
 		}
@@ -429,4 +447,68 @@ func securityContextPods() []*unstructured.Unstructured {
 		}
 	}
 	return out
+}
+
+// TestDefaultsPolicyAdmitsWhileGatehouseIsDown: with the in-process layout
+// and --defaults-policy pointed at an address where nothing listens, a Pod
+// of an opted-in namespace whose defaults the policy computes (the corpus's
+// Pod: three containers and a secret volume SCOPE allows) is still
+// defaulted and admitted, with no call; one it leaves to the webhook (a
+// privileged container) is refused, because the guard fails closed.
+func TestDefaultsPolicyAdmitsWhileGatehouseIsDown(t *testing.T) {
+	e := requireCluster(t)
+	if e.local == nil {
+		t.Skip("renders the layouts for the local gatehouse's URL")
+	}
+	installed, err := installedLayout(context.Background(), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
+	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	down := renderManifests(t, e, route.ManifestOptions{Layout: route.LayoutInProcess, DefaultsPolicy: true}, caBundle)
+	for _, obj := range down {
+		hooks, ok, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for _, h := range hooks {
+			_ = unstructured.SetNestedField(h.(map[string]any), "https://127.0.0.1:1/down", "clientConfig", "url")
+		}
+		if ok {
+			_ = unstructured.SetNestedSlice(obj.Object, hooks, "webhooks")
+		}
+	}
+	probe, err := localcluster.ReadManifests(repo + "/policies/scope/testdata/fail/pod-scope-empty-entry.yaml")
+	if err != nil || len(probe) != 1 {
+		t.Fatalf("reading the probe fixture: %v", err)
+	}
+	ns := testNamespace(t, e, "defaults-policy-down", nil, optInLabel)
+	probe[0].SetNamespace(ns)
+	all := [][]*unstructured.Unstructured{installed, down}
+	t.Cleanup(func() { installLayout(t, e.client, all, installed, probe[0], "gatehouse secret-scope") })
+	installLayout(t, e.client, all, down, probe[0], "failed calling webhook")
+
+	c, _ := clientWithWarnings(t, e)
+	ctx := context.Background()
+	pod := perf.LifecycleObject(ns, 0)
+	// The policy's informer may trail the webhook configurations.
+	var last error
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		obj := pod.DeepCopy()
+		last = c.Create(ctx, obj, client.DryRunAll)
+		if last == nil {
+			pod = obj
+		}
+		return last == nil, nil
+	}); err != nil {
+		t.Fatalf("the Pod is not admitted while gatehouse is down: %v", last)
+	}
+	if got := securityContexts(t, pod); !strings.Contains(got, `"runAsUser":1001`) || !strings.Contains(got, `"drop":["ALL"]`) {
+		t.Errorf("the Pod was admitted without its defaults: %s", got)
+	}
+	privileged := perf.LifecycleObject(ns, 0)
+	containers, _, _ := unstructured.NestedSlice(privileged.Object, "spec", "containers")
+	containers[0].(map[string]any)["securityContext"] = map[string]any{"privileged": true}
+	_ = unstructured.SetNestedSlice(privileged.Object, containers, "spec", "containers")
+	if err := c.Create(ctx, privileged, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "failed calling webhook") {
+		t.Errorf("a privileged Pod while gatehouse is down: %v, want the guard's call to fail", err)
+	}
 }

@@ -28,8 +28,8 @@ import (
 //	webhooks/apidefaults   the API server's defaults, applied before a review
 //	webhooks/clusterstate  the informer-backed views; they satisfy route's
 //	                       reader interfaces without importing it
-//	webhooks/admissionpolicy  the in-process layout's policies, evaluated
-//	                       offline: a leaf
+//	webhooks/admissionpolicy  admission policies evaluated offline by the
+//	                       API server's plugin, for tests: a leaf
 //	webhooks/route         who takes a request and why: the registry, the
 //	                       endpoints and entries, exemptions, selections,
 //	                       narrowing, the options they read

@@ -192,10 +192,11 @@ func podSecurityAllows(opts route.Options) string {
 // PSC's defaults (docs/podsecurity.md). The mutating member changes nothing
 // in a created Pod that states every field of the defaults table, so the
 // layout narrows it away from those. Where the API server serves
-// admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, the layout also
-// renders the defaults as one (InProcessMutations), which fills them in
-// before the mutating webhooks run for the Pods whose defaults CEL computes
-// exactly as DefaultPod does: those Pods then never reach the webhook.
+// admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, the layout can
+// also render the defaults as one (InProcessMutationsFor), which fills them
+// in before the mutating webhooks run for the Pods whose defaults CEL
+// computes exactly as DefaultPod does: those Pods then never reach the
+// webhook.
 
 const podSecurityDefaults = "pod-security-defaults"
 
@@ -216,14 +217,14 @@ type InProcessMutations struct {
 func PolicyName(webhook string) string { return "gatehouse-" + webhook }
 
 // InProcessMutationsFor renders PSC's defaults as a MutatingAdmissionPolicy
-// bound to the opted-in namespaces, when the defaults webhook is served and
-// in Enforce (in Warn and Audit it withholds its patch, which a policy
+// bound to the opted-in namespaces, when o asks for it (DefaultsPolicy, in
+// the in-process layout) and the defaults webhook is served and in Enforce (in Warn and Audit it withholds its patch, which a policy
 // cannot). Its failure policy and reinvocation are the webhook's: a policy
 // that fails leaves the Pod to the webhook, and a Pod a later webhook
 // changes is defaulted again.
 func InProcessMutationsFor(o route.ManifestOptions) InProcessMutations {
 	def, ok := route.Lookup(podSecurityDefaults)
-	if !ok || o.ModeOf(podSecurityDefaults) != configv1alpha1.ModeEnforce || !served(o.Options, podSecurityDefaults) {
+	if !ok || !o.DefaultsPolicy || o.Layout != route.LayoutInProcess || o.ModeOf(podSecurityDefaults) != configv1alpha1.ModeEnforce || !served(o.Options, podSecurityDefaults) {
 		return InProcessMutations{}
 	}
 	name := PolicyName(podSecurityDefaults)

@@ -13,21 +13,25 @@ import (
 // TestInProcessLayoutNarrowsOnlyItsMembers: the in-process layout is the
 // combined layout but for the expression of the entry that holds a member
 // the in-process table names, where that member's part is narrowed by the
-// negation of its allows predicate; it adds the PSC defaults'
-// MutatingAdmissionPolicy and its binding, and no validating policy (one
-// that denied would deny what an exception excuses).
+// negation of its allows predicate, and no validating policy (one that
+// denied would deny what an exception excuses); with DefaultsPolicy, the
+// PSC defaults' MutatingAdmissionPolicy and its binding follow the webhook
+// configurations.
 func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
 	opts := route.OptionsFromConfig(configv1alpha1.Default())
-	render := func(layout string) []string {
-		out, err := WebhookConfigurations(route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, Options: opts})
+	render := func(layout string, policy bool) []string {
+		out, err := WebhookConfigurations(route.ManifestOptions{Namespace: "gatehouse-system", Service: "gatehouse", Layout: layout, DefaultsPolicy: policy, Options: opts})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return strings.Split(string(out), "\n---\n")
 	}
-	combined, inProcess := render(route.LayoutCombined), render(route.LayoutInProcess)
-	if len(inProcess) != len(combined)+2 {
-		t.Fatalf("%d documents in-process, %d combined", len(inProcess), len(combined))
+	combined, inProcess, withPolicy := render(route.LayoutCombined, false), render(route.LayoutInProcess, false), render(route.LayoutInProcess, true)
+	if len(inProcess) != len(combined) || len(withPolicy) != len(combined)+2 {
+		t.Fatalf("%d documents in-process, %d with the defaults policy, %d combined", len(inProcess), len(withPolicy), len(combined))
+	}
+	if with := render(route.LayoutCombined, true); len(with) != len(combined) {
+		t.Errorf("the combined layout rendered the defaults policy")
 	}
 	// The mutating configuration (document 0), then the validating one.
 	replaced := map[string]bool{}
@@ -62,11 +66,13 @@ func TestInProcessLayoutNarrowsOnlyItsMembers(t *testing.T) {
 	if len(replaced) != len(inProcessTable) {
 		t.Errorf("members narrowed: %v; the in-process table has %d rows", replaced, len(inProcessTable))
 	}
-	if !strings.Contains(inProcess[2], "kind: MutatingAdmissionPolicy\n") || !strings.Contains(inProcess[3], "kind: MutatingAdmissionPolicyBinding\n") {
-		t.Errorf("the defaults' policy and binding do not follow the webhook configurations")
+	same := func(a, b string) bool { return strings.TrimSpace(a) == strings.TrimSpace(b) }
+	if !same(withPolicy[0], inProcess[0]) || !same(withPolicy[1], inProcess[1]) ||
+		!strings.Contains(withPolicy[2], "kind: MutatingAdmissionPolicy\n") || !strings.Contains(withPolicy[3], "kind: MutatingAdmissionPolicyBinding\n") {
+		t.Errorf("with the defaults policy, the policy and binding do not follow the same webhook configurations")
 	}
-	for i, doc := range inProcess[4:] {
-		if doc != combined[i+2] {
+	for i, doc := range inProcess[2:] {
+		if !same(doc, combined[i+2]) || !same(withPolicy[i+4], doc) {
 			t.Errorf("document %d differs from the combined layout's:\n%s", i+2, doc)
 		}
 	}

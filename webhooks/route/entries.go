@@ -23,9 +23,14 @@ type ManifestOptions struct {
 	// Certificate is the cert-manager Certificate ("<namespace>/<name>")
 	// whose CA cainjector writes into every caBundle.
 	Certificate string
-	// Layout is LayoutSeparate (one entry per webhook) or LayoutCombined
-	// (one entry per Group); empty means DefaultLayout.
+	// Layout is LayoutSeparate (one entry per webhook), LayoutCombined
+	// (one entry per Group) or LayoutInProcess; empty means DefaultLayout.
 	Layout string
+	// DefaultsPolicy, with LayoutInProcess, also renders PSC's defaults as a
+	// MutatingAdmissionPolicy (Kubernetes 1.36): Pods get their defaults,
+	// and pass the guard, without gatehouse; the API server spends more on
+	// the policy than on the webhook call it saves (docs/in-process.md).
+	DefaultsPolicy bool
 	// Options must equal the server's.
 	Options
 }

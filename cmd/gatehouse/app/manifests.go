@@ -43,6 +43,9 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 			if !slices.Contains(layouts, o.Layout) {
 				return usageError("%v", configv1alpha1.OneOf("--layout", o.Layout, layouts...))
 			}
+			if o.DefaultsPolicy && o.Layout != route.LayoutInProcess {
+				return usageError("--defaults-policy renders a policy of the in-process layout: add --layout in-process")
+			}
 			cfg, err := loadConfig(config)
 			if err != nil {
 				return err
@@ -69,7 +72,8 @@ deploy/ holds this output for the default configuration; regenerate it with 'mak
 		"ServiceAccount gatehouse runs as, in --namespace: with --manage-selections, the only requester that may remove or change the managed namespace labels")
 	fl.StringVar(&o.URL, "url", "", "base URL to call instead of the Service (local control planes)")
 	fl.StringVar(&o.Certificate, "certificate", DefaultCertificate, "cert-manager Certificate (namespace/name) whose CA is injected; empty for none")
-	fl.StringVar(&o.Layout, "layout", route.DefaultLayout, "separate (one entry per webhook), combined (one per failure policy and kind) or in-process (combined, less what admission policies decide; docs/in-process.md)")
+	fl.StringVar(&o.Layout, "layout", route.DefaultLayout, "separate (one entry per webhook), combined (one per failure policy and kind) or in-process (combined, less what CEL proves allowed; docs/in-process.md)")
+	fl.BoolVar(&o.DefaultsPolicy, "defaults-policy", false, "with --layout in-process: PSC's defaults as a MutatingAdmissionPolicy (Kubernetes 1.36), so Pods are defaulted and admitted while gatehouse is down; it costs the API server more than the webhook call (docs/in-process.md)")
 	fl.StringVar(&config, "config", "", "server configuration file, as for serve")
 	fl.BoolVar(&manage, "manage-selections", false,
 		"select by the harnessed and scoped namespace labels alone, as for a serve that keeps them current (harness.manageSelections)")

@@ -317,3 +317,20 @@ func TestServePrintsWhatManifestsRenders(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestsDefaultsPolicy: --defaults-policy adds the PSC defaults'
+// MutatingAdmissionPolicy to the in-process layout, and is a usage error
+// with another layout rather than silently ignored.
+func TestManifestsDefaultsPolicy(t *testing.T) {
+	code, stdout, stderr := run(t, "", "manifests", "--layout", "in-process", "--defaults-policy")
+	if code != exitOK || !strings.Contains(stdout, "kind: MutatingAdmissionPolicy\n") || !strings.Contains(stdout, "name: gatehouse-pod-security-defaults\n") {
+		t.Errorf("in-process with the policy: exit %d, stderr %q, policy rendered: %v", code, stderr, strings.Contains(stdout, "MutatingAdmissionPolicy"))
+	}
+	if code, stdout, _ := run(t, "", "manifests", "--layout", "in-process"); code != exitOK || strings.Contains(stdout, "MutatingAdmissionPolicy") {
+		t.Errorf("in-process without the policy: exit %d, policy rendered: %v", code, strings.Contains(stdout, "MutatingAdmissionPolicy"))
+	}
+	code, _, stderr = run(t, "", "manifests", "--defaults-policy")
+	if code != exitUsage || !strings.Contains(stderr, "--defaults-policy") || !strings.Contains(stderr, "--layout in-process") {
+		t.Errorf("combined with the policy: exit %d, stderr %q, want a usage error naming both flags", code, stderr)
+	}
+}
