@@ -372,9 +372,9 @@ var missBounds = map[string]string{
 	"mixed p99 vs none": "as mixed p50",
 	"matchCondition exclusions in the mixed workload": "as mixed p50: requests of kinds no contract reads reach the wildcard rule and are " +
 		"excluded by its matchConditions",
-	"e2e p50 in-process layout vs none": "DependencyGroups, HdfsClusters and the overrides ConfigMap are decided by webhooks only " +
-		"(cluster state, recursion), and the API server evaluates the defaults policy and the narrowing CEL for every Pod and " +
-		"workload it keeps from gatehouse",
+	"e2e p50 in-process layout vs none": "a Pod still needs the PSC defaults' mutating call (the defaults policy that would " +
+		"replace it costs the API server more), and DependencyGroups, HdfsClusters and the overrides ConfigMap are decided by " +
+		"webhooks only (cluster state, recursion)",
 	"e2e p50 all webhooks vs none": "one webhook call per object for the PSC defaults and guard, besides the validating calls",
 	"e2e p99 all webhooks vs none": "as e2e p50, plus the API server's own tail (none's p99 moves from round to round)",
 	"validating p50 vs floor":      "as CPU per request: the decode into maps, which the validating corpus's larger objects pay most",
@@ -664,7 +664,7 @@ func (r *Report) Markdown() string {
 	}
 	if len(r.E2E) > 0 {
 		w("\n## End to end through the local control plane\n\n")
-		w("%d alternating rounds; per round and setup, %d objects (Pods with 3 containers and a secret volume, StatefulSets, DependencyGroups, HdfsClusters in turn) created and deleted by %d concurrent clients, plus the overrides ConfigMap created and deleted in turn. `none`: gatehouse's webhook configurations deleted; `gatehouse`: every gatehouse webhook registered (the namespace opts in to the pod security webhooks); `floor`: the same webhook configurations pointed at the floor, which allows everything (what calling the webhooks costs the API server, without gatehouse's work); `vap`: the ValidatingAdmissionPolicies of [e2e/perf/vap](../e2e/perf/vap/scope-sa.yaml) instead; `in-process`: the in-process layout, PSC's defaults as a MutatingAdmissionPolicy and the combined entries narrowed away from what CEL proves SCOPE, SA and PSC allow ([docs/in-process.md](in-process.md)). Create latency in ms as the client sees it.\n\n",
+		w("%d alternating rounds; per round and setup, %d objects (Pods with 3 containers and a secret volume, StatefulSets, DependencyGroups, HdfsClusters in turn) created and deleted by %d concurrent clients, plus the overrides ConfigMap created and deleted in turn. `none`: gatehouse's webhook configurations deleted; `gatehouse`: every gatehouse webhook registered (the namespace opts in to the pod security webhooks); `floor`: the same webhook configurations pointed at the floor, which allows everything (what calling the webhooks costs the API server, without gatehouse's work); `vap`: the ValidatingAdmissionPolicies of [e2e/perf/vap](../e2e/perf/vap/scope-sa.yaml) instead; `in-process`: the in-process layout, the combined entries narrowed away from what CEL proves SCOPE, SA and PSC allow ([docs/in-process.md](in-process.md)). Create latency in ms as the client sees it.\n\n",
 			r.Settings.Rounds, r.Settings.E2EObjects, r.Settings.E2EConcurrency)
 		w("| setup | creates | p50 | p90 | p99 | p99.9 | max | delete p50 | errors |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, m := range []Admission{NoWebhooks, Gatehouse, Floor, VAP, InProcess} {
@@ -882,8 +882,8 @@ benchmarks with ` + "`-cpuprofile`/`-memprofile`" + `):
   so the opt-in webhooks have entries of their own), each an HTTPS call for which kube-apiserver serializes the object
   and waits; connections are kept alive (no handshakes during the runs), and the ratio stays about 2x at 1 or 2
   concurrent clients, so it is not saturation either. The p99 follows the p50 and the API server's own tail (see
-  ` + "`none`" + `'s p99 from round to round). The in-process layout defaults a Pod in the API server and
-  sends gatehouse no Pod or workload that SCOPE, SA and PSC allow; DependencyGroups, HdfsClusters and the overrides
+  ` + "`none`" + `'s p99 from round to round). The in-process layout sends gatehouse no workload that
+  SCOPE, SA and PSC allow and a Pod only for its defaults; DependencyGroups, HdfsClusters and the overrides
   ConfigMap still go to webhooks (docs/in-process.md).
 - **Mixed workload** (see what reaches gatehouse). Only the requests a contract applies to reach gatehouse: 0.1 calls
   per mixed request, all of them the contract kinds, and no Event, Lease renewal, EndpointSlice, ConfigMap, Secret,

@@ -10,9 +10,8 @@
 //  2. end to end (unless --e2e=false): objects are created and deleted
 //     through the local control plane (e2e/localcluster) with no webhooks,
 //     with gatehouse's webhooks, with the ValidatingAdmissionPolicies of
-//     e2e/perf/vap, and with gatehouse's in-process layout (PSC's defaults
-//     as a MutatingAdmissionPolicy, the combined entries narrowed away from
-//     what CEL proves SCOPE, SA and PSC allow), in
+//     e2e/perf/vap, and with gatehouse's in-process layout (the combined
+//     entries narrowed away from what CEL proves SCOPE, SA and PSC allow), in
 //     alternating rounds;
 //  3. mixed (unless --mixed=false): a cluster's everyday writes (Events,
 //     Lease renewals, EndpointSlices, ConfigMaps, Secrets, ReplicaSets and
