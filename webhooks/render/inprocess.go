@@ -22,7 +22,8 @@ import (
 // some members narrowed further: where CEL proves that a member's evaluator
 // allows a request with nothing to say (no finding, no warning), the
 // member's part of its entry's matchCondition excludes the request, and the
-// API server admits it without calling gatehouse.
+// API server admits it without calling gatehouse. On request it also
+// renders PSC's defaults as a MutatingAdmissionPolicy (below).
 //
 // Only allows are proven in the API server. Every request a member could
 // deny or warn about still reaches the webhook, which alone applies
@@ -193,7 +194,7 @@ func podSecurityAllows(opts route.Options) string {
 // in a created Pod that states every field of the defaults table, so the
 // layout narrows it away from those. Where the API server serves
 // admissionregistration.k8s.io/v1 MutatingAdmissionPolicy, the layout can
-// also render the defaults as one (InProcessMutationsFor), which fills them
+// also render the defaults as one (defaultsPolicy), which fills them
 // in before the mutating webhooks run for the Pods whose defaults CEL
 // computes exactly as DefaultPod does: those Pods then never reach the
 // webhook.
@@ -205,29 +206,32 @@ func podSecurityDefaultsAllows(route.Options) string {
 		celtext.ResourceIs(schema.GroupVersionResource{Version: "v1", Resource: "pods"}), podsecurity.StatesDefaultsCEL("object.spec"))
 }
 
-// InProcessMutations are the mutating admission policies of the in-process
+// mutatingPolicies are the mutating admission policies of the in-process
 // layout and their bindings.
-type InProcessMutations struct {
+type mutatingPolicies struct {
 	Policies []admissionregistrationv1.MutatingAdmissionPolicy
 	Bindings []admissionregistrationv1.MutatingAdmissionPolicyBinding
 }
 
-// PolicyName is the name of the admission policy (and its binding) that
+// policyName is the name of the admission policy (and its binding) that
 // stands in for webhook.
-func PolicyName(webhook string) string { return "gatehouse-" + webhook }
+func policyName(webhook string) string { return "gatehouse-" + webhook }
 
-// InProcessMutationsFor renders PSC's defaults as a MutatingAdmissionPolicy
+// defaultsPolicy renders PSC's defaults as a MutatingAdmissionPolicy
 // bound to the opted-in namespaces, when o asks for it (DefaultsPolicy, in
-// the in-process layout) and the defaults webhook is served and in Enforce (in Warn and Audit it withholds its patch, which a policy
-// cannot). Its failure policy and reinvocation are the webhook's: a policy
-// that fails leaves the Pod to the webhook, and a Pod a later webhook
-// changes is defaulted again.
-func InProcessMutationsFor(o route.ManifestOptions) InProcessMutations {
+// the in-process layout) and the defaults webhook is served and in Enforce
+// (in Warn and Audit it withholds its patch, which a policy cannot). Its
+// failure policy and reinvocation are the webhook's: a policy that fails
+// leaves the Pod to the webhook, and a Pod a later webhook changes is
+// defaulted again. A MutatingAdmissionPolicy costs the API server more
+// than the webhook call it saves (docs/in-process.md); what it buys is Pods
+// defaulted and admitted while gatehouse is down.
+func defaultsPolicy(o route.ManifestOptions) mutatingPolicies {
 	def, ok := route.Lookup(podSecurityDefaults)
 	if !ok || !o.DefaultsPolicy || o.Layout != route.LayoutInProcess || o.ModeOf(podSecurityDefaults) != configv1alpha1.ModeEnforce || !served(o.Options, podSecurityDefaults) {
-		return InProcessMutations{}
+		return mutatingPolicies{}
 	}
-	name := PolicyName(podSecurityDefaults)
+	name := policyName(podSecurityDefaults)
 	failure := o.FailurePolicy(def.Name, def.FailurePolicy)
 	equivalent := admissionregistrationv1.Equivalent
 	labels := map[string]string{"app.kubernetes.io/name": "gatehouse"}
@@ -235,7 +239,7 @@ func InProcessMutationsFor(o route.ManifestOptions) InProcessMutations {
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
 	}}
-	return InProcessMutations{
+	return mutatingPolicies{
 		Policies: []admissionregistrationv1.MutatingAdmissionPolicy{{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingAdmissionPolicy"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
@@ -282,7 +286,7 @@ func served(opts route.Options, webhook string) bool {
 
 // inProcessManifests renders the policies and bindings as YAML documents.
 func inProcessManifests(o route.ManifestOptions) ([]byte, error) {
-	m := InProcessMutationsFor(o)
+	m := defaultsPolicy(o)
 	var out []byte
 	for i := range m.Policies {
 		for _, obj := range []any{&m.Policies[i], &m.Bindings[i]} {
