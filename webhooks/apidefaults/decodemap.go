@@ -139,10 +139,7 @@ func (d *decoder) members(member func(key string) bool) bool {
 		return false
 	}
 	d.off++ // {
-	d.skipSpace()
-	if d.at('}') {
-		d.off++
-		d.depth--
+	if d.skipSpace(); d.closes('}') {
 		return true
 	}
 	for {
@@ -162,15 +159,8 @@ func (d *decoder) members(member func(key string) bool) bool {
 			return false
 		}
 		d.skipSpace()
-		switch {
-		case d.at(','):
-			d.off++
-		case d.at('}'):
-			d.off++
-			d.depth--
-			return true
-		default:
-			return false
+		if more, ok := d.more('}'); !more {
+			return ok
 		}
 	}
 }
@@ -182,9 +172,7 @@ func (d *decoder) elements(element func() bool) bool {
 		return false
 	}
 	d.off++ // [
-	if d.skipSpace(); d.at(']') {
-		d.off++
-		d.depth--
+	if d.skipSpace(); d.closes(']') {
 		return true
 	}
 	for {
@@ -192,17 +180,32 @@ func (d *decoder) elements(element func() bool) bool {
 			return false
 		}
 		d.skipSpace()
-		switch {
-		case d.at(','):
-			d.off++
-		case d.at(']'):
-			d.off++
-			d.depth--
-			return true
-		default:
-			return false
+		if more, ok := d.more(']'); !more {
+			return ok
 		}
 	}
+}
+
+// closes reads close, the end of the object or array being read, when it
+// is next, and gives back that container's depth.
+func (d *decoder) closes(close byte) bool {
+	if !d.at(close) {
+		return false
+	}
+	d.off++
+	d.depth--
+	return true
+}
+
+// more reads what follows an item (and its white space) of the object or
+// array that close ends: a ',' before another item (more), or close
+// (done). Anything else is not JSON (ok is false).
+func (d *decoder) more(close byte) (more, ok bool) {
+	if d.at(',') {
+		d.off++
+		return true, true
+	}
+	return false, d.closes(close)
 }
 
 func (d *decoder) object(s *shape) (any, bool) {
