@@ -234,6 +234,13 @@ func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
 	w.list = append(w.list, text)
 }
 
+// reset forgets the warnings recorded so far.
+func (w *warningRecorder) reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = nil
+}
+
 func (w *warningRecorder) all() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -531,9 +538,7 @@ func applyState(t *testing.T, e *env, file string) {
 	c, warnings := clientWithWarnings(t, e)
 	deadline := time.Now().Add(time.Minute)
 	for {
-		warnings.mu.Lock()
-		warnings.list = nil
-		warnings.mu.Unlock()
+		warnings.reset()
 		err := c.Create(ctx, probe.DeepCopy(), client.DryRunAll)
 		skipped := false
 		for _, w := range warnings.all() {
