@@ -144,29 +144,32 @@ func productController(opts route.Options) string {
 
 func serviceAccountAllows(opts route.Options) string {
 	expected := opts.ServiceAccounts.CEL()
-	// podSpecAllows is the predicate on the pod spec at path (whose
-	// absence states no ServiceAccount).
-	podSpecAllows := func(path []string) string {
-		spec := "object." + strings.Join(path, ".")
+	owners := byPodKind(func(_ workload.Kind, spec string) string {
 		named := func(f string) string {
 			return fmt.Sprintf("(!has(%s.%s) || %s.%s == '' || %s.%s == %s)", spec, f, spec, f, spec, f, expected)
 		}
-		return fmt.Sprintf("(!(%s) || object.metadata.ownerReferences.all(r, !(%s) || (%s && (%s || (has(%s.serviceAccountName) && %s.serviceAccountName == %s.serviceAccount)))))",
-			route.HasPath(path), productController(opts), named("serviceAccountName"), named("serviceAccount"), spec, spec, spec)
-	}
-	var resources []string
-	var b strings.Builder
-	for _, k := range workload.Kinds() {
-		is := route.ResourceIs(route.Resource{GVR: k.Resource, Kind: k.Kind})
-		resources = append(resources, is)
-		fmt.Fprintf(&b, "%s ? %s : ", is, podSpecAllows(k.SpecPath()))
-	}
-	b.WriteString("false")
+		return fmt.Sprintf("!has(object.metadata) || !has(object.metadata.ownerReferences) || "+
+			"object.metadata.ownerReferences.all(r, !(%s) || (%s && (%s || (has(%s.serviceAccountName) && %s.serviceAccountName == %s.serviceAccount))))",
+			productController(opts), named("serviceAccountName"), named("serviceAccount"), spec, spec, spec)
+	})
 	refs := fmt.Sprintf("(!has(object.metadata) || !has(object.metadata.ownerReferences) || object.metadata.ownerReferences.all(r, !(%s) || "+
 		"(has(r.kind) && has(r.name) && r.kind.matches('^[A-Za-z0-9]+$') && r.name.matches('^[ -~]+$') && r.kind.size() + r.name.size() < 253)))",
 		productController(opts))
-	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && (%s) && %s && (!has(object.metadata) || !has(object.metadata.ownerReferences) || (%s))",
-		strings.Join(resources, " || "), refs, b.String())
+	return fmt.Sprintf("request.operation == 'CREATE' && !has(request.subResource) && %s && (%s)", refs, owners)
+}
+
+// byPodKind selects, by the request's resource, pred over the pod spec of
+// each kind that runs pods (spec, a CEL expression; an object without one
+// passes), and false for any other resource.
+func byPodKind(pred func(k workload.Kind, spec string) string) string {
+	var b strings.Builder
+	for _, k := range workload.Kinds() {
+		path := k.SpecPath()
+		fmt.Fprintf(&b, "%s ? (!(%s) || (%s)) : ", route.ResourceIs(route.Resource{GVR: k.Resource, Kind: k.Kind}),
+			route.HasPath(path), pred(k, "object."+strings.Join(path, ".")))
+	}
+	b.WriteString("false")
+	return b.String()
 }
 
 // PSC's guard (docs/podsecurity.md) allows, with nothing to say, a created
@@ -176,18 +179,12 @@ func serviceAccountAllows(opts route.Options) string {
 // subresource stays on the webhook (only the new containers are judged).
 
 func podSecurityAllows(opts route.Options) string {
-	var b strings.Builder
-	for _, k := range workload.Kinds() {
-		path := k.SpecPath()
-		spec := "object." + strings.Join(path, ".")
-		allows := podsecurity.TemplateAllowsCEL(spec, opts.PodDefaults)
+	return fmt.Sprintf("!has(request.subResource) && (%s)", byPodKind(func(k workload.Kind, spec string) string {
 		if len(k.Template) == 0 {
-			allows = fmt.Sprintf("request.operation == 'CREATE' && (%s)", podsecurity.PodAllowsCEL(spec))
+			return fmt.Sprintf("request.operation == 'CREATE' && (%s)", podsecurity.PodAllowsCEL(spec))
 		}
-		fmt.Fprintf(&b, "%s ? (!(%s) || (%s)) : ", route.ResourceIs(route.Resource{GVR: k.Resource, Kind: k.Kind}), route.HasPath(path), allows)
-	}
-	b.WriteString("false")
-	return fmt.Sprintf("!has(request.subResource) && (%s)", b.String())
+		return podsecurity.TemplateAllowsCEL(spec, opts.PodDefaults)
+	}))
 }
 
 // PSC's defaults (docs/podsecurity.md). The mutating member changes nothing

@@ -163,9 +163,9 @@ func runCheck(cmd *cobra.Command, f checkFlags, args []string) error {
 	opts.StateGaps = state
 	opts.Exceptions = state
 	chain := webhooks.NewOffline(webhooks.Build(opts, cfg.Enabled), opts)
-	var inProcess *inProcessPolicies
+	var inProcess *inProcessNarrowing
 	if f.layout == route.LayoutInProcess {
-		inProcess = newInProcessPolicies(opts)
+		inProcess = newInProcessNarrowing(opts)
 	}
 	objects, results, err := admitAll(cmd.Context(), chain, inProcess, state, docs)
 	if err != nil {
@@ -371,7 +371,7 @@ type ObjectOut struct {
 // defaulting, then the review chain the server runs (mutating webhooks,
 // each seeing the previous one's output, then validating webhooks on the
 // final object), each webhook deciding on its own.
-func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcessPolicies, state *clusterState, docs []Document) ([]ObjectOut, []CheckResult, error) {
+func admitAll(ctx context.Context, chain *webhooks.Offline, inProcess *inProcessNarrowing, state *clusterState, docs []Document) ([]ObjectOut, []CheckResult, error) {
 	results := []CheckResult{}
 	objects := []ObjectOut{}
 	for i, d := range docs {

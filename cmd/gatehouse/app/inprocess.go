@@ -12,24 +12,24 @@ import (
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
 
-// inProcessPolicies is what `check --layout in-process` changes in the
+// inProcessNarrowing is what `check --layout in-process` changes in the
 // review chain: a validating member whose allows predicate holds on the
 // object as the mutating webhooks left it is not called by the API server
 // (docs/in-process.md), so it answers allowed, as the API server does.
 // Where the predicate is sound (TestInProcessNarrowingIsSound) that is the
 // member's own answer.
-type inProcessPolicies struct {
+type inProcessNarrowing struct {
 	opts route.Options
 }
 
-func newInProcessPolicies(opts route.Options) *inProcessPolicies {
-	return &inProcessPolicies{opts: opts}
+func newInProcessNarrowing(opts route.Options) *inProcessNarrowing {
+	return &inProcessNarrowing{opts: opts}
 }
 
 // review replaces the decision of each member the layout narrows away from
 // req. An undecided member stays undecided: the API server would have
 // matched its entry's namespace selector first, which check could not.
-func (p *inProcessPolicies) review(_ context.Context, req ctrladmission.Request, final map[string]any, decisions []webhooks.Decision) ([]webhooks.Decision, error) {
+func (p *inProcessNarrowing) review(_ context.Context, req ctrladmission.Request, final map[string]any, decisions []webhooks.Decision) ([]webhooks.Decision, error) {
 	out := make([]webhooks.Decision, 0, len(decisions))
 	for _, d := range decisions {
 		if def, _ := route.Lookup(d.Webhook); def.Type == route.Validating && d.Outcome != webhooks.DecisionUndecided {
