@@ -336,6 +336,7 @@ func TestInProcessNarrowingIsSound(t *testing.T) {
 	cases = append(cases, generatedScopeObjects()...)
 	cases = append(cases, generatedOwnedObjects()...)
 	cases = append(cases, generatedPodSecurityObjects(opts.PodDefaults)...)
+	narrowing := render.NewInProcessNarrowing(opts)
 	narrowed, silent, found := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, c := range cases {
 		gvk := schema.FromAPIVersionAndKind(stringAt(c.object, "apiVersion"), stringAt(c.object, "kind"))
@@ -354,7 +355,7 @@ func TestInProcessNarrowingIsSound(t *testing.T) {
 				old = c.object
 			}
 			for _, m := range members {
-				allows, err := render.InProcessAllows(m.webhook, opts, &req, c.object, old)
+				allows, err := narrowing.Allows(m.webhook, &req, c.object, old)
 				if err != nil {
 					// An object the API server refuses before admission
 					// (a securityContext that is not an object) never

@@ -80,17 +80,31 @@ func inProcessEntry(o route.ManifestOptions, g route.Group, w admissionregistrat
 	return w
 }
 
-// InProcessAllows reports, for `gatehouse check`, whether the in-process
-// layout narrows webhook away from req because CEL proves it allows,
-// evaluating the predicate on object and oldObject as the API server
-// evaluates a matchCondition.
-func InProcessAllows(webhook string, opts route.Options, req *admission.Request, object, oldObject map[string]any) (bool, error) {
+// InProcessNarrowing holds the in-process layout's allows predicates as
+// rendered for one set of options, for `gatehouse check` to evaluate per
+// request without rendering them again.
+type InProcessNarrowing struct {
+	allows map[string]string // by webhook
+}
+
+// NewInProcessNarrowing renders the allows predicates for opts.
+func NewInProcessNarrowing(opts route.Options) InProcessNarrowing {
+	n := InProcessNarrowing{allows: make(map[string]string, len(inProcessTable))}
 	for _, row := range inProcessTable {
-		if row.webhook == webhook {
-			return route.EvalCachedCondition(row.allows(opts), req, object, oldObject)
-		}
+		n.allows[row.webhook] = row.allows(opts)
 	}
-	return false, nil
+	return n
+}
+
+// Allows reports whether the in-process layout narrows webhook away from
+// req because CEL proves it allows, evaluating the predicate on object and
+// oldObject as the API server evaluates a matchCondition.
+func (n InProcessNarrowing) Allows(webhook string, req *admission.Request, object, oldObject map[string]any) (bool, error) {
+	expr, ok := n.allows[webhook]
+	if !ok {
+		return false, nil
+	}
+	return route.EvalCachedCondition(expr, req, object, oldObject)
 }
 
 // SCOPE (docs/secret-scope.md) allows, with nothing to say, a CREATE of a

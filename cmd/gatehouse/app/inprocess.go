@@ -19,11 +19,11 @@ import (
 // Where the predicate is sound (TestInProcessNarrowingIsSound) that is the
 // member's own answer.
 type inProcessNarrowing struct {
-	opts route.Options
+	narrowing render.InProcessNarrowing
 }
 
 func newInProcessNarrowing(opts route.Options) *inProcessNarrowing {
-	return &inProcessNarrowing{opts: opts}
+	return &inProcessNarrowing{narrowing: render.NewInProcessNarrowing(opts)}
 }
 
 // review replaces the decision of each member the layout narrows away from
@@ -33,7 +33,7 @@ func (p *inProcessNarrowing) review(_ context.Context, req ctrladmission.Request
 	out := make([]webhooks.Decision, 0, len(decisions))
 	for _, d := range decisions {
 		if def, _ := route.Lookup(d.Webhook); def.Type == route.Validating && d.Outcome != webhooks.DecisionUndecided {
-			allows, err := render.InProcessAllows(d.Webhook, p.opts, &req, final, nil)
+			allows, err := p.narrowing.Allows(d.Webhook, &req, final, nil)
 			if err != nil {
 				return nil, err
 			}
