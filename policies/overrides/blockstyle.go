@@ -1,13 +1,13 @@
 // This file reads a document written in plain block style, as kubectl and
 // most people write one, without the general YAML parser, which spends most
 // of a review building its tokens and events. It reads block mappings and
-// lists, plain scalars, quoted scalars without escapes, and {} and []. On
-// anything else it declines, and the document goes to go.yaml.in/yaml/v3 as
-// always: flow collections, anchors, aliases, tags, comments, block and
-// multi-line scalars, complex and quoted keys, a list item that is a list,
-// document markers, tabs, carriage returns and any byte outside printable
-// ASCII. So every parse error and every parser limit stays the parser's
-// own.
+// lists, plain scalars, quoted scalars without escapes, and the simple flow
+// collections of flowstyle.go. On anything else it declines, and the
+// document goes to go.yaml.in/yaml/v3 as always: anchors, aliases, tags,
+// comments, block and multi-line scalars, complex and quoted keys, a list
+// item that is a list, document markers, tabs, carriage returns and any
+// byte outside printable ASCII. So every parse error and every parser limit
+// stays the parser's own.
 //
 // What it returns is what yaml/v3's tree for the same text converts to
 // (node.go). TestBlockStyleReads and FuzzMatchesBefore compare the two on
@@ -150,7 +150,7 @@ func (p *blockParser) mapping(col int, first string) (*node, bool) {
 		p.advance()
 		var valueNode *node
 		if value != "" {
-			valueNode, ok = p.inline(value)
+			valueNode, ok = p.inline(value, col)
 		} else {
 			valueNode, ok = p.below(col, true)
 		}
@@ -180,6 +180,9 @@ func (p *blockParser) sequence(col int) (*node, bool) {
 		case content == "":
 			p.advance()
 			item, ok = p.below(col, false)
+		case isFlowStart(content):
+			p.advance()
+			item, ok = p.flow(content, col)
 		case isListItem(content) || (found && !valid):
 			return nil, false
 		case found:
@@ -188,7 +191,7 @@ func (p *blockParser) sequence(col int) (*node, bool) {
 			item, ok = p.mapping(col+len(p.text)-len(content), content)
 		default:
 			p.advance()
-			item, ok = p.inline(content)
+			item, ok = p.inline(content, col)
 		}
 		if !ok {
 			return nil, false
@@ -214,14 +217,13 @@ func (p *blockParser) below(col int, mapping bool) (*node, bool) {
 	return p.plain(""), true
 }
 
-// inline reads a value written on the line of its key or "-": {} or [], a
-// quoted scalar without escapes, or a plain scalar.
-func (p *blockParser) inline(value string) (*node, bool) {
+// inline reads a value written on the line of its key or "-" at column
+// col: a flow collection (flowstyle.go), a quoted scalar without escapes,
+// or a plain scalar.
+func (p *blockParser) inline(value string, col int) (*node, bool) {
 	switch quote := value[0]; {
-	case value == "{}":
-		return p.slab.take(yaml.MappingNode, tagMap, ""), true
-	case value == "[]":
-		return p.slab.take(yaml.SequenceNode, tagSeq, ""), true
+	case isFlowStart(value):
+		return p.flow(value, col)
 	case quote == '"' || quote == '\'':
 		inner := value[1:]
 		end := strings.IndexByte(inner, quote)

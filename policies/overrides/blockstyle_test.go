@@ -28,6 +28,10 @@ func TestBlockStyleReads(t *testing.T) {
 		"a: b:c\nd: e f   \n\n   \ng: http://x/y?z=1&w={v}[0]\n",
 		"a: b -c\n",
 		"a:\n  b:\n    c: d\n  e: f\ng: h",
+		// Flow collections (flowstyle.go).
+		"a: {b: c}\n", "a: [b]\n", "a: [ ]\nb: { }\n", "a: [b, 'c d', \"e'f\", \"\", 1, 0x1F, true, ~, -1, .5, {g: [h]}]\n",
+		"a: {b: {c: {d: [e, f]}}, g: h i , j k: [  l  ,m]}\n", "x:\n- [a, b]\n- {c: d}\n- e\n", "a:\n- {b: c,\n   d: [e,\n    f]}\n",
+		"a: [\n  b, c]\n", "a: {\n b: c}\n", "a:\n  b: [c,\n    d]\n  e: f\n", "x:\n- a: [b]\n  c: {d: e}\n", "a: {1: 2, y: n}\n",
 	}
 	for _, doc := range read {
 		if _, ok := parseBlockStyle(doc); !ok {
@@ -37,11 +41,18 @@ func TestBlockStyleReads(t *testing.T) {
 	}
 	declined := []string{
 		"", "\n", "a\n", "- a\n", " a: b\n", "a: b # c\n", "# c\na: b\n", "---\na: b\n", "a: b\n...\n", "a: b\n---\n",
-		"a: {b: c}\n", "a: [b]\n", "a: &x b\nc: *x\n", "a: !!str b\n", "a: |\n  b\n", "a: >\n  b\n", "a: b\n  c\n",
+		"a: &x b\nc: *x\n", "a: !!str b\n", "a: |\n  b\n", "a: >\n  b\n", "a: b\n  c\n",
 		"a: \"b\\n\"\n", "a: 'b''c'\n", "a: 'b\n  c'\n", "\"a\": b\n", "? a\n: b\n", "<<: {}\n", "a: b: c\n", "a: b:\n",
 		"a:\tb\n", "a: b\r\n", "\xef\xbb\xbfa: b\n", "a: é\n", "a: -\n", "a: - b\n", "a:\n- - b\n", "a :b\n", "a : b\n",
 		"a:\n  b: c\n d: e\n", "a:\n  - b\n  c: d\n", "a: b\n- c\n", "a: '\n", "a: \"\n", "a: @b\n", "a: `b`\n", "a: %b\n",
 		"a:\n  b\n", "a:\n- b\n  c\n", "a:\n- b: c\n   d: e\n", strings.Repeat("a", 1100) + ": b\n",
+		// Flow collections this reader leaves to yaml/v3.
+		"a: [b: c]\n", "a: {b}\n", "a: {b: }\n", "a: {b:c}\n", "a: [b:c]\n", "a: [b,]\n", "a: {b: c,}\n", "a: [b] c\n",
+		"a: [b\n  c]\n", "a: [b,\nc]\n", "a: [b,\n]\n", "a: ['b\n  c']\n", "a: [\"b\\n\"]\n", "a: ['b''c']\n", "a: {'b': c}\n",
+		"a: {\"b\": c}\n", "a: [? b]\n", "a: [b?c]\n", "a: [&x b, *x]\n", "a: [!!str b]\n", "a: [- b]\n", "a: [-]\n",
+		"a: [b]]\n", "a: [[b]\n", "a: {<<: {}}\n", "a: [b, {c: d]\n", "a: ['b'c]\n", "a: [b #c]\n", "a: [\tb]\n",
+		"a: [|]\n", "a: [>]\n", "a: [@b]\n", "a: [%b]\n", "a: [`b`]\n", "a: {" + strings.Repeat("b", 1100) + ": c}\n",
+		"a: " + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "\n",
 	}
 	for _, doc := range declined {
 		if _, ok := parseBlockStyle(doc); ok {

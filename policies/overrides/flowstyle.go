@@ -1,0 +1,212 @@
+// This file extends the block-style reader to the flow collections people
+// write inside a block document, as in
+//
+//	patch: {spec: {template: {spec: {containers: [{name: run, args: [--v, "2"]}]}}}}
+//
+// which would otherwise send the whole document to yaml/v3. It reads flow
+// mappings and lists of plain keys, plain scalars, and quoted scalars
+// without escapes, written on the line of their key or "-", or continued on
+// lines indented deeper when a line ends with ",", "[" or "{". Anything else
+// declines the document, which then goes to yaml/v3 as before: a plain
+// scalar holding ':', '?' (which ends a plain scalar in a flow
+// collection), a quote or a line break, a quoted key, an empty value
+// ({a: }, {a}), a single-pair mapping in a list ([a: b]), a trailing comma,
+// text after the collection, and a line break anywhere but after ",", "["
+// or "{". TestBlockStyleReads and FuzzMatchesBefore compare what it reads
+// with yaml/v3.
+
+package overrides
+
+import (
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// isFlowStart reports whether value starts a flow collection.
+func isFlowStart(value string) bool { return value[0] == '[' || value[0] == '{' }
+
+// flow reads the flow collection that starts value, the rest of the line of
+// a key or list item at column col (the current line is already the next
+// one). A collection still open at the end of a line that ends with ",", "["
+// or "{" continues on the next line when that line is indented deeper than
+// col.
+func (p *blockParser) flow(value string, col int) (*node, bool) {
+	text, last := value, value
+	var joined strings.Builder
+	for open := flowOpen(value); open != 0; {
+		end := last[len(last)-1]
+		if open < 0 || !p.more || p.indent <= col || (end != ',' && end != '[' && end != '{') {
+			return nil, false
+		}
+		if joined.Len() == 0 {
+			joined.WriteString(value)
+		}
+		last = p.text
+		p.advance()
+		joined.WriteByte('\n')
+		joined.WriteString(last)
+		open += flowOpen(last)
+	}
+	if joined.Len() > 0 {
+		text = joined.String()
+	}
+	f := flowReader{p: p, src: text}
+	n, ok := f.value()
+	if !ok || f.skipSpace() < len(f.src) {
+		return nil, false
+	}
+	return n, true
+}
+
+// flowQuoted is flowOpen's answer for a line that ends inside a quoted
+// scalar: more closed than any line can open, so that the caller declines.
+const flowQuoted = -1 << 30
+
+// flowOpen returns how many more flow collections line opens than it
+// closes, quoted scalars skipped; flowQuoted when it ends inside one.
+func flowOpen(line string) int {
+	open := 0
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case '[', '{':
+			open++
+		case ']', '}':
+			open--
+		case '"', '\'':
+			end := strings.IndexByte(line[i+1:], c)
+			if end < 0 {
+				return flowQuoted
+			}
+			i += 1 + end
+		}
+	}
+	return open
+}
+
+// flowReader reads one flow collection from src.
+type flowReader struct {
+	p   *blockParser
+	src string
+	off int
+}
+
+// skipSpace moves past spaces and line breaks and returns the offset.
+func (f *flowReader) skipSpace() int {
+	for f.off < len(f.src) && (f.src[f.off] == ' ' || f.src[f.off] == '\n') {
+		f.off++
+	}
+	return f.off
+}
+
+// value reads a flow collection or a scalar.
+func (f *flowReader) value() (*node, bool) {
+	if f.skipSpace() == len(f.src) {
+		return nil, false
+	}
+	switch f.src[f.off] {
+	case '[':
+		return f.collection(yaml.SequenceNode, tagSeq, ']')
+	case '{':
+		return f.collection(yaml.MappingNode, tagMap, '}')
+	case '"', '\'':
+		return f.quoted()
+	}
+	token, ok := f.plain()
+	if !ok {
+		return nil, false
+	}
+	return f.p.plain(token), true
+}
+
+// collection reads a flow list or mapping whose opening bracket is next
+// and that close ends: its items separated by ",", without a trailing one.
+func (f *flowReader) collection(kind yaml.Kind, tag string, close byte) (*node, bool) {
+	if !f.p.enter() {
+		return nil, false
+	}
+	defer f.p.leave()
+	n := f.p.slab.take(kind, tag, "")
+	start := len(f.p.pending)
+	f.off++
+	if f.skipSpace() < len(f.src) && f.src[f.off] == close {
+		f.off++
+		return n, true
+	}
+	for {
+		if kind == yaml.MappingNode {
+			key, ok := f.key()
+			if !ok {
+				return nil, false
+			}
+			f.p.pending = append(f.p.pending, f.p.plain(key))
+		}
+		item, ok := f.value()
+		if !ok {
+			return nil, false
+		}
+		f.p.pending = append(f.p.pending, item)
+		if f.skipSpace() == len(f.src) {
+			return nil, false
+		}
+		switch f.src[f.off] {
+		case close:
+			f.off++
+			n.content = f.p.children(start)
+			return n, true
+		case ',':
+			f.off++
+			if f.skipSpace() == len(f.src) || f.src[f.off] == close {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+}
+
+// key reads a flow mapping's plain key and the ": " after it.
+func (f *flowReader) key() (string, bool) {
+	f.skipSpace()
+	start := f.off
+	for f.off < len(f.src) && !strings.ContainsRune(":?,[]{}\n\"'", rune(f.src[f.off])) {
+		f.off++
+	}
+	key := f.src[start:f.off]
+	if !strings.HasPrefix(f.src[f.off:], ": ") || key == "" || !isPlainStart(key) || strings.HasSuffix(key, " ") ||
+		len(key) > maxBlockKey || key == mergeKey {
+		return "", false
+	}
+	f.off += 2
+	return key, true
+}
+
+// plain reads a plain scalar up to the "," or bracket that ends it, its
+// trailing spaces dropped.
+func (f *flowReader) plain() (string, bool) {
+	start := f.off
+	for f.off < len(f.src) && !strings.ContainsRune(":?,[]{}\n\"'", rune(f.src[f.off])) {
+		f.off++
+	}
+	token := strings.TrimRight(f.src[start:f.off], " ")
+	if token == "" || !isPlainStart(token) || (f.off < len(f.src) && strings.ContainsRune(":?\"'", rune(f.src[f.off]))) {
+		return "", false
+	}
+	return token, true
+}
+
+// quoted reads a quoted scalar without escapes or line breaks.
+func (f *flowReader) quoted() (*node, bool) {
+	quote := f.src[f.off]
+	end := strings.IndexByte(f.src[f.off+1:], quote)
+	if end < 0 {
+		return nil, false
+	}
+	inner := f.src[f.off+1 : f.off+1+end]
+	f.off += end + 2
+	if strings.IndexByte(inner, '\n') >= 0 || (quote == '"' && strings.IndexByte(inner, '\\') >= 0) ||
+		(f.off < len(f.src) && !strings.ContainsRune(" \n,]}", rune(f.src[f.off]))) {
+		return nil, false
+	}
+	return f.p.slab.take(yaml.ScalarNode, tagString, inner), true
+}
