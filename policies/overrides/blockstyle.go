@@ -50,8 +50,11 @@ type blockParser struct {
 	next   int
 	// declined is set once a line is found this reader does not read.
 	declined bool
-	depth    int
-	slab     nodeSlab
+	// tooDeep is set once a flow collection opens past yaml/v3's limit
+	// (flowstyle.go).
+	tooDeep bool
+	depth   int
+	slab    nodeSlab
 	// pending holds the children of the collections being read, in order;
 	// a collection takes its own off the end when it is complete, into
 	// content slices cut from contents.
@@ -59,20 +62,43 @@ type blockParser struct {
 	contents []*node
 }
 
-// parseBlockStyle returns the root node of src, a mapping, when src is a
-// document in the block style this reader reads; ok is false otherwise.
-func parseBlockStyle(src string) (root *node, ok bool) {
+// blockRead is what the block-style reader made of a document.
+type blockRead int
+
+const (
+	// blockDeclined: the document is not one this reader reads.
+	blockDeclined blockRead = iota
+	// blockTree: the reader returned the document's tree.
+	blockTree
+	// blockTooDeep: yaml/v3 refuses the document for nesting flow
+	// collections past its limit (maxFlowLevel), before anything else.
+	blockTooDeep
+)
+
+// readBlockStyle returns the root node of src, a mapping, when src is a
+// document in the block style this reader reads.
+func readBlockStyle(src string) (*node, blockRead) {
 	// A node takes at least a few bytes of text.
 	p := &blockParser{src: src, slab: nodeSlab{size: min(len(src)/4+2, nodesPerSlab)}, pending: make([]*node, 0, 64)}
 	p.load(0)
 	if !p.more || p.indent != 0 {
-		return nil, false
+		return nil, blockDeclined
 	}
-	root, ok = p.mapping(0, "")
-	if !ok || p.more || p.declined {
-		return nil, false
+	root, ok := p.mapping(0, "")
+	switch {
+	case p.tooDeep:
+		return nil, blockTooDeep
+	case !ok || p.more || p.declined:
+		return nil, blockDeclined
 	}
-	return root, true
+	return root, blockTree
+}
+
+// parseBlockStyle returns the root node of src when readBlockStyle returns
+// its tree; ok is false otherwise.
+func parseBlockStyle(src string) (root *node, ok bool) {
+	root, read := readBlockStyle(src)
+	return root, read == blockTree
 }
 
 // load makes the first line at or after pos that is not blank the current

@@ -31,6 +31,8 @@ func TestBlockStyleReads(t *testing.T) {
 		// Flow collections (flowstyle.go).
 		"a: {b: c}\n", "a: [b]\n", "a: [ ]\nb: { }\n", "a: [b, 'c d', \"e'f\", \"\", 1, 0x1F, true, ~, -1, .5, {g: [h]}]\n",
 		"a: {b: {c: {d: [e, f]}}, g: h i , j k: [  l  ,m]}\n", "x:\n- [a, b]\n- {c: d}\n- e\n", "a:\n- {b: c,\n   d: [e,\n    f]}\n",
+		"a: " + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "\n",
+		"a: " + strings.Repeat("{b: [", 5000) + strings.Repeat("]}", 5000) + "\n",
 		"a: [\n  b, c]\n", "a: {\n b: c}\n", "a:\n  b: [c,\n    d]\n  e: f\n", "x:\n- a: [b]\n  c: {d: e}\n", "a: {1: 2, y: n}\n",
 	}
 	for _, doc := range read {
@@ -52,7 +54,6 @@ func TestBlockStyleReads(t *testing.T) {
 		"a: {\"b\": c}\n", "a: [? b]\n", "a: [b?c]\n", "a: [&x b, *x]\n", "a: [!!str b]\n", "a: [- b]\n", "a: [-]\n",
 		"a: [b]]\n", "a: [[b]\n", "a: {<<: {}}\n", "a: [b, {c: d]\n", "a: ['b'c]\n", "a: [b #c]\n", "a: [\tb]\n",
 		"a: [|]\n", "a: [>]\n", "a: [@b]\n", "a: [%b]\n", "a: [`b`]\n", "a: {" + strings.Repeat("b", 1100) + ": c}\n",
-		"a: " + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "\n",
 	}
 	for _, doc := range declined {
 		if _, ok := parseBlockStyle(doc); ok {
@@ -75,6 +76,40 @@ func TestBlockStyleReads(t *testing.T) {
 	}
 	if accepted < 1000 {
 		t.Errorf("only %d edited documents were in block style", accepted)
+	}
+}
+
+// TestBlockStyleTooDeep: a document that opens more flow collections
+// inside one another than yaml/v3 reads is found too deep, as yaml/v3 finds
+// it, whatever follows; one with an error before that point, or that stays
+// within the limit, is not.
+func TestBlockStyleTooDeep(t *testing.T) {
+	deep := strings.Repeat("[", maxFlowLevel+1)
+	tooDeep := []string{
+		"a: " + deep + "\n",
+		"a: " + deep + strings.Repeat("]", maxFlowLevel+1) + "\n",
+		"a: " + deep + " b: : c\n",
+		"a: b\nc: [d, {e: " + strings.Repeat("[", maxFlowLevel-1) + "\n",
+		"a: [b,\n  " + strings.Repeat("{c: [", maxFlowLevel/2) + "\n",
+	}
+	for _, doc := range tooDeep {
+		if _, read := readBlockStyle(doc); read != blockTooDeep {
+			t.Errorf("%.40q... (%d bytes): read %v, want too deep", doc, len(doc), read)
+		}
+		checkBlockStyle(t, doc)
+	}
+	notTooDeep := []string{
+		"a: " + strings.Repeat("[", maxFlowLevel) + strings.Repeat("]", maxFlowLevel) + "\n",
+		"a: [b: c, " + deep + "\n",
+		"a: [\"b\\n\", " + deep + "\n",
+		"a: &x " + deep + "\n",
+		"a: b\n c\nd: " + deep + "\n",
+	}
+	for _, doc := range notTooDeep {
+		if _, read := readBlockStyle(doc); read == blockTooDeep {
+			t.Errorf("%.40q... (%d bytes): too deep", doc, len(doc))
+		}
+		checkBlockStyle(t, doc)
 	}
 }
 
@@ -115,13 +150,20 @@ func TestPlainTags(t *testing.T) {
 // finds more than one document in.
 func checkBlockStyle(t *testing.T, doc string) {
 	t.Helper()
-	got, ok := parseBlockStyle(doc)
-	if !ok {
+	got, read := readBlockStyle(doc)
+	if read == blockDeclined {
 		return
 	}
 	decoder := yaml.NewDecoder(strings.NewReader(doc))
 	var want, extra yaml.Node
-	if err := decoder.Decode(&want); err != nil {
+	err := decoder.Decode(&want)
+	if read == blockTooDeep {
+		if err == nil || !strings.Contains(err.Error(), parserDepthLimit) {
+			t.Fatalf("found %q too deep, where yaml/v3 says %v", doc, err)
+		}
+		return
+	}
+	if err != nil {
 		t.Fatalf("read %q, which yaml/v3 refuses: %v", doc, err)
 	}
 	if err := decoder.Decode(&extra); !errors.Is(err, io.EOF) {

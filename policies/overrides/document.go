@@ -93,8 +93,12 @@ func (w *walker) document(path *field.Path, raw string) {
 
 // parse returns the root node of the only document in raw.
 func (w *walker) parse(path *field.Path, raw string) (*node, bool) {
-	if root, ok := parseBlockStyle(raw); ok {
+	switch root, read := readBlockStyle(raw); read {
+	case blockTree:
 		return root, true
+	case blockTooDeep:
+		w.limit(OverrideDocumentTooDeep, path, msgTooDeep)
+		return nil, false
 	}
 	decoder := yaml.NewDecoder(strings.NewReader(raw))
 	var doc, extra yaml.Node

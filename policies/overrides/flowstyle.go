@@ -32,15 +32,34 @@ func isFlowStart(value string) bool { return value[0] == '[' || value[0] == '{' 
 // or "{" continues on the next line when that line is indented deeper than
 // col.
 func (p *blockParser) flow(value string, col int) (*node, bool) {
-	text, last := value, value
+	text, complete := p.joinFlow(value, col)
+	f := flowReader{p: p, src: text}
+	n, ok := f.value()
+	if f.tooDeep {
+		// Whatever follows: yaml/v3 reads the text in order, and all of it
+		// up to here is text it reads without an error.
+		p.tooDeep = true
+		return nil, false
+	}
+	if !complete || !ok || f.skipSpace() < len(f.src) {
+		return nil, false
+	}
+	return n, true
+}
+
+// joinFlow returns the text of the flow collection that starts value, with
+// the lines that continue it; complete is false when it ends still open.
+func (p *blockParser) joinFlow(value string, col int) (text string, complete bool) {
+	open := flowOpen(value)
+	if open == 0 {
+		return value, true
+	}
 	var joined strings.Builder
-	for open := flowOpen(value); open != 0; {
+	joined.WriteString(value)
+	for last := value; open > 0; {
 		end := last[len(last)-1]
-		if open < 0 || !p.more || p.indent <= col || (end != ',' && end != '[' && end != '{') {
-			return nil, false
-		}
-		if joined.Len() == 0 {
-			joined.WriteString(value)
+		if !p.more || p.indent <= col || (end != ',' && end != '[' && end != '{') {
+			break
 		}
 		last = p.text
 		p.advance()
@@ -48,15 +67,7 @@ func (p *blockParser) flow(value string, col int) (*node, bool) {
 		joined.WriteString(last)
 		open += flowOpen(last)
 	}
-	if joined.Len() > 0 {
-		text = joined.String()
-	}
-	f := flowReader{p: p, src: text}
-	n, ok := f.value()
-	if !ok || f.skipSpace() < len(f.src) {
-		return nil, false
-	}
-	return n, true
+	return joined.String(), open == 0
 }
 
 // flowQuoted is flowOpen's answer for a line that ends inside a quoted
@@ -84,11 +95,20 @@ func flowOpen(line string) int {
 	return open
 }
 
+// maxFlowLevel is how many flow collections yaml/v3 reads inside one
+// another; it refuses a document that opens one more, with "exceeded max
+// depth".
+const maxFlowLevel = 10000
+
 // flowReader reads one flow collection from src.
 type flowReader struct {
 	p   *blockParser
 	src string
 	off int
+	// level is the number of collections open; tooDeep is set when one
+	// more than maxFlowLevel opens.
+	level   int
+	tooDeep bool
 }
 
 // skipSpace moves past spaces and line breaks and returns the offset.
@@ -122,10 +142,12 @@ func (f *flowReader) value() (*node, bool) {
 // collection reads a flow list or mapping whose opening bracket is next
 // and that close ends: its items separated by ",", without a trailing one.
 func (f *flowReader) collection(kind yaml.Kind, tag string, close byte) (*node, bool) {
-	if !f.p.enter() {
+	if f.level == maxFlowLevel {
+		f.tooDeep = true
 		return nil, false
 	}
-	defer f.p.leave()
+	f.level++
+	defer func() { f.level-- }()
 	n := f.p.slab.take(kind, tag, "")
 	start := len(f.p.pending)
 	f.off++
