@@ -191,9 +191,7 @@ func (f *flowReader) collection(kind yaml.Kind, tag string, close byte) (*node, 
 func (f *flowReader) key() (string, bool) {
 	f.skipSpace()
 	start := f.off
-	for f.off < len(f.src) && !strings.ContainsRune(":?,[]{}\n\"'", rune(f.src[f.off])) {
-		f.off++
-	}
+	f.scanPlain()
 	key := f.src[start:f.off]
 	if !strings.HasPrefix(f.src[f.off:], ": ") || key == "" || !isPlainStart(key) || strings.HasSuffix(key, " ") ||
 		len(key) > maxBlockKey || key == mergeKey {
@@ -203,15 +201,35 @@ func (f *flowReader) key() (string, bool) {
 	return key, true
 }
 
+// flowEnds are the bytes that end a plain scalar or key for this reader
+// (in a flow collection yaml/v3 ends one at ",", "?" and brackets, and at
+// ": "), and flowDeclines those of them after which it declines.
+var flowEnds, flowDeclines = byteSet(":?,[]{}\n\"'"), byteSet(":?\"'")
+
+// afterQuoted are the bytes that may follow a quoted scalar here.
+var afterQuoted = byteSet(" \n,]}")
+
+func byteSet(bytes string) (set [256]bool) {
+	for i := range len(bytes) {
+		set[bytes[i]] = true
+	}
+	return set
+}
+
+// scanPlain moves to the next byte of flowEnds, or the end.
+func (f *flowReader) scanPlain() {
+	for f.off < len(f.src) && !flowEnds[f.src[f.off]] {
+		f.off++
+	}
+}
+
 // plain reads a plain scalar up to the "," or bracket that ends it, its
 // trailing spaces dropped.
 func (f *flowReader) plain() (string, bool) {
 	start := f.off
-	for f.off < len(f.src) && !strings.ContainsRune(":?,[]{}\n\"'", rune(f.src[f.off])) {
-		f.off++
-	}
+	f.scanPlain()
 	token := strings.TrimRight(f.src[start:f.off], " ")
-	if token == "" || !isPlainStart(token) || (f.off < len(f.src) && strings.ContainsRune(":?\"'", rune(f.src[f.off]))) {
+	if token == "" || !isPlainStart(token) || (f.off < len(f.src) && flowDeclines[f.src[f.off]]) {
 		return "", false
 	}
 	return token, true
@@ -227,7 +245,7 @@ func (f *flowReader) quoted() (*node, bool) {
 	inner := f.src[f.off+1 : f.off+1+end]
 	f.off += end + 2
 	if strings.IndexByte(inner, '\n') >= 0 || (quote == '"' && strings.IndexByte(inner, '\\') >= 0) ||
-		(f.off < len(f.src) && !strings.ContainsRune(" \n,]}", rune(f.src[f.off]))) {
+		(f.off < len(f.src) && !afterQuoted[f.src[f.off]]) {
 		return nil, false
 	}
 	return f.p.slab.take(yaml.ScalarNode, tagString, inner), true
