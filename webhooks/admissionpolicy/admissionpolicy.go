@@ -3,9 +3,11 @@
 // (k8s.io/apiserver/pkg/admission/plugin/policy/validating): the same
 // compilation, CEL environment and libraries, matching of rules, bindings,
 // namespace selectors and matchConditions, and the same denial it returns
-// to a client. `gatehouse check --layout in-process` runs the policies of
-// the in-process layout (webhooks/render/inprocess.go) through it, so that offline
-// equals online (docs/in-process.md).
+// to a client. The tests of the policies gatehouse renders
+// (gatehouse-managed-labels, webhooks/render) run them through it. No
+// binary links it (e2e's TestServerBuildLeavesOutThePolicyPlugin): the
+// in-process layout proves allows in matchConditions, with cel-go alone
+// (docs/in-process.md).
 //
 // The plugin is built as the API server builds it, from an informer factory
 // and clients; here they are in-memory fakes holding only the policies and

@@ -29,7 +29,7 @@ func newManifests() *cobra.Command {
 		Short: "Print the webhook configurations for the registry and a server configuration",
 		Long: `Print the MutatingWebhookConfiguration and ValidatingWebhookConfiguration that route the API
 server's requests to gatehouse, rendered from the same registry that routes objects in check
-(with --layout in-process, also the ValidatingAdmissionPolicies and bindings of that layout; with
+(with --layout in-process --defaults-policy, also PSC's defaults as a MutatingAdmissionPolicy and its binding; with
 --manage-selections, also the ValidatingAdmissionPolicy gatehouse-managed-labels and its binding, which
 keep anyone but gatehouse from removing or changing the namespace labels the entries select by).
 deploy/ holds this output for the default configuration; regenerate it with 'make manifests'.`,
