@@ -33,6 +33,8 @@ func TestBlockStyleReads(t *testing.T) {
 		"a: {b: {c: {d: [e, f]}}, g: h i , j k: [  l  ,m]}\n", "x:\n- [a, b]\n- {c: d}\n- e\n", "a:\n- {b: c,\n   d: [e,\n    f]}\n",
 		"a: " + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + "\n",
 		"a: " + strings.Repeat("{b: [", 5000) + strings.Repeat("]}", 5000) + "\n",
+		"a: [b:c]\n", "a: [b,]\n", "a: {b: c,}\n", "a: {'b': c}\n", "a: {\"b\": c}\n", "a: {'$patch': delete, \"c d\": [e, ]}\n",
+		"a: [{name: run, image: registry.example/run:2.0}, {url: http://x:80/y}]\n", "a: [12:30, 1:2:3, a:b:c, 'x']\n",
 		"a: [\n  b, c]\n", "a: {\n b: c}\n", "a:\n  b: [c,\n    d]\n  e: f\n", "x:\n- a: [b]\n  c: {d: e}\n", "a: {1: 2, y: n}\n",
 	}
 	for _, doc := range read {
@@ -49,9 +51,9 @@ func TestBlockStyleReads(t *testing.T) {
 		"a:\n  b: c\n d: e\n", "a:\n  - b\n  c: d\n", "a: b\n- c\n", "a: '\n", "a: \"\n", "a: @b\n", "a: `b`\n", "a: %b\n",
 		"a:\n  b\n", "a:\n- b\n  c\n", "a:\n- b: c\n   d: e\n", strings.Repeat("a", 1100) + ": b\n",
 		// Flow collections this reader leaves to yaml/v3.
-		"a: [b: c]\n", "a: {b}\n", "a: {b: }\n", "a: {b:c}\n", "a: [b:c]\n", "a: [b,]\n", "a: {b: c,}\n", "a: [b] c\n",
-		"a: [b\n  c]\n", "a: [b,\nc]\n", "a: [b,\n]\n", "a: ['b\n  c']\n", "a: [\"b\\n\"]\n", "a: ['b''c']\n", "a: {'b': c}\n",
-		"a: {\"b\": c}\n", "a: [? b]\n", "a: [b?c]\n", "a: [&x b, *x]\n", "a: [!!str b]\n", "a: [- b]\n", "a: [-]\n",
+		"a: [b: c]\n", "a: {b}\n", "a: {b: }\n", "a: {b:c}\n", "a: [b:]\n", "a: [b:, c]\n", "a: [b, , c]\n", "a: [,]\n", "a: [b] c\n",
+		"a: {'<<': {}}\n", "a: {'b''c': d}\n", "a: {\"b\":c}\n", "a: {'b' : c}\n", "a: [b:?c]\n", "a: [b:[c]]\n", "a: [http://x/y?z=1]\n",
+		"a: [b\n  c]\n", "a: [b,\nc]\n", "a: [b,\n]\n", "a: ['b\n  c']\n", "a: [\"b\\n\"]\n", "a: ['b''c']\n", "a: [? b]\n", "a: [b?c]\n", "a: [&x b, *x]\n", "a: [!!str b]\n", "a: [- b]\n", "a: [-]\n",
 		"a: [b]]\n", "a: [[b]\n", "a: {<<: {}}\n", "a: [b, {c: d]\n", "a: ['b'c]\n", "a: [b #c]\n", "a: [\tb]\n",
 		"a: [|]\n", "a: [>]\n", "a: [@b]\n", "a: [%b]\n", "a: [`b`]\n", "a: {" + strings.Repeat("b", 1100) + ": c}\n",
 	}

@@ -4,16 +4,17 @@
 //	patch: {spec: {template: {spec: {containers: [{name: run, args: [--v, "2"]}]}}}}
 //
 // which would otherwise send the whole document to yaml/v3. It reads flow
-// mappings and lists of plain keys, plain scalars, and quoted scalars
-// without escapes, written on the line of their key or "-", or continued on
-// lines indented deeper when a line ends with ",", "[" or "{". Anything else
-// declines the document, which then goes to yaml/v3 as before: a plain
-// scalar holding ':', '?' (which ends a plain scalar in a flow
-// collection), a quote or a line break, a quoted key, an empty value
-// ({a: }, {a}), a single-pair mapping in a list ([a: b]), a trailing comma,
-// text after the collection, and a line break anywhere but after ",", "["
-// or "{". TestBlockStyleReads and FuzzMatchesBefore compare what it reads
-// with yaml/v3.
+// mappings and lists of plain or quoted keys, plain scalars (a ':' inside
+// one, as in an image's tag or a URL, included), and quoted scalars without
+// escapes, a trailing comma allowed, written on the line of their key or
+// "-", or continued on lines indented deeper when a line ends with ",", "["
+// or "{". Anything else declines the document, which then goes to yaml/v3
+// as before: a plain scalar holding '?' (which ends a plain scalar in a
+// flow collection), ": ", a quote or a line break, a key holding ':', an
+// empty value ({a: }, {a}), an empty entry ([a, , b]), a single-pair
+// mapping in a list ([a: b]), text after the collection, and a line break
+// anywhere but after ",", "[" or "{". TestBlockStyleReads and
+// FuzzMatchesBefore compare what it reads with yaml/v3.
 
 package overrides
 
@@ -161,7 +162,7 @@ func (f *flowReader) collection(kind yaml.Kind, tag string, close byte) (*node, 
 			if !ok {
 				return nil, false
 			}
-			f.p.pending = append(f.p.pending, f.p.plain(key))
+			f.p.pending = append(f.p.pending, key)
 		}
 		item, ok := f.value()
 		if !ok {
@@ -177,9 +178,11 @@ func (f *flowReader) collection(kind yaml.Kind, tag string, close byte) (*node, 
 			n.content = f.p.children(start)
 			return n, true
 		case ',':
-			f.off++
-			if f.skipSpace() == len(f.src) || f.src[f.off] == close {
-				return nil, false
+			// A comma may end the collection, as yaml/v3 reads it.
+			if f.off++; f.skipSpace() < len(f.src) && f.src[f.off] == close {
+				f.off++
+				n.content = f.p.children(start)
+				return n, true
 			}
 		default:
 			return nil, false
@@ -187,15 +190,31 @@ func (f *flowReader) collection(kind yaml.Kind, tag string, close byte) (*node, 
 	}
 }
 
-// key reads a flow mapping's plain key and the ": " after it.
-func (f *flowReader) key() (string, bool) {
-	f.skipSpace()
+// key reads a flow mapping's key, plain or quoted, and the ": " after it.
+func (f *flowReader) key() (*node, bool) {
+	if f.skipSpace() == len(f.src) {
+		return nil, false
+	}
 	start := f.off
-	f.scanPlain()
-	key := f.src[start:f.off]
-	if !strings.HasPrefix(f.src[f.off:], ": ") || key == "" || !isPlainStart(key) || strings.HasSuffix(key, " ") ||
-		len(key) > maxBlockKey || key == mergeKey {
-		return "", false
+	var key *node
+	if c := f.src[f.off]; c == '"' || c == '\'' {
+		inner, ok := f.quotedText()
+		if !ok || inner == mergeKey {
+			return nil, false
+		}
+		key = f.p.slab.take(yaml.ScalarNode, tagString, inner)
+	} else {
+		for f.off < len(f.src) && !flowEnds[f.src[f.off]] {
+			f.off++
+		}
+		text := f.src[start:f.off]
+		if text == "" || !isPlainStart(text) || strings.HasSuffix(text, " ") || text == mergeKey {
+			return nil, false
+		}
+		key = f.p.plain(text)
+	}
+	if f.off-start > maxBlockKey || !strings.HasPrefix(f.src[f.off:], ": ") {
+		return nil, false
 	}
 	f.off += 2
 	return key, true
@@ -203,8 +222,10 @@ func (f *flowReader) key() (string, bool) {
 
 // flowEnds are the bytes that end a plain scalar or key for this reader
 // (in a flow collection yaml/v3 ends one at ",", "?" and brackets, and at
-// ": "), and flowDeclines those of them after which it declines.
-var flowEnds, flowDeclines = byteSet(":?,[]{}\n\"'"), byteSet(":?\"'")
+// ": "), and flowDeclines those of them after which it declines. In a
+// value, a ':' followed by none of colonEnds is part of the scalar, as in
+// an image's tag or a URL.
+var flowEnds, flowDeclines, colonEnds = byteSet(":?,[]{}\n\"'"), byteSet(":?\"'"), byteSet(" \n,[]{}?:")
 
 // afterQuoted are the bytes that may follow a quoted scalar here.
 var afterQuoted = byteSet(" \n,]}")
@@ -216,9 +237,12 @@ func byteSet(bytes string) (set [256]bool) {
 	return set
 }
 
-// scanPlain moves to the next byte of flowEnds, or the end.
+// scanPlain moves to the byte that ends a plain value, or the end.
 func (f *flowReader) scanPlain() {
-	for f.off < len(f.src) && !flowEnds[f.src[f.off]] {
+	for f.off < len(f.src) {
+		if c := f.src[f.off]; flowEnds[c] && (c != ':' || f.off+1 == len(f.src) || colonEnds[f.src[f.off+1]]) {
+			return
+		}
 		f.off++
 	}
 }
@@ -235,18 +259,28 @@ func (f *flowReader) plain() (string, bool) {
 	return token, true
 }
 
-// quoted reads a quoted scalar without escapes or line breaks.
+// quoted reads a quoted scalar value.
 func (f *flowReader) quoted() (*node, bool) {
+	inner, ok := f.quotedText()
+	if !ok || (f.off < len(f.src) && !afterQuoted[f.src[f.off]]) {
+		return nil, false
+	}
+	return f.p.slab.take(yaml.ScalarNode, tagString, inner), true
+}
+
+// quotedText reads a quoted scalar without escapes or line breaks (in a
+// single-quoted one, ” is an escape) and returns its text.
+func (f *flowReader) quotedText() (string, bool) {
 	quote := f.src[f.off]
 	end := strings.IndexByte(f.src[f.off+1:], quote)
 	if end < 0 {
-		return nil, false
+		return "", false
 	}
 	inner := f.src[f.off+1 : f.off+1+end]
 	f.off += end + 2
 	if strings.IndexByte(inner, '\n') >= 0 || (quote == '"' && strings.IndexByte(inner, '\\') >= 0) ||
-		(f.off < len(f.src) && !afterQuoted[f.src[f.off]]) {
-		return nil, false
+		(f.off < len(f.src) && f.src[f.off] == quote) {
+		return "", false
 	}
-	return f.p.slab.take(yaml.ScalarNode, tagString, inner), true
+	return inner, true
 }
