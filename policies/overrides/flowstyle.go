@@ -141,7 +141,7 @@ func (f *flowReader) value() (*node, bool) {
 }
 
 // collection reads a flow list or mapping whose opening bracket is next
-// and that close ends: its items separated by ",", without a trailing one.
+// and that close ends: its items separated by ",", a trailing one allowed.
 func (f *flowReader) collection(kind yaml.Kind, tag string, close byte) (*node, bool) {
 	if f.level == maxFlowLevel {
 		f.tooDeep = true
@@ -269,7 +269,7 @@ func (f *flowReader) quoted() (*node, bool) {
 }
 
 // quotedText reads a quoted scalar without escapes or line breaks (in a
-// single-quoted one, ” is an escape) and returns its text.
+// single-quoted one, a doubled quote is an escape) and returns its text.
 func (f *flowReader) quotedText() (string, bool) {
 	quote := f.src[f.off]
 	end := strings.IndexByte(f.src[f.off+1:], quote)
