@@ -299,14 +299,18 @@ func (d *decoder) stringValue(s *shape) (any, bool) {
 func (d *decoder) str() (string, bool) {
 	start := d.off
 	d.off++ // "
-	plain := true
+	plain, ascii := true, true
 	for d.off < len(d.data) {
 		c := d.data[d.off]
+		if !strSpecial[c] {
+			d.off++
+			continue
+		}
 		switch {
 		case c == '"':
 			d.off++
 			body := d.data[start+1 : d.off-1]
-			if plain && utf8.Valid(body) {
+			if plain && (ascii || utf8.Valid(body)) {
 				return d.text[start+1 : d.off-1], true
 			}
 			return unquote(body)
@@ -316,11 +320,21 @@ func (d *decoder) str() (string, bool) {
 		case c < 0x20:
 			return "", false
 		default:
+			ascii = false
 			d.off++
 		}
 	}
 	return "", false
 }
+
+// strSpecial are the bytes str looks at: '"', '\\', control characters
+// and every byte outside ASCII.
+var strSpecial = func() (set [256]bool) {
+	for c := range 256 {
+		set[c] = c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf
+	}
+	return set
+}()
 
 // unquote is encoding/json's unquoting of a string literal's body, which
 // it has already checked (so a body it would refuse is refused here): the
