@@ -11,10 +11,11 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// TestBlockStyleReads: the block-style reader reads the documents it is
-// for, declines the rest, and builds what yaml/v3 builds.
-func TestBlockStyleReads(t *testing.T) {
-	read := []string{
+// blockStyleDocuments are documents the block-style reader reads and
+// documents it declines, for TestBlockStyleReads and as seeds of
+// FuzzMatchesBefore.
+func blockStyleDocuments() (read, declined []string) {
+	read = []string{
 		render(benchDocument()),
 		render(validDocument()),
 		render(document(storageEntry(fuzzBasePatch()))),
@@ -37,13 +38,7 @@ func TestBlockStyleReads(t *testing.T) {
 		"a: [{name: run, image: registry.example/run:2.0}, {url: http://x:80/y}]\n", "a: [12:30, 1:2:3, a:b:c, 'x']\n",
 		"a: [\n  b, c]\n", "a: {\n b: c}\n", "a:\n  b: [c,\n    d]\n  e: f\n", "x:\n- a: [b]\n  c: {d: e}\n", "a: {1: 2, y: n}\n",
 	}
-	for _, doc := range read {
-		if _, ok := parseBlockStyle(doc); !ok {
-			t.Errorf("declined %q", doc)
-		}
-		checkBlockStyle(t, doc)
-	}
-	declined := []string{
+	declined = []string{
 		"", "\n", "a\n", "- a\n", " a: b\n", "a: b # c\n", "# c\na: b\n", "---\na: b\n", "a: b\n...\n", "a: b\n---\n",
 		"a: &x b\nc: *x\n", "a: !!str b\n", "a: |\n  b\n", "a: >\n  b\n", "a: b\n  c\n",
 		"a: \"b\\n\"\n", "a: 'b''c'\n", "a: 'b\n  c'\n", "\"a\": b\n", "? a\n: b\n", "<<: {}\n", "a: b: c\n", "a: b:\n",
@@ -56,6 +51,19 @@ func TestBlockStyleReads(t *testing.T) {
 		"a: [b\n  c]\n", "a: [b,\nc]\n", "a: [b,\n]\n", "a: ['b\n  c']\n", "a: [\"b\\n\"]\n", "a: ['b''c']\n", "a: [? b]\n", "a: [b?c]\n", "a: [&x b, *x]\n", "a: [!!str b]\n", "a: [- b]\n", "a: [-]\n",
 		"a: [b]]\n", "a: [[b]\n", "a: {<<: {}}\n", "a: [b, {c: d]\n", "a: ['b'c]\n", "a: [b #c]\n", "a: [\tb]\n",
 		"a: [|]\n", "a: [>]\n", "a: [@b]\n", "a: [%b]\n", "a: [`b`]\n", "a: {" + strings.Repeat("b", 1100) + ": c}\n",
+	}
+	return read, declined
+}
+
+// TestBlockStyleReads: the block-style reader reads the documents it is
+// for, declines the rest, and builds what yaml/v3 builds.
+func TestBlockStyleReads(t *testing.T) {
+	read, declined := blockStyleDocuments()
+	for _, doc := range read {
+		if _, ok := parseBlockStyle(doc); !ok {
+			t.Errorf("declined %q", doc)
+		}
+		checkBlockStyle(t, doc)
 	}
 	for _, doc := range declined {
 		if _, ok := parseBlockStyle(doc); ok {

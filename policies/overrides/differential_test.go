@@ -60,6 +60,10 @@ func FuzzMatchesBefore(f *testing.F) {
 		}
 	}
 	f.Add([]byte(render(benchDocument())), []byte(render(validDocument())))
+	read, declined := blockStyleDocuments()
+	for _, doc := range append(read, declined...) {
+		f.Add([]byte(doc), []byte(nil))
+	}
 	f.Fuzz(func(t *testing.T, value, other []byte) {
 		checkBlockStyle(t, string(value))
 		// One live view an input, so that the frozen implementation, the
