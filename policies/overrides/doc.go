@@ -16,8 +16,9 @@
 //
 // Files: validate.go (entry point, codes, Live), document.go (one YAML
 // document per key), node.go (the YAML node the checks read),
-// blockstyle.go (the reader of plain block-style documents, which yaml/v3
-// reads otherwise), walker.go (the YAML walk and the checks that hold
+// blockstyle.go and flowstyle.go (the readers of plain block-style
+// documents and the flow collections inside them, which yaml/v3 reads
+// otherwise; docs/design.md), walker.go (the YAML walk and the checks that hold
 // everywhere), envelope.go (apiVersion and the entries), entry.go (the
 // fields of an entry), components.go (the component table and its upstream
 // presets), limits.go (the engine's parse limits), allowlist.go (what a
