@@ -229,9 +229,10 @@ type mutatingPolicies struct {
 func policyName(webhook string) string { return "gatehouse-" + webhook }
 
 // defaultsPolicy renders PSC's defaults as a MutatingAdmissionPolicy
-// bound to the opted-in namespaces, when o asks for it (DefaultsPolicy, in
-// the in-process layout) and the defaults webhook is served and in Enforce
-// (in Warn and Audit it withholds its patch, which a policy cannot). Its
+// bound to the opted-in namespaces, when o asks for it (DefaultsPolicy; it
+// is called for the in-process layout only) and the defaults webhook is in
+// Enforce (in Warn and Audit it withholds its patch, which a policy
+// cannot). Its
 // failure policy and reinvocation are the webhook's: a policy that fails
 // leaves the Pod to the webhook, and a Pod a later webhook changes is
 // defaulted again. A MutatingAdmissionPolicy costs the API server more
@@ -239,7 +240,7 @@ func policyName(webhook string) string { return "gatehouse-" + webhook }
 // defaulted and admitted while gatehouse is down.
 func defaultsPolicy(o route.ManifestOptions) mutatingPolicies {
 	def, ok := route.Lookup(podSecurityDefaults)
-	if !ok || !o.DefaultsPolicy || o.Layout != route.LayoutInProcess || o.ModeOf(podSecurityDefaults) != configv1alpha1.ModeEnforce || !served(o.Options, podSecurityDefaults) {
+	if !ok || !o.DefaultsPolicy || o.ModeOf(podSecurityDefaults) != configv1alpha1.ModeEnforce {
 		return mutatingPolicies{}
 	}
 	name := policyName(podSecurityDefaults)
@@ -280,19 +281,6 @@ func defaultsPolicy(o route.ManifestOptions) mutatingPolicies {
 			},
 		}},
 	}
-}
-
-// served reports whether webhook is a member of a rendered entry under
-// opts (switched on, and selected by its configuration).
-func served(opts route.Options, webhook string) bool {
-	for _, g := range route.Groups() {
-		for _, m := range g.Members(opts) {
-			if m.Def.Name == webhook {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // inProcessManifests renders the policies and bindings as YAML documents.
