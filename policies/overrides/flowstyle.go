@@ -204,9 +204,7 @@ func (f *flowReader) key() (*node, bool) {
 		}
 		key = f.p.slab.take(yaml.ScalarNode, tagString, inner)
 	} else {
-		for f.off < len(f.src) && !flowEnds[f.src[f.off]] {
-			f.off++
-		}
+		f.scanPlain(false)
 		text := f.src[start:f.off]
 		if text == "" || !isPlainStart(text) || strings.HasSuffix(text, " ") || text == mergeKey {
 			return nil, false
@@ -237,10 +235,11 @@ func byteSet(bytes string) (set [256]bool) {
 	return set
 }
 
-// scanPlain moves to the byte that ends a plain value, or the end.
-func (f *flowReader) scanPlain() {
+// scanPlain moves to the byte that ends a plain key, or a plain value
+// (which may hold a ':' that none of colonEnds follows), or to the end.
+func (f *flowReader) scanPlain(value bool) {
 	for f.off < len(f.src) {
-		if c := f.src[f.off]; flowEnds[c] && (c != ':' || f.off+1 == len(f.src) || colonEnds[f.src[f.off+1]]) {
+		if c := f.src[f.off]; flowEnds[c] && (c != ':' || !value || f.off+1 == len(f.src) || colonEnds[f.src[f.off+1]]) {
 			return
 		}
 		f.off++
@@ -251,7 +250,7 @@ func (f *flowReader) scanPlain() {
 // trailing spaces dropped.
 func (f *flowReader) plain() (string, bool) {
 	start := f.off
-	f.scanPlain()
+	f.scanPlain(true)
 	token := strings.TrimRight(f.src[start:f.off], " ")
 	if token == "" || !isPlainStart(token) || (f.off < len(f.src) && flowDeclines[f.src[f.off]]) {
 		return "", false
