@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,15 +17,6 @@ import (
 	"github.com/gatehouse-dev/gatehouse/e2e/perf"
 	"github.com/gatehouse-dev/gatehouse/webhooks/route"
 )
-
-// separateLayout renders the separate layout pointed at the local gatehouse,
-// with the CA bundle cainjector wrote into the installed configurations.
-func separateLayout(b *testing.B, e *env, installed []*unstructured.Unstructured) []*unstructured.Unstructured {
-	b.Helper()
-	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
-	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
-	return renderLayout(b, e, route.LayoutSeparate, caBundle)
-}
 
 // BenchmarkPodCreateByLayout creates pods one after another through the API
 // server, with no gatehouse configuration, the separate layout, the combined
@@ -92,12 +82,11 @@ func BenchmarkPodCreateByLayout(b *testing.B) {
 		b.Fatalf("reading the probe fixture: %v", err)
 	}
 	probes[0].SetNamespace(ns)
+	caBundle := installedCABundle(installed)
 	layouts := map[string]*perf.Switch{
 		route.LayoutCombined: {Client: e.client, Webhooks: installed, Probe: probes[0]},
-		route.LayoutSeparate: {Client: e.client, Webhooks: separateLayout(b, e, installed), Probe: probes[0]},
+		route.LayoutSeparate: {Client: e.client, Webhooks: renderLayout(b, e, route.LayoutSeparate, caBundle), Probe: probes[0]},
 	}
-	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
-	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
 	layouts[route.LayoutInProcess] = &perf.Switch{Client: e.client, Webhooks: renderLayout(b, e, route.LayoutInProcess, caBundle), Probe: probes[0]}
 	layouts[inProcessWithPolicy] = &perf.Switch{Client: e.client, Probe: probes[0],
 		Webhooks: renderManifests(b, e, route.ManifestOptions{Layout: route.LayoutInProcess, DefaultsPolicy: true}, caBundle)}

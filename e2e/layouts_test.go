@@ -35,6 +35,14 @@ func renderLayout(t testing.TB, e *env, layout string, caBundle any) []*unstruct
 	return renderManifests(t, e, route.ManifestOptions{Layout: layout}, caBundle)
 }
 
+// installedCABundle is the CA bundle cainjector wrote into the installed
+// configurations (installedLayout), for layouts rendered beside them.
+func installedCABundle(installed []*unstructured.Unstructured) any {
+	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
+	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	return caBundle
+}
+
 // renderManifests renders o (its layout, switches and URL, by default the
 // local gatehouse's; the rest is the suite's) as renderLayout does.
 func renderManifests(t testing.TB, e *env, o route.ManifestOptions, caBundle any) []*unstructured.Unstructured {
@@ -171,8 +179,7 @@ func TestEveryLayoutGivesTheSameVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
-	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	caBundle := installedCABundle(installed)
 	layouts := []struct {
 		name string
 		objs []*unstructured.Unstructured
@@ -458,8 +465,7 @@ func TestDefaultsPolicyAdmitsWhileGatehouseIsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hooks, _, _ := unstructured.NestedSlice(installed[0].Object, "webhooks")
-	caBundle, _, _ := unstructured.NestedFieldNoCopy(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	caBundle := installedCABundle(installed)
 	down := renderManifests(t, e, route.ManifestOptions{URL: "https://127.0.0.1:1", Layout: route.LayoutInProcess, DefaultsPolicy: true}, caBundle)
 	probe, err := localcluster.ReadManifests(repo + "/policies/scope/testdata/fail/pod-scope-empty-entry.yaml")
 	if err != nil || len(probe) != 1 {
